@@ -1,0 +1,8 @@
+#pragma once
+// KBIT_HD marks helpers shared by the C++ CPU ops and the CUDA kernels, so both
+// compute the format with the very same arithmetic (bit-exact CPU == CUDA).
+#if defined(__CUDACC__)
+#define KBIT_HD __host__ __device__ __forceinline__
+#else
+#define KBIT_HD inline
+#endif

@@ -1,0 +1,122 @@
+#pragma once
+// The GEMM-side ("tiled") layout of kbit weights: docs/format.md, "Tiled layout".
+// Private to the GEMM kernels and versioned (kTiledLayoutVersion): it may change.
+//
+// Weights W[N, K] are cut into tiles of 16 rows (n) x 256 columns (k). A tile is
+// exactly the A operand of 16 tensor-core steps mma.m16n8k16 (A = W rows, B = x^T),
+// each step covering k16 = 16 columns. In step s, lane l (g = l / 4, t = l % 4)
+// owns the A fragment registers
+//
+//     reg r = 0: row g,     cols 2t, 2t+1          reg r = 2: row g,     cols 2t+8, 2t+9
+//     reg r = 1: row g + 8, cols 2t, 2t+1          reg r = 3: row g + 8, cols 2t+8, 2t+9
+//
+// and each register is a *pair* of consecutive-k weights of one row. Lane l stores
+// the 64 pair codes c = 4 s + r of its tile (s = 0..15, r = 0..3) in a private
+// stream of 16k bytes (k 16-byte vectors). A pair code holds index a (first
+// column) and index b (second column); its bits sit in the stream as follows:
+//
+//   k = 2: code = a | b << 2, 4 bits, nibble c of the stream (word c/8, bit 4(c%8)).
+//   k = 4: code = a | b << 4, 8 bits, byte c of the stream (word c/4, bit 8(c%4)).
+//   k = 3: code = a | b << 3, 6 bits. c < 48: low 6 bits of byte c. c >= 48: with
+//          q = c - 48, i = q / 4, j = q % 4, bits [1:0], [3:2], [5:4] of the code
+//          are the top two bits (6, 7) of byte j of words 3i, 3i+1, 3i+2.
+//   k = 5: byte c (words 0..15) = (a & 15) | (b & 15) << 4; the two high bits
+//          (a >> 4) | (b >> 4) << 1 sit at bit 2(c%16) of word 16 + c/16.
+//
+// So every index extraction is a byte (or nibble) move, and a kernel can turn a
+// pair code into two dequantized values with one shared-memory table lookup.
+//
+// Memory order (int32 words): packed[ntile][kgroup][v][lane][4] with v = 0..k-1
+// the vector index: lane l's stream word w lives at [w / 4][l][w % 4], so a warp
+// reading vector v reads 512 contiguous bytes. Absmax bytes of a tile:
+// absmax[ntile][kgroup][g][h][b] (128 bytes) = code of row g + 8h, k-block b of the
+// group (8 blocks of 32): lane l reads the 16 bytes at g * 16.
+// Rows >= N and columns >= K are padding: index 0 and absmax code 0 (value 0).
+#include <cstdint>
+#include "hd.h"
+
+namespace kbit {
+
+constexpr int kTiledLayoutVersion = 1;
+constexpr int kTileRows = 16;                        // n per tile
+constexpr int kTileCols = 256;                       // k per tile (8 blocks)
+constexpr int kBlocksPerTile = kTileCols / 32;       // 8
+constexpr int kCodesPerLane = 64;                    // 16 steps x 4 registers
+constexpr int kAbsmaxBytesPerTile = kTileRows * kBlocksPerTile;  // 128
+
+KBIT_HD int tile_words(int k) { return 128 * k; }    // 32 lanes x 4k words
+
+// Row (0..15) and first column (0..255) of pair code c of lane `lane` in a tile.
+KBIT_HD int code_row(int lane, int c) { return (lane >> 2) + 8 * (c & 1); }
+KBIT_HD int code_col(int lane, int c) { return 16 * (c >> 2) + 2 * (lane & 3) + 8 * ((c & 3) >> 1); }
+
+// Offset (in words) of stream word w of lane `lane` inside a tile's packed words.
+KBIT_HD int stream_word_offset(int lane, int w) { return ((w >> 2) * 32 + lane) * 4 + (w & 3); }
+
+// Offset of the absmax byte of tile row r (0..15), tile block b (0..7).
+KBIT_HD int absmax_offset(int r, int b) { return (r & 7) * 16 + (r >> 3) * 8 + b; }
+
+// Write the pair (a, b) as code c into a lane's stream (4k words, zero-initialised).
+KBIT_HD void put_pair(uint32_t* stream, int k, int c, uint32_t a, uint32_t b) {
+  switch (k) {
+    case 2: stream[c >> 3] |= (a | b << 2) << (4 * (c & 7)); break;
+    case 4: stream[c >> 2] |= (a | b << 4) << (8 * (c & 3)); break;
+    case 3: {
+      const uint32_t code = a | b << 3;
+      if (c < 48) {
+        stream[c >> 2] |= code << (8 * (c & 3));
+      } else {
+        const int q = c - 48, i = q >> 2, j = q & 3;
+        for (int part = 0; part < 3; ++part)
+          stream[3 * i + part] |= ((code >> (2 * part)) & 3u) << (8 * j + 6);
+      }
+      break;
+    }
+    case 5:
+      stream[c >> 2] |= ((a & 15u) | (b & 15u) << 4) << (8 * (c & 3));
+      stream[16 + (c >> 4)] |= ((a >> 4) | (b >> 4) << 1) << (2 * (c & 15));
+      break;
+    default: break;
+  }
+}
+
+// Read code c of a lane's stream back as the pair (a, b).
+KBIT_HD void get_pair(const uint32_t* stream, int k, int c, uint32_t& a, uint32_t& b) {
+  switch (k) {
+    case 2: {
+      const uint32_t code = (stream[c >> 3] >> (4 * (c & 7))) & 15u;
+      a = code & 3u; b = code >> 2; break;
+    }
+    case 4: {
+      const uint32_t code = (stream[c >> 2] >> (8 * (c & 3))) & 255u;
+      a = code & 15u; b = code >> 4; break;
+    }
+    case 3: {
+      uint32_t code;
+      if (c < 48) {
+        code = (stream[c >> 2] >> (8 * (c & 3))) & 63u;
+      } else {
+        const int q = c - 48, i = q >> 2, j = q & 3;
+        code = 0;
+        for (int part = 0; part < 3; ++part)
+          code |= ((stream[3 * i + part] >> (8 * j + 6)) & 3u) << (2 * part);
+      }
+      a = code & 7u; b = code >> 3; break;
+    }
+    case 5: {
+      const uint32_t lo = (stream[c >> 2] >> (8 * (c & 3))) & 255u;
+      const uint32_t hi = (stream[16 + (c >> 4)] >> (2 * (c & 15))) & 3u;
+      a = (lo & 15u) | (hi & 1u) << 4; b = (lo >> 4) | (hi >> 1) << 4; break;
+    }
+    default: a = b = 0; break;
+  }
+}
+
+// Index of weight i (0..31) of a flat block: bit i of bit-plane j is bit j of it.
+KBIT_HD uint32_t flat_index(const uint32_t* planes, int k, int i) {
+  uint32_t idx = 0;
+  for (int j = 0; j < k; ++j) idx |= ((planes[j] >> i) & 1u) << j;
+  return idx;
+}
+
+}  // namespace kbit

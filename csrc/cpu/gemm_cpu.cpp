@@ -1,0 +1,115 @@
+// CPU gemm and grouped_gemm over the tiled layout: dequantize a chunk of rows to
+// fp32 (parallel over tiles), multiply with fp32 BLAS, write the output dtype.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+
+#include "../common/checks.h"
+#include "../common/tiled_layout.h"
+#include "tiled_decode.h"
+
+namespace kbit {
+namespace {
+
+// y[M, N] (a column slice is fine) = xf[M, K] @ W^T for one weight matrix given by
+// its tiled words/absmax (no expert dim) and row scales.
+void gemm_one(const at::Tensor& xf, const uint32_t* packed, const uint8_t* absmax,
+              const float* row_scale, const float* cb, int k, int64_t N, int64_t K, at::Tensor y) {
+  const int64_t G = (K + 255) / 256;
+  // Chunk of rows whose fp32 copy stays around 8 MB.
+  const int64_t chunk = std::max<int64_t>(16, ((int64_t{2} << 20) / K) / 16 * 16);
+  for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+    const int64_t rows = std::min(chunk, N - n0);
+    at::Tensor Wf = at::empty({rows, K}, xf.options());
+    float* w = Wf.data_ptr<float>();
+    const int64_t nt0 = n0 / 16, nts = (rows + 15) / 16;
+    at::parallel_for(0, nts * G, 4, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t nt = nt0 + t / G, grp = t % G;
+        const int64_t tile = nt * G + grp;
+        for_each_tile_pair(packed + tile * tile_words(k), absmax + tile * kAbsmaxBytesPerTile, k, cb,
+                           row_scale, N, K, nt, grp, [&](int64_t row, int64_t col, float v0, float v1) {
+                             float* dst = w + (row - n0) * K + col;
+                             dst[0] = v0;
+                             dst[1] = v1;
+                           });
+      }
+    });
+    y.narrow(1, n0, rows).copy_(at::mm(xf, Wf.t()));
+  }
+}
+
+struct TiledWeight {
+  WeightGeometry g;
+  const uint32_t* packed;
+  const uint8_t* absmax;
+  const float* row_scale;
+  at::Tensor cb;
+};
+
+TiledWeight check_gemm_weight(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                              const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
+                              bool grouped) {
+  TORCH_CHECK(x.dim() == 2, "kbit: x must be 2-D [M, K] (got shape ", x.sizes(), ")");
+  TORCH_CHECK(row_scale.dim() == (grouped ? 2 : 1), "kbit: row_scale must be ",
+              grouped ? "[E, N]" : "[N]", " (got shape ", row_scale.sizes(), ")");
+  TiledWeight w;
+  w.g = check_tiled(packed_t, absmax_t, row_scale.size(-1), x.size(1));
+  TORCH_CHECK((w.g.experts > 0) == grouped, "kbit: ", grouped ? "grouped_gemm" : "gemm",
+              " needs a ", grouped ? "3-D [E, N, K] (expert stack)" : "2-D [N, K]",
+              " weight (got packed of shape ", packed_t.sizes(), ")");
+  TORCH_CHECK(w.g.k == k, "kbit: packed holds k=", w.g.k, " but k=", k, " was passed");
+  check_codebook(codebook, k);
+  check_row_scale(row_scale, w.g);
+  check_activation(x, w.g.cols, "x");
+  check_same_device({{"x", &x}, {"packed", &packed_t}, {"row_scale", &row_scale}, {"codebook", &codebook}});
+  w.packed = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
+  w.absmax = absmax_t.data_ptr<uint8_t>();
+  w.row_scale = row_scale.data_ptr<float>();
+  w.cb = codebook.contiguous();
+  return w;
+}
+
+at::Tensor gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                    const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const TiledWeight w = check_gemm_weight(x, packed_t, absmax_t, row_scale, codebook, k, false);
+  const int64_t M = x.size(0), N = w.g.rows;
+  at::Tensor y = at::empty({M, N}, x.options().dtype(at::kFloat));
+  if (M > 0)
+    gemm_one(x.to(at::kFloat).contiguous(), w.packed, w.absmax, w.row_scale, w.cb.data_ptr<float>(),
+             w.g.k, N, w.g.cols, y);
+  return y.to(x.scalar_type());
+}
+
+at::Tensor grouped_gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                            const at::Tensor& row_scale, const at::Tensor& codebook,
+                            const at::Tensor& expert_offsets, int64_t k) {
+  const TiledWeight w = check_gemm_weight(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
+  const int64_t T = x.size(0), N = w.g.rows, E = w.g.experts;
+  check_expert_offsets(expert_offsets, E, T, /*check_values=*/true);
+  at::Tensor y = at::empty({T, N}, x.options().dtype(at::kFloat));
+  const at::Tensor xf = x.to(at::kFloat).contiguous();
+  const at::Tensor offs = expert_offsets.contiguous();
+  const int32_t* o = offs.data_ptr<int32_t>();
+  const int64_t words = w.g.row_tiles() * w.g.col_tiles() * tile_words(w.g.k);
+  const int64_t abytes = w.g.row_tiles() * w.g.col_tiles() * kAbsmaxBytesPerTile;
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t m = o[e + 1] - o[e];
+    if (m == 0) continue;  // an expert with no tokens costs nothing
+    gemm_one(xf.narrow(0, o[e], m), w.packed + e * words, w.absmax + e * abytes, w.row_scale + e * N,
+             w.cb.data_ptr<float>(), w.g.k, N, w.g.cols, y.narrow(0, o[e], m));
+  }
+  return y.to(x.scalar_type());
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(kbit, CPU, m) {
+  m.impl("gemm", &gemm_cpu);
+  m.impl("grouped_gemm", &grouped_gemm_cpu);
+}
+
+}  // namespace kbit

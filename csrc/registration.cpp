@@ -1,0 +1,50 @@
+// The kbit operator library: every schema is defined here, once. Backends add
+// their kernels with TORCH_LIBRARY_IMPL next to the code (csrc/cpu, csrc/cuda);
+// fake kernels for torch.compile live in kbit/_fake.py.
+//
+// Layouts (docs/format.md): "flat" = quantize's output, stable and serializable;
+// "tiled" = the GEMM layout, private and versioned (csrc/common/tiled_layout.h).
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include "common/tiled_layout.h"
+
+TORCH_LIBRARY(kbit, m) {
+  // W [*, N, K] float -> packed [*, N, K/32, k] int32, absmax [*, N, K/32] uint8 (E4M4),
+  // row_scale [*, N] float32 (power of two; NaN for a row holding a non-finite value).
+  m.def("quantize(Tensor W, Tensor codebook, int k) -> (Tensor packed, Tensor absmax, Tensor row_scale)");
+  // Flat layout -> [*, N, K] of dtype.
+  m.def("dequantize(Tensor packed, Tensor absmax, Tensor row_scale, Tensor codebook, int k, "
+        "ScalarType dtype) -> Tensor");
+  // Flat -> tiled: packed [*, ceil(N/16), ceil(K/256), k, 32, 4], absmax [*, ceil(N/16), ceil(K/256), 128].
+  m.def("repack(Tensor packed, Tensor absmax) -> (Tensor packed_tiled, Tensor absmax_tiled)");
+  // Tiled -> flat, for a weight of N rows and K columns.
+  m.def("unrepack(Tensor packed_tiled, Tensor absmax_tiled, int N, int K) -> (Tensor packed, Tensor absmax)");
+  // Tiled layout -> [*, N, K] of dtype (N = row_scale.size(-1)).
+  m.def("dequantize_tiled(Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k, int K, ScalarType dtype) -> Tensor");
+  // y[M, N] = x[M, K] @ W[N, K]^T, x float16/bfloat16, W tiled [N, K].
+  m.def("gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
+  // MoE: x[T, K] sorted by expert, expert e owns rows expert_offsets[e] .. expert_offsets[e+1]
+  // (int32 [E+1]); y[t] = x[t] @ W[e]^T with W tiled [E, N, K].
+  m.def("grouped_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+}
+
+namespace {
+bool cuda_kernels_compiled() {
+#ifdef KBIT_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "kbit C++/CUDA operators (registered under torch.ops.kbit)";
+  m.attr("tiled_layout_version") = kbit::kTiledLayoutVersion;
+  m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
+        "True when this build contains the CUDA kernels");
+}

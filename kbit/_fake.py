@@ -1,0 +1,77 @@
+"""Fake (meta) kernels for torch.compile: output shapes/dtypes of every kbit op.
+
+Each mirrors the C++ checks in csrc/common/checks.cpp that depend on metadata only.
+"""
+from __future__ import annotations
+
+import torch
+from torch.library import register_fake
+
+
+def _tiles(n, cols):
+    return (n + 15) // 16, (cols + 255) // 256
+
+
+def _check_k(k):
+    torch._check(2 <= k <= 5, lambda: f"kbit: k must be 2, 3, 4 or 5 (got k={k})")
+
+
+@register_fake("kbit::quantize")
+def _quantize(W, codebook, k):
+    _check_k(k)
+    torch._check(W.dim() in (2, 3), lambda: f"kbit: W must be 2-D or 3-D (got {W.dim()}-D)")
+    torch._check(W.shape[-1] % 32 == 0, lambda: "kbit: K must be a multiple of 32")
+    torch._check(codebook.numel() == 1 << k, lambda: "kbit: codebook must have 2^k entries")
+    lead = tuple(W.shape[:-1])
+    kb = W.shape[-1] // 32
+    return (W.new_empty(lead + (kb, k), dtype=torch.int32),
+            W.new_empty(lead + (kb,), dtype=torch.uint8),
+            W.new_empty(lead, dtype=torch.float32))
+
+
+@register_fake("kbit::dequantize")
+def _dequantize(packed, absmax, row_scale, codebook, k, dtype):
+    torch._check(packed.dim() in (3, 4), lambda: "kbit: packed (flat) must be 3-D or 4-D")
+    torch._check(packed.shape[-1] == k, lambda: "kbit: packed's last dim must be k")
+    return packed.new_empty(tuple(packed.shape[:-2]) + (packed.shape[-2] * 32,), dtype=dtype)
+
+
+@register_fake("kbit::repack")
+def _repack(packed, absmax):
+    torch._check(packed.dim() in (3, 4), lambda: "kbit: packed (flat) must be 3-D or 4-D")
+    lead = tuple(packed.shape[:-3])
+    n, kb, k = packed.shape[-3:]
+    nt, g = _tiles(n, kb * 32)
+    return (packed.new_empty(lead + (nt, g, k, 32, 4)), absmax.new_empty(lead + (nt, g, 128)))
+
+
+@register_fake("kbit::unrepack")
+def _unrepack(packed_tiled, absmax_tiled, N, K):
+    torch._check(packed_tiled.dim() in (5, 6), lambda: "kbit: packed (tiled) must be 5-D or 6-D")
+    lead = tuple(packed_tiled.shape[:-5])
+    k = packed_tiled.shape[-3]
+    return (packed_tiled.new_empty(lead + (N, K // 32, k)), absmax_tiled.new_empty(lead + (N, K // 32)))
+
+
+@register_fake("kbit::dequantize_tiled")
+def _dequantize_tiled(packed_tiled, absmax_tiled, row_scale, codebook, k, K, dtype):
+    torch._check(packed_tiled.dim() in (5, 6), lambda: "kbit: packed (tiled) must be 5-D or 6-D")
+    return packed_tiled.new_empty(tuple(row_scale.shape) + (K,), dtype=dtype)
+
+
+@register_fake("kbit::gemm")
+def _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    torch._check(x.dim() == 2, lambda: "kbit: x must be 2-D [M, K]")
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: "kbit: x must be fp16 or bf16")
+    torch._check(packed_tiled.dim() == 5, lambda: "kbit: gemm needs a 2-D weight")
+    return x.new_empty((x.shape[0], row_scale.shape[-1]))
+
+
+@register_fake("kbit::grouped_gemm")
+def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+    torch._check(x.dim() == 2, lambda: "kbit: x must be 2-D [T, K]")
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: "kbit: x must be fp16 or bf16")
+    torch._check(packed_tiled.dim() == 6, lambda: "kbit: grouped_gemm needs an expert stack")
+    torch._check(expert_offsets.shape[0] == packed_tiled.shape[0] + 1,
+                 lambda: "kbit: expert_offsets must have E+1 entries")
+    return x.new_empty((x.shape[0], row_scale.shape[-1]))

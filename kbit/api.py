@@ -1,0 +1,113 @@
+"""The functional API: quantize, dequantize, gemm, grouped_gemm."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import _C  # noqa: F401  (registers torch.ops.kbit)
+from .codebooks import _check_k, check_codebook, codebook as default_codebook
+from .quantized import QuantizedWeight
+
+__all__ = ["quantize", "dequantize", "gemm", "grouped_gemm"]
+
+_ACT_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def quantize(W: torch.Tensor, k: int = 4, codebook=None, layout: str = "tiled") -> QuantizedWeight:
+    """Quantize W ``[N, K]`` (or an expert stack ``[E, N, K]``) to k bits per weight.
+
+    W is float16, bfloat16 or float32 with K a multiple of 32 and finite values; it is
+    not modified. ``codebook`` is 2^k strictly ascending values in [-1, 1] (default:
+    :func:`kbit.codebook`). ``layout="tiled"`` (default) is ready for :func:`gemm`;
+    ``"flat"`` is the plain bit-plane format. Runs on W's device.
+    """
+    _check_k(k)
+    if not isinstance(W, torch.Tensor):
+        raise TypeError(f"kbit.quantize: W must be a torch.Tensor (got {type(W).__name__})")
+    if W.dim() not in (2, 3):
+        raise ValueError(f"kbit.quantize: W must be 2-D [N, K] or 3-D [E, N, K] (got shape {tuple(W.shape)})")
+    if W.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise TypeError(f"kbit.quantize: W must be float16, bfloat16 or float32 (got {W.dtype})")
+    if W.shape[-1] % 32 != 0 or W.shape[-1] == 0:
+        raise ValueError(f"kbit.quantize: K = W.shape[-1] must be a positive multiple of 32, the block "
+                         f"size (got K={W.shape[-1]})")
+    cb = default_codebook(k) if codebook is None else check_codebook(codebook, k)
+    cb = cb.to(W.device)
+    packed, absmax, row_scale = torch.ops.kbit.quantize(W.detach(), cb, k)
+    bad = torch.isnan(row_scale)  # the op marks rows holding NaN or Inf
+    if bad.any():
+        first = tuple(int(i) for i in bad.nonzero()[0].tolist())
+        raise ValueError(f"kbit.quantize: W holds non-finite values (NaN or Inf), e.g. in row {first}")
+    qw = QuantizedWeight(packed, absmax, row_scale, cb, k, tuple(W.shape), W.dtype, "flat")
+    return qw.to_layout(layout)
+
+
+def dequantize(qw: QuantizedWeight, dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """The dequantized weight ``[N, K]`` (or ``[E, N, K]``) in ``dtype`` (default: qw.dtype)."""
+    _check_qw(qw, "dequantize")
+    dtype = qw.dtype if dtype is None else dtype
+    if dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise TypeError(f"kbit.dequantize: dtype must be float16, bfloat16 or float32 (got {dtype})")
+    if qw.layout == "flat":
+        return torch.ops.kbit.dequantize(qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, dtype)
+    return torch.ops.kbit.dequantize_tiled(qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k,
+                                           qw.in_features, dtype)
+
+
+def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
+    """``x @ W^T``: x ``[..., K]`` float16/bfloat16 -> ``[..., N]`` of the same dtype.
+
+    W is a 2-D QuantizedWeight in the tiled layout on x's device. Accumulates in fp32.
+    """
+    _check_qw(qw, "gemm")
+    if qw.num_experts:
+        raise ValueError(f"kbit.gemm: qw is an expert stack {qw.shape}; use kbit.grouped_gemm")
+    _check_x(x, qw, "gemm")
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, qw.in_features)
+    if not x2.is_contiguous():
+        x2 = x2.contiguous()
+    y = torch.ops.kbit.gemm(x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k)
+    return y.reshape(*lead, qw.out_features)
+
+
+def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor) -> torch.Tensor:
+    """Mixture-of-experts matmul: ``y[t] = x[t] @ W[e]^T`` for tokens sorted by expert.
+
+    x ``[T, K]`` float16/bfloat16; qw an expert stack ``[E, N, K]`` (tiled layout);
+    expert_offsets int32 ``[E + 1]`` on x's device: expert e owns rows
+    ``expert_offsets[e] : expert_offsets[e + 1]`` (non-decreasing, from 0 to T).
+    Returns ``[T, N]`` in x's dtype.
+    """
+    _check_qw(qw, "grouped_gemm")
+    if not qw.num_experts:
+        raise ValueError(f"kbit.grouped_gemm: qw must be an expert stack [E, N, K] (got shape {qw.shape})")
+    _check_x(x, qw, "grouped_gemm")
+    if x.dim() != 2:
+        raise ValueError(f"kbit.grouped_gemm: x must be 2-D [T, K] (got shape {tuple(x.shape)})")
+    if not isinstance(expert_offsets, torch.Tensor):
+        raise TypeError("kbit.grouped_gemm: expert_offsets must be an int32 tensor")
+    if expert_offsets.device != x.device:
+        raise ValueError(f"kbit.grouped_gemm: expert_offsets is on {expert_offsets.device} but x is on {x.device}")
+    return torch.ops.kbit.grouped_gemm(x.contiguous(), qw.packed, qw.absmax, qw.row_scale, qw.codebook,
+                                       expert_offsets, qw.k)
+
+
+def _check_qw(qw, fn: str) -> None:
+    if not isinstance(qw, QuantizedWeight):
+        raise TypeError(f"kbit.{fn}: expected a kbit.QuantizedWeight (got {type(qw).__name__})")
+
+
+def _check_x(x, qw: QuantizedWeight, fn: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"kbit.{fn}: x must be a torch.Tensor (got {type(x).__name__})")
+    if x.dtype not in _ACT_DTYPES:
+        raise TypeError(f"kbit.{fn}: x must be float16 or bfloat16 (got {x.dtype})")
+    if x.dim() < 1 or x.shape[-1] != qw.in_features:
+        raise ValueError(f"kbit.{fn}: x's last dim must equal K={qw.in_features} (got x of shape "
+                         f"{tuple(x.shape)})")
+    if x.device != qw.device:
+        raise ValueError(f"kbit.{fn}: x is on {x.device} but the weight is on {qw.device}")
+    if qw.layout != "tiled":
+        raise ValueError(f"kbit.{fn}: the weight must be in the tiled layout; use qw.to_layout('tiled')")
