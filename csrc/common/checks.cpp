@@ -130,6 +130,24 @@ void check_out_dtype(at::ScalarType dtype) {
               "kbit: dtype must be float16, bfloat16 or float32 (got ", dtype, ")");
 }
 
+WeightGeometry check_gemm_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                               const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
+                               bool grouped) {
+  TORCH_CHECK(x.dim() == 2, "kbit: x must be 2-D [M, K] (got shape ", x.sizes(), ")");
+  TORCH_CHECK(row_scale.dim() == (grouped ? 2 : 1), "kbit: row_scale must be ",
+              grouped ? "[E, N]" : "[N]", " (got shape ", row_scale.sizes(), ")");
+  const WeightGeometry g = check_tiled(packed_t, absmax_t, row_scale.size(-1), x.size(1));
+  TORCH_CHECK((g.experts > 0) == grouped, "kbit: ", grouped ? "grouped_gemm" : "gemm", " needs a ",
+              grouped ? "3-D [E, N, K] (expert stack)" : "2-D [N, K]", " weight (got packed of shape ",
+              packed_t.sizes(), ")");
+  TORCH_CHECK(g.k == k, "kbit: packed holds k=", g.k, " but k=", k, " was passed");
+  check_codebook(codebook, k);
+  check_row_scale(row_scale, g);
+  check_activation(x, g.cols, "x");
+  check_same_device({{"x", &x}, {"packed", &packed_t}, {"row_scale", &row_scale}, {"codebook", &codebook}});
+  return g;
+}
+
 void check_expert_offsets(const at::Tensor& offsets, int64_t experts, int64_t tokens,
                           bool check_values) {
   TORCH_CHECK(offsets.scalar_type() == at::kInt, "kbit: expert_offsets must be int32 (got ",

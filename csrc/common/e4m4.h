@@ -33,7 +33,7 @@ KBIT_HD float e4m4_decode(uint32_t c) {
 // Largest code whose value is <= a (a >= 0). Values above 248 return 255.
 KBIT_HD uint32_t e4m4_floor_code(float a) {
   uint32_t lo = 0;  // invariant: decode(lo) <= a  (decode(0) == 0)
-#pragma unroll
+KBIT_UNROLL
   for (uint32_t step = 128; step >= 1; step >>= 1) {
     if (e4m4_decode(lo + step) <= a) lo += step;  // lo + step <= 255 always
   }

@@ -66,15 +66,17 @@ KBIT_HD float codebook_midpoint(const float* cb, int i) {
 template <int K>
 KBIT_HD int nearest_index(float x, const float* mid) {
   int idx = 0;
-#pragma unroll
+KBIT_UNROLL
   for (int step = (1 << K) / 2; step >= 1; step >>= 1) {
     if (x > mid[idx + step - 1]) idx += step;
   }
   return idx;
 }
 
-// Normalized value of w under block scale s; 0 when the scale is 0 (all-zero block).
-KBIT_HD float normalize(float w, float s) { return s == 0.0f ? 0.0f : fdiv_rn(w, s); }
+// Reciprocal of a block scale (IEEE division, once per block); 0 for the zero scale, so
+// that an all-zero block normalizes to 0. Weights are normalized as x = w * (1/s).
+KBIT_HD float scale_reciprocal(float s) { return s == 0.0f ? 0.0f : fdiv_rn(1.0f, s); }
+KBIT_HD float normalize(float w, float inv_s) { return fmul_rn(w, inv_s); }
 
 // Squared reconstruction error of one weight: (w - cb * s)^2, as fma then mul.
 KBIT_HD float squared_error(float w, float cb_value, float s) {

@@ -41,66 +41,41 @@ void gemm_one(const at::Tensor& xf, const uint32_t* packed, const uint8_t* absma
   }
 }
 
-struct TiledWeight {
-  WeightGeometry g;
-  const uint32_t* packed;
-  const uint8_t* absmax;
-  const float* row_scale;
-  at::Tensor cb;
-};
-
-TiledWeight check_gemm_weight(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                              const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
-                              bool grouped) {
-  TORCH_CHECK(x.dim() == 2, "kbit: x must be 2-D [M, K] (got shape ", x.sizes(), ")");
-  TORCH_CHECK(row_scale.dim() == (grouped ? 2 : 1), "kbit: row_scale must be ",
-              grouped ? "[E, N]" : "[N]", " (got shape ", row_scale.sizes(), ")");
-  TiledWeight w;
-  w.g = check_tiled(packed_t, absmax_t, row_scale.size(-1), x.size(1));
-  TORCH_CHECK((w.g.experts > 0) == grouped, "kbit: ", grouped ? "grouped_gemm" : "gemm",
-              " needs a ", grouped ? "3-D [E, N, K] (expert stack)" : "2-D [N, K]",
-              " weight (got packed of shape ", packed_t.sizes(), ")");
-  TORCH_CHECK(w.g.k == k, "kbit: packed holds k=", w.g.k, " but k=", k, " was passed");
-  check_codebook(codebook, k);
-  check_row_scale(row_scale, w.g);
-  check_activation(x, w.g.cols, "x");
-  check_same_device({{"x", &x}, {"packed", &packed_t}, {"row_scale", &row_scale}, {"codebook", &codebook}});
-  w.packed = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
-  w.absmax = absmax_t.data_ptr<uint8_t>();
-  w.row_scale = row_scale.data_ptr<float>();
-  w.cb = codebook.contiguous();
-  return w;
-}
-
 at::Tensor gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  const TiledWeight w = check_gemm_weight(x, packed_t, absmax_t, row_scale, codebook, k, false);
-  const int64_t M = x.size(0), N = w.g.rows;
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, false);
+  const int64_t M = x.size(0), N = g.rows;
   at::Tensor y = at::empty({M, N}, x.options().dtype(at::kFloat));
+  const at::Tensor cb = codebook.contiguous();
   if (M > 0)
-    gemm_one(x.to(at::kFloat).contiguous(), w.packed, w.absmax, w.row_scale, w.cb.data_ptr<float>(),
-             w.g.k, N, w.g.cols, y);
+    gemm_one(x.to(at::kFloat).contiguous(), reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>()),
+             absmax_t.data_ptr<uint8_t>(), row_scale.data_ptr<float>(), cb.data_ptr<float>(), g.k, N,
+             g.cols, y);
   return y.to(x.scalar_type());
 }
 
 at::Tensor grouped_gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                             const at::Tensor& row_scale, const at::Tensor& codebook,
                             const at::Tensor& expert_offsets, int64_t k) {
-  const TiledWeight w = check_gemm_weight(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
   check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
-  const int64_t T = x.size(0), N = w.g.rows, E = w.g.experts;
+  const int64_t T = x.size(0), N = g.rows, E = g.experts;
   check_expert_offsets(expert_offsets, E, T, /*check_values=*/true);
   at::Tensor y = at::empty({T, N}, x.options().dtype(at::kFloat));
   const at::Tensor xf = x.to(at::kFloat).contiguous();
   const at::Tensor offs = expert_offsets.contiguous();
   const int32_t* o = offs.data_ptr<int32_t>();
-  const int64_t words = w.g.row_tiles() * w.g.col_tiles() * tile_words(w.g.k);
-  const int64_t abytes = w.g.row_tiles() * w.g.col_tiles() * kAbsmaxBytesPerTile;
+  const int64_t words = g.row_tiles() * g.col_tiles() * tile_words(g.k);
+  const int64_t abytes = g.row_tiles() * g.col_tiles() * kAbsmaxBytesPerTile;
+  const auto* packed = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
+  const uint8_t* absmax = absmax_t.data_ptr<uint8_t>();
+  const float* rs = row_scale.data_ptr<float>();
+  const at::Tensor cb = codebook.contiguous();
   for (int64_t e = 0; e < E; ++e) {
     const int64_t m = o[e + 1] - o[e];
     if (m == 0) continue;  // an expert with no tokens costs nothing
-    gemm_one(xf.narrow(0, o[e], m), w.packed + e * words, w.absmax + e * abytes, w.row_scale + e * N,
-             w.cb.data_ptr<float>(), w.g.k, N, w.g.cols, y.narrow(0, o[e], m));
+    gemm_one(xf.narrow(0, o[e], m), packed + e * words, absmax + e * abytes, rs + e * N,
+             cb.data_ptr<float>(), g.k, N, g.cols, y.narrow(0, o[e], m));
   }
   return y.to(x.scalar_type());
 }

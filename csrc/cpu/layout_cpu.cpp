@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "../common/checks.h"
+#include "../common/dispatch.h"
 #include "../common/quant_math.h"
 #include "../common/tiled_layout.h"
 #include "tiled_decode.h"
@@ -144,7 +145,7 @@ at::Tensor dequantize_cpu(const at::Tensor& packed, const at::Tensor& absmax, co
   shape.push_back(g.cols);
   at::Tensor out = at::empty(shape, packed.options().dtype(dtype));
   const at::Tensor cb = codebook.contiguous();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "kbit_dequantize_cpu", [&] {
+  KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_cpu", [&] {
     dequantize_flat_rows<scalar_t>(reinterpret_cast<const uint32_t*>(packed.data_ptr<int32_t>()),
                                    absmax.data_ptr<uint8_t>(), row_scale.data_ptr<float>(),
                                    cb.data_ptr<float>(), g.k, g.batch() * g.rows, g.cols,
@@ -169,7 +170,7 @@ at::Tensor dequantize_tiled_cpu(const at::Tensor& packed_t, const at::Tensor& ab
   at::Tensor out = at::empty(shape, packed_t.options().dtype(dtype));
   const at::Tensor cb = codebook.contiguous();
   const int64_t NT = g.row_tiles(), G = g.col_tiles();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "kbit_dequantize_tiled_cpu", [&] {
+  KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cpu", [&] {
     const auto* src = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
     const uint8_t* src_a = absmax_t.data_ptr<uint8_t>();
     const float* rs = row_scale.data_ptr<float>();

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "../common/checks.h"
+#include "../common/dispatch.h"
 #include "../common/quant_math.h"
 
 namespace kbit {
@@ -32,8 +33,9 @@ struct BlockQuantizer {
   // Indices of w[32] under block scale s, and their squared error (butterfly sum).
   float quantize(const float* w, float s, uint32_t* idx) const {
     float sq[32];
+    const float inv_s = scale_reciprocal(s);
     for (int i = 0; i < 32; ++i) {
-      idx[i] = static_cast<uint32_t>(nearest_index<K>(normalize(w[i], s), mid));
+      idx[i] = static_cast<uint32_t>(nearest_index<K>(normalize(w[i], inv_s), mid));
       sq[i] = squared_error(w[i], cb[idx[i]], s);
     }
     return butterfly_sum32(sq);
@@ -102,7 +104,7 @@ void quantize_rows(const at::Tensor& W, const float* cb, int64_t rows, int64_t c
 template <int K>
 void quantize_dispatch(const at::Tensor& W, const float* cb, int64_t rows, int64_t cols,
                        uint32_t* packed, uint8_t* absmax, float* row_scale) {
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, W.scalar_type(), "kbit_quantize_cpu", [&] {
+  KBIT_DISPATCH_FLOAT_TYPES(W.scalar_type(), "kbit_quantize_cpu", [&] {
     quantize_rows<scalar_t, K>(W, cb, rows, cols, packed, absmax, row_scale);
   });
 }

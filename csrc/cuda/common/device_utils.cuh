@@ -1,0 +1,54 @@
+#pragma once
+// Small device helpers shared by the kbit CUDA kernels.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace kbit {
+namespace cuda {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// fp32 <-> storage type conversions (round to nearest even).
+template <typename T> __device__ __forceinline__ float to_float(T v);
+template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_float<c10::Half>(c10::Half v) {
+  return __half2float(static_cast<__half>(v));
+}
+template <> __device__ __forceinline__ float to_float<c10::BFloat16>(c10::BFloat16 v) {
+  return __bfloat162float(static_cast<__nv_bfloat16>(v));
+}
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ c10::Half from_float<c10::Half>(float v) {
+  return c10::Half(__float2half_rn(v));
+}
+template <> __device__ __forceinline__ c10::BFloat16 from_float<c10::BFloat16>(float v) {
+  return c10::BFloat16(__float2bfloat16_rn(v));
+}
+
+// Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets
+// the same bits; the CPU reference sums in the same tree (csrc/cpu/quantize_cpu.cpp).
+__device__ __forceinline__ float warp_sum_butterfly(float v) {
+#pragma unroll
+  for (int off = 16; off >= 1; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(kFullMask, v, off));
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int off = 16; off >= 1; off >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, off));
+  return v;
+}
+
+// Blocks for a grid-stride kernel: enough to fill the device, never more than the work.
+inline int64_t grid_for(int64_t work_items, int per_sm = 8) {
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t cap = static_cast<int64_t>(sms) * per_sm;
+  return work_items < 1 ? 1 : (work_items < cap ? work_items : cap);
+}
+
+}  // namespace cuda
+}  // namespace kbit

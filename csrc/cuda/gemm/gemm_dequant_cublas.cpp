@@ -1,0 +1,68 @@
+// CUDA gemm / grouped_gemm through "dequantize into a workspace, then cuBLAS".
+//
+// This is the large-M path of the design (and, until the fused GEMV/MMA kernels land,
+// the only CUDA path): dequantize_tiled writes W in x's dtype, cuBLAS multiplies with
+// fp32 accumulation. Correct for every shape; slow at small M (it moves W twice).
+// grouped_gemm here reads expert_offsets on the host (one sync), so it is not
+// CUDA-graph capturable yet; the fused grouped kernels remove that.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "../../common/checks.h"
+
+namespace kbit {
+namespace cuda {
+namespace {
+
+at::Tensor dequantize_tiled_op(const at::Tensor& packed_t, const at::Tensor& absmax_t, const at::Tensor& row_scale,
+                               const at::Tensor& codebook, int64_t k, int64_t K, at::ScalarType dtype) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("kbit::dequantize_tiled", "")
+                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                         const at::Tensor&, int64_t, int64_t, at::ScalarType)>();
+  return op.call(packed_t, absmax_t, row_scale, codebook, k, K, dtype);
+}
+
+at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, false);
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
+  const at::Tensor W = dequantize_tiled_op(packed_t, absmax_t, row_scale, codebook, k, g.cols, x.scalar_type());
+  return at::mm(x, W.t());
+}
+
+at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                             const at::Tensor& row_scale, const at::Tensor& codebook,
+                             const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
+  const int64_t T = x.size(0), E = g.experts;
+  check_expert_offsets(expert_offsets, E, T, /*check_values=*/false);
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor offs = expert_offsets.cpu();  // host sync (see the file comment)
+  check_expert_offsets(offs, E, T, /*check_values=*/true);
+  const int32_t* o = offs.data_ptr<int32_t>();
+  at::Tensor y = at::empty({T, g.rows}, x.options());
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t m = o[e + 1] - o[e];
+    if (m == 0) continue;
+    const at::Tensor W = dequantize_tiled_op(packed_t[e], absmax_t[e], row_scale[e], codebook, k, g.cols,
+                                             x.scalar_type());
+    at::Tensor ye = y.narrow(0, o[e], m);
+    at::mm_out(ye, x.narrow(0, o[e], m), W.t());
+  }
+  return y;
+}
+
+}  // namespace
+}  // namespace cuda
+
+TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
+  m.impl("gemm", &cuda::gemm_cuda);
+  m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
+}
+
+}  // namespace kbit
