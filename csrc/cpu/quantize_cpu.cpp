@@ -8,80 +8,23 @@
 
 #include "../common/checks.h"
 #include "../common/dispatch.h"
+#include "../common/block_quantizer.h"
 #include "../common/quant_math.h"
 
 namespace kbit {
 namespace {
-
-// Sum of 32 values in the order of a warp's xor-butterfly (offsets 16, 8, 4, 2, 1),
-// so the CUDA kernel's shuffle reduction yields the same bits.
-float butterfly_sum32(float* v) {
-  for (int off = 16; off >= 1; off >>= 1)
-    for (int i = 0; i < off; ++i) v[i] = fadd_rn(v[i], v[i + off]);
-  return v[0];
-}
-
-template <int K>
-struct BlockQuantizer {
-  const float* cb;   // 2^K codebook entries
-  float mid[(1 << K) - 1];
-
-  explicit BlockQuantizer(const float* codebook) : cb(codebook) {
-    for (int i = 0; i + 1 < (1 << K); ++i) mid[i] = codebook_midpoint(cb, i);
-  }
-
-  // Indices of w[32] under block scale s, and their squared error (butterfly sum).
-  float quantize(const float* w, float s, uint32_t* idx) const {
-    float sq[32];
-    const float inv_s = scale_reciprocal(s);
-    for (int i = 0; i < 32; ++i) {
-      idx[i] = static_cast<uint32_t>(nearest_index<K>(normalize(w[i], inv_s), mid));
-      sq[i] = squared_error(w[i], cb[idx[i]], s);
-    }
-    return butterfly_sum32(sq);
-  }
-
-  // One block: choose between the two E4M4 codes bracketing its absmax the one
-  // with the smaller squared error (ties: the larger code, which never clips).
-  void block(const float* w, float row_scale, uint32_t* planes, uint8_t* code_out) const {
-    uint32_t idx[32];
-    uint32_t code = 0;
-    if (std::isnan(row_scale)) {
-      for (int i = 0; i < 32; ++i) idx[i] = 0;
-    } else {
-      float amax = 0.0f;
-      for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(w[i]));
-      const float a = amax / row_scale;  // exact: row_scale is a power of two
-      const uint32_t down = e4m4_floor_code(a);
-      const uint32_t up = (e4m4_decode(down) == a || down == 255u) ? down : down + 1u;
-      code = up;
-      const float err_up = quantize(w, block_scale(up, row_scale), idx);
-      if (down != up) {
-        uint32_t idx_down[32];
-        const float err_down = quantize(w, block_scale(down, row_scale), idx_down);
-        if (err_down < err_up) {
-          code = down;
-          for (int i = 0; i < 32; ++i) idx[i] = idx_down[i];
-        }
-      }
-    }
-    for (int j = 0; j < K; ++j) {
-      uint32_t p = 0;
-      for (int i = 0; i < 32; ++i) p |= ((idx[i] >> j) & 1u) << i;
-      planes[j] = p;
-    }
-    *code_out = static_cast<uint8_t>(code);
-  }
-};
 
 template <typename scalar_t, int K>
 void quantize_rows(const at::Tensor& W, const float* cb, int64_t rows, int64_t cols,
                    uint32_t* packed, uint8_t* absmax, float* row_scale) {
   const scalar_t* w = W.data_ptr<scalar_t>();
   const int64_t blocks = cols / 32;
-  const BlockQuantizer<K> q(cb);
+  float mid[(1 << K) - 1];
+  for (int i = 0; i + 1 < (1 << K); ++i) mid[i] = codebook_midpoint(cb, i);
+  const BlockQuantizer<K> q{cb, mid};
   at::parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
     float buf[32];
+    uint32_t planes[K];
     for (int64_t r = r0; r < r1; ++r) {
       const scalar_t* wr = w + r * cols;
       float row_max = 0.0f;
@@ -95,7 +38,8 @@ void quantize_rows(const at::Tensor& W, const float* cb, int64_t rows, int64_t c
       row_scale[r] = rs;
       for (int64_t b = 0; b < blocks; ++b) {
         for (int i = 0; i < 32; ++i) buf[i] = static_cast<float>(wr[b * 32 + i]);
-        q.block(buf, rs, packed + (r * blocks + b) * K, absmax + r * blocks + b);
+        absmax[r * blocks + b] = static_cast<uint8_t>(q.quantize(buf, rs, planes));
+        for (int j = 0; j < K; ++j) packed[(r * blocks + b) * K + j] = planes[j];
       }
     }
   });

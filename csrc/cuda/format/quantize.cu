@@ -2,14 +2,18 @@
 // Bit-identical to csrc/cpu/quantize_cpu.cpp (same rule, docs/format.md section 4).
 //
 // One CTA per row (grid-stride): the CTA first reduces the row's max |w| (-> row
-// scale), then each warp quantizes whole blocks, lane j holding weight j of the
-// block; the k bit-planes come out of k __ballot_sync calls.
+// scale), then each thread quantizes whole 32-weight blocks with the shared
+// BlockQuantizer (csrc/common/block_quantizer.h). A thread per block, not a warp per
+// block: the per-block work (absmax, E4M4 bracketing, the reciprocal, the error sum)
+// is then done once instead of 32 times in lock-step, and no shuffles are needed.
+// The row is read twice; the second read hits L1/L2.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../../common/checks.h"
 #include "../../common/dispatch.h"
+#include "../../common/block_quantizer.h"
 #include "../../common/quant_math.h"
 #include "../common/device_utils.cuh"
 
@@ -20,21 +24,43 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-template <int K>
-struct BlockCandidate {
-  uint32_t idx;  // this lane's index
-  float err;     // block squared error (same on all lanes)
-};
+// A 16-bit float given by its bits, as fp32.
+template <typename scalar_t> __device__ __forceinline__ float half_bits_to_float(uint32_t bits);
+template <> __device__ __forceinline__ float half_bits_to_float<c10::Half>(uint32_t bits) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+}
+template <> __device__ __forceinline__ float half_bits_to_float<c10::BFloat16>(uint32_t bits) {
+  return __uint_as_float(bits << 16);
+}
+template <> __device__ __forceinline__ float half_bits_to_float<float>(uint32_t) { return 0.0f; }
 
-template <int K>
-__device__ __forceinline__ BlockCandidate<K> quantize_lane(float w, float s, const float* cb,
-                                                           const float* mid) {
-  const float inv_s = scale_reciprocal(s);
-  const uint32_t idx = static_cast<uint32_t>(nearest_index<K>(normalize(w, inv_s), mid));
-  return {idx, warp_sum_butterfly(squared_error(w, cb[idx], s))};
+// The 32 weights of a block as fp32; 16-byte loads when the row start is aligned.
+template <typename scalar_t, bool kAligned>
+__device__ __forceinline__ void load_block(const scalar_t* __restrict__ src, float (&w)[32]) {
+  if constexpr (kAligned && sizeof(scalar_t) == 2) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(src) + v);
+      const uint32_t words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        w[8 * v + 2 * i] = half_bits_to_float<scalar_t>(words[i] & 0xffffu);
+        w[8 * v + 2 * i + 1] = half_bits_to_float<scalar_t>(words[i] >> 16);
+      }
+    }
+  } else if constexpr (kAligned && sizeof(scalar_t) == 4) {
+#pragma unroll
+    for (int v = 0; v < 8; ++v) {
+      const float4 q = __ldg(reinterpret_cast<const float4*>(src) + v);
+      w[4 * v] = q.x; w[4 * v + 1] = q.y; w[4 * v + 2] = q.z; w[4 * v + 3] = q.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) w[i] = to_float(src[i]);
+  }
 }
 
-template <typename scalar_t, int K>
+template <typename scalar_t, int K, bool kAligned>
 __global__ void __launch_bounds__(kThreads)
 quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      int64_t rows, int64_t cols,
@@ -44,7 +70,7 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      float* __restrict__ row_scale) {       // [rows]
   constexpr int kEntries = 1 << K;
   __shared__ float cb[kEntries];
-  __shared__ float mid[kEntries];  // kEntries - 1 used; 31 distinct banks: conflict-free lookups
+  __shared__ float mid[kEntries];  // 2^K - 1 used; distinct banks, so lookups never conflict
   __shared__ float red_max[kWarps];
   __shared__ int red_bad[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -52,6 +78,7 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
   __syncthreads();
   if (threadIdx.x + 1 < kEntries) mid[threadIdx.x] = codebook_midpoint(cb, threadIdx.x);
   __syncthreads();
+  const BlockQuantizer<K> quantizer{cb, mid};
 
   const int64_t blocks = cols / 32;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -75,29 +102,16 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
     const float rs = row_scale_for(m, !bad);
     if (threadIdx.x == 0) row_scale[r] = rs;
 
-    // Phase 2: one warp per block.
-    for (int64_t b = warp; b < blocks; b += kWarps) {
-      const float w = to_float(wr[b * 32 + lane]);
-      uint32_t idx = 0, code = 0;
-      if (!isnan(rs)) {
-        const float a = warp_max(fabsf(w)) / rs;  // exact: rs is a power of two
-        const uint32_t down = e4m4_floor_code(a);
-        const uint32_t up = (e4m4_decode(down) == a || down == 255u) ? down : down + 1u;
-        const BlockCandidate<K> cu = quantize_lane<K>(w, block_scale(up, rs), cb, mid);
-        idx = cu.idx;
-        code = up;
-        if (down != up) {
-          const BlockCandidate<K> cd = quantize_lane<K>(w, block_scale(down, rs), cb, mid);
-          if (cd.err < cu.err) { idx = cd.idx; code = down; }
-        }
-      }
+    // Phase 2: one thread per block.
+    for (int64_t b = threadIdx.x; b < blocks; b += kThreads) {
+      float w[32];
+      load_block<scalar_t, kAligned>(wr + b * 32, w);
+      uint32_t planes[K];
+      const uint32_t code = quantizer.quantize(w, rs, planes);
       uint32_t* dst = packed + (r * blocks + b) * K;
 #pragma unroll
-      for (int j = 0; j < K; ++j) {
-        const uint32_t plane = __ballot_sync(kFullMask, (idx >> j) & 1u);
-        if (lane == j) dst[j] = plane;
-      }
-      if (lane == 0) absmax[r * blocks + b] = static_cast<uint8_t>(code);
+      for (int j = 0; j < K; ++j) dst[j] = planes[j];
+      absmax[r * blocks + b] = static_cast<uint8_t>(code);
     }
     __syncthreads();  // red_* are reused by the next row
   }
@@ -113,12 +127,21 @@ void launch_quantize(const at::Tensor& W, const at::Tensor& cb, int k, int64_t r
   auto* c = cb.data_ptr<float>();
   auto* a = absmax.data_ptr<uint8_t>();
   auto* rs = row_scale.data_ptr<float>();
+  // Every block starts 64 (fp16) or 128 (fp32) bytes after the row start: vector loads
+  // need only the base pointer aligned.
+  const bool aligned = reinterpret_cast<uintptr_t>(w) % 16 == 0;
+#define KBIT_LAUNCH(KB)                                                                          \
+  if (aligned)                                                                                   \
+    quantize_rows_kernel<scalar_t, KB, true><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); \
+  else                                                                                           \
+    quantize_rows_kernel<scalar_t, KB, false><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs);
   switch (k) {
-    case 2: quantize_rows_kernel<scalar_t, 2><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); break;
-    case 3: quantize_rows_kernel<scalar_t, 3><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); break;
-    case 4: quantize_rows_kernel<scalar_t, 4><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); break;
-    case 5: quantize_rows_kernel<scalar_t, 5><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); break;
+    case 2: KBIT_LAUNCH(2); break;
+    case 3: KBIT_LAUNCH(3); break;
+    case 4: KBIT_LAUNCH(4); break;
+    case 5: KBIT_LAUNCH(5); break;
   }
+#undef KBIT_LAUNCH
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
