@@ -32,6 +32,9 @@ def quantize(W: torch.Tensor, k: int = 4, codebook=None, layout: str = "tiled") 
     if W.shape[-1] % 32 != 0 or W.shape[-1] == 0:
         raise ValueError(f"kbit.quantize: K = W.shape[-1] must be a positive multiple of 32, the block "
                          f"size (got K={W.shape[-1]})")
+    if W.shape[-2] == 0 or (W.dim() == 3 and W.shape[0] == 0):
+        raise ValueError(f"kbit.quantize: W must have N >= 1 rows and E >= 1 experts (got shape "
+                         f"{tuple(W.shape)})")
     cb = default_codebook(k) if codebook is None else check_codebook(codebook, k)
     cb = cb.to(W.device)
     packed, absmax, row_scale = torch.ops.kbit.quantize(W.detach(), cb, k)

@@ -51,7 +51,8 @@ def check_codebook(cb, k: int) -> torch.Tensor:
     if cb.dim() != 1 or cb.numel() != n:
         raise ValueError(f"kbit: codebook for k={k} must be 1-D with 2^k = {n} entries "
                          f"(got shape {tuple(cb.shape)})")
-    cb = cb.detach().to(device="cpu", dtype=torch.float32).contiguous()
+    # A private copy: later changes to the caller's tensor must not reach the weights.
+    cb = cb.detach().to(device="cpu", dtype=torch.float32, copy=True).contiguous()
     if not torch.isfinite(cb).all():
         raise ValueError(f"kbit: codebook values must be finite (got {cb.tolist()})")
     if (cb.abs() > 1).any():

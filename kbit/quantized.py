@@ -166,6 +166,8 @@ class QuantizedWeight:
         if not ok.all():
             raise ValueError("kbit: state dict 'row_scale' holds values that are not positive powers "
                              "of two: corrupted?")
+        if not isinstance(sd["codebook"], torch.Tensor) or sd["codebook"].dtype != torch.float32:
+            raise ValueError("kbit: state dict 'codebook' must be a float32 tensor: corrupted?")
         cb = check_codebook(sd["codebook"], k).to(rs.device)
         shape = (e, n, kdim) if e else (n, kdim)
         qw = cls(sd["packed"].contiguous(), sd["absmax"].contiguous(), rs.contiguous(), cb, k, shape,

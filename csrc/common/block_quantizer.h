@@ -46,26 +46,37 @@ struct BlockQuantizer {
   // holding non-finite values: then every index and the code are 0). Writes the K
   // bit-planes; returns the E4M4 code: of the two codes bracketing the block absmax,
   // the one with the smaller squared error (ties: the larger, which never clips).
-  // The indices are recomputed for the chosen scale rather than kept for both
-  // candidates: no index arrays, so the CUDA build keeps everything in registers.
+  //
+  // All of it happens in the row-normalized domain w' = w / row_scale (exact: a power
+  // of two), where |w'| <= 248 and block scales are plain E4M4 values >= 2^-11, so
+  // nothing overflows or underflows and the result is invariant under power-of-two
+  // scaling of the weights. The indices are recomputed for the chosen code rather than
+  // kept for both candidates: no index arrays, so CUDA keeps everything in registers.
   KBIT_HD uint32_t quantize(const float (&w)[32], float row_scale, uint32_t (&planes)[K]) const {
     KBIT_UNROLL
     for (int j = 0; j < K; ++j) planes[j] = 0;
     if (row_scale != row_scale) return 0;  // NaN row: all indices 0, code 0
-    float amax = 0.0f;
+    const float inv_rs = 1.0f / row_scale;  // exact: a power of two in [2^-121, 2^126]
+    float wn[32];
+    float a = 0.0f;
     KBIT_UNROLL
-    for (int i = 0; i < 32; ++i) amax = fmaxf(amax, fabsf(w[i]));
-    const float a = amax / row_scale;  // exact: row_scale is a power of two
+    for (int i = 0; i < 32; ++i) {
+      wn[i] = fmul_rn(w[i], inv_rs);
+      a = fmaxf(a, fabsf(wn[i]));
+    }
     const uint32_t down = e4m4_floor_code(a);
     const uint32_t up = (e4m4_decode(down) == a || down == 255u) ? down : down + 1u;
     uint32_t code = up;
-    if (down != up &&
-        block_error(w, block_scale(down, row_scale)) < block_error(w, block_scale(up, row_scale)))
-      code = down;
-    const float inv_s = scale_reciprocal(block_scale(code, row_scale));
+    if (down != up) {
+      // The 'up' scale can exceed float range for weights within 2^-3 of FLT_MAX.
+      const bool up_overflows = !(fmul_rn(e4m4_decode(up), row_scale) <= 3.40282347e38f);
+      if (up_overflows || block_error(wn, e4m4_decode(down)) < block_error(wn, e4m4_decode(up)))
+        code = down;
+    }
+    const float inv_s = scale_reciprocal(e4m4_decode(code));
     KBIT_UNROLL
     for (int i = 0; i < 32; ++i) {
-      const uint32_t idx = index(w[i], inv_s);
+      const uint32_t idx = index(wn[i], inv_s);
       KBIT_UNROLL
       for (int j = 0; j < K; ++j) planes[j] |= ((idx >> j) & 1u) << i;
     }

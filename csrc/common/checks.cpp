@@ -34,6 +34,8 @@ WeightGeometry check_quantize_args(const at::Tensor& W, const at::Tensor& codebo
   g.experts = W.dim() == 3 ? W.size(0) : 0;
   g.rows = W.size(-2);
   g.cols = W.size(-1);
+  TORCH_CHECK(g.rows >= 1 && (W.dim() == 2 || g.experts >= 1),
+              "kbit: W must have at least one row and one expert (got shape ", W.sizes(), ")");
   TORCH_CHECK(g.cols % 32 == 0 && g.cols > 0,
               "kbit: K (the last dim of W) must be a positive multiple of 32, the block size (got K=",
               g.cols, ")");
@@ -55,6 +57,9 @@ WeightGeometry check_flat(const at::Tensor& packed, const at::Tensor& absmax) {
   g.experts = packed.dim() == 4 ? packed.size(0) : 0;
   g.rows = packed.size(-3);
   g.cols = packed.size(-2) * 32;
+  TORCH_CHECK(g.rows >= 1 && g.cols >= 32 && (packed.dim() == 3 || g.experts >= 1),
+              "kbit: packed (flat) must hold at least one row, block and expert (got shape ",
+              packed.sizes(), ")");
   TORCH_CHECK(absmax.sizes() == packed.sizes().slice(0, packed.dim() - 1),
               "kbit: absmax must have shape ", packed.sizes().slice(0, packed.dim() - 1),
               " to match packed ", packed.sizes(), " (got ", absmax.sizes(), ")");
@@ -81,6 +86,8 @@ WeightGeometry check_tiled(const at::Tensor& packed, const at::Tensor& absmax, i
   g.experts = packed.dim() == 6 ? packed.size(0) : 0;
   g.rows = N;
   g.cols = K;
+  TORCH_CHECK(packed.dim() == 5 || g.experts >= 1, "kbit: an expert stack needs E >= 1 (got shape ",
+              packed.sizes(), ")");
   const int b = packed.dim() == 6 ? 1 : 0;
   TORCH_CHECK(packed.size(b) == g.row_tiles() && packed.size(b + 1) == g.col_tiles() &&
                   packed.size(-2) == 32 && packed.size(-1) == 4,

@@ -112,6 +112,35 @@ KBIT_HD void get_pair(const uint32_t* stream, int k, int c, uint32_t& a, uint32_
   }
 }
 
+// Pair-table index of code c: the code's bits as one integer, in [0, 2^(2k)). For
+// k = 2, 3, 4 it is a | b << k; for k = 5 it is (low byte) | (high bits) << 8.
+// A GEMM kernel looks this index up in a table of (cb[a], cb[b]) pairs.
+KBIT_HD uint32_t get_lut_index(const uint32_t* stream, int k, int c) {
+  switch (k) {
+    case 2: return (stream[c >> 3] >> (4 * (c & 7))) & 15u;
+    case 4: return (stream[c >> 2] >> (8 * (c & 3))) & 255u;
+    case 3: {
+      uint32_t a, b;
+      get_pair(stream, 3, c, a, b);
+      return a | b << 3;
+    }
+    case 5:
+      return ((stream[c >> 2] >> (8 * (c & 3))) & 255u) | ((stream[16 + (c >> 4)] >> (2 * (c & 15))) & 3u) << 8;
+    default: return 0;
+  }
+}
+
+// The pair (a, b) a pair-table index stands for (inverse of get_lut_index).
+KBIT_HD void lut_index_pair(int k, uint32_t index, uint32_t& a, uint32_t& b) {
+  if (k == 5) {
+    a = (index & 15u) | ((index >> 8) & 1u) << 4;
+    b = ((index >> 4) & 15u) | ((index >> 9) & 1u) << 4;
+  } else {
+    a = index & ((1u << k) - 1u);
+    b = index >> k;
+  }
+}
+
 // Index of weight i (0..31) of a flat block: bit i of bit-plane j is bit j of it.
 KBIT_HD uint32_t flat_index(const uint32_t* planes, int k, int i) {
   uint32_t idx = 0;

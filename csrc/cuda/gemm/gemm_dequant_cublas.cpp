@@ -1,8 +1,7 @@
 // CUDA gemm / grouped_gemm through "dequantize into a workspace, then cuBLAS".
 //
-// This is the large-M path of the design (and, until the fused GEMV/MMA kernels land,
-// the only CUDA path): dequantize_tiled writes W in x's dtype, cuBLAS multiplies with
-// fp32 accumulation. Correct for every shape; slow at small M (it moves W twice).
+// The large-M path: dequantize_tiled writes W in x's dtype, cuBLAS multiplies with fp32
+// accumulation. Correct for every shape; slow at small M (it moves W twice).
 // grouped_gemm here reads expert_offsets on the host (one sync), so it is not
 // CUDA-graph capturable yet; the fused grouped kernels remove that.
 #include <ATen/ATen.h>
@@ -11,6 +10,7 @@
 #include <torch/library.h>
 
 #include "../../common/checks.h"
+#include "gemm_paths.h"
 
 namespace kbit {
 namespace cuda {
@@ -25,14 +25,16 @@ at::Tensor dequantize_tiled_op(const at::Tensor& packed_t, const at::Tensor& abs
   return op.call(packed_t, absmax_t, row_scale, codebook, k, K, dtype);
 }
 
-at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, false);
-  const c10::cuda::CUDAGuard guard(x.device());
-  if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
+}  // namespace
+
+at::Tensor gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                               const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
+                               const WeightGeometry& g) {
   const at::Tensor W = dequantize_tiled_op(packed_t, absmax_t, row_scale, codebook, k, g.cols, x.scalar_type());
   return at::mm(x, W.t());
 }
+
+namespace {
 
 at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                              const at::Tensor& row_scale, const at::Tensor& codebook,
@@ -61,7 +63,6 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
-  m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
 }
 

@@ -1,0 +1,80 @@
+// The `gemm` op on CUDA: the tensor-core kernel over the tiled layout for M <= 64,
+// dequantize + cuBLAS above (the dispatcher issue tunes these crossovers per shape).
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+
+#include "../../common/checks.h"
+#include "gemm_paths.h"
+#include "tc_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+int tc_gemm_splits(int64_t N, int64_t K, int sm_count) {
+  const int64_t row_tiles = (N + 15) / 16, groups = (K + 255) / 256;
+  const int64_t want = (2 * int64_t(sm_count) + row_tiles - 1) / row_tiles;  // ~2 CTAs per SM
+  const int64_t most = std::max<int64_t>(1, groups / 8);                      // >= 1 group per warp
+  return static_cast<int>(std::clamp<int64_t>(want, 1, most));
+}
+
+namespace {
+
+template <typename T>
+void launch_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
+  switch (k) {
+    case 2: launch_tc_gemm<T, 2>(args, stream); break;
+    case 3: launch_tc_gemm<T, 3>(args, stream); break;
+    case 4: launch_tc_gemm<T, 4>(args, stream); break;
+    case 5: launch_tc_gemm<T, 5>(args, stream); break;
+  }
+}
+
+at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                   const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, const WeightGeometry& g) {
+  // The kernel reads x in 4-byte pairs: a slice starting at an odd element is copied.
+  const at::Tensor x = (reinterpret_cast<uintptr_t>(x_in.data_ptr()) % 4 == 0) ? x_in : x_in.clone();
+  const int64_t M = x.size(0);
+  at::Tensor y = at::empty({M, g.rows}, x.options());
+  TcGemmArgs args{};
+  args.x = x.data_ptr();
+  args.packed = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
+  args.absmax = absmax_t.data_ptr<uint8_t>();
+  args.row_scale = row_scale.data_ptr<float>();
+  const at::Tensor cb = codebook.contiguous();
+  args.codebook = cb.data_ptr<float>();
+  args.y = y.data_ptr();
+  args.M = M;
+  args.N = g.rows;
+  args.K = g.cols;
+  args.splits = tc_gemm_splits(g.rows, g.cols, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+  at::Tensor workspace;
+  if (args.splits > 1) {
+    workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
+    args.workspace = workspace.data_ptr<float>();
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(g.k, args, stream);
+  else launch_for_k<c10::BFloat16>(g.k, args, stream);
+  return y;
+}
+
+at::Tensor gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
+  const c10::cuda::CUDAGuard guard(x_in.device());
+  const at::Tensor x = x_in.contiguous();
+  if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
+  if (x.size(0) <= kTcMaxM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, k, g);
+  return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
+}
+
+}  // namespace
+}  // namespace cuda
+
+TORCH_LIBRARY_IMPL(kbit, CUDA, m) { m.impl("gemm", &cuda::gemm_cuda); }
+
+}  // namespace kbit
