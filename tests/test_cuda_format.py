@@ -1,0 +1,206 @@
+"""CUDA quantize / dequantize / repack / unrepack / dequantize_tiled are bit-exact vs the CPU ops
+(which tests/test_format.py and tests/test_layout.py check against the reference)."""
+import pytest
+import torch
+
+import kbit
+from conftest import (ADVERSARIAL_KINDS, KS, W_DTYPES, make_weight, poison_cuda_cache, random_codebook,
+                      random_flat)
+from cuda_utils import assert_all_bitwise_equal, assert_bitwise_equal, check_graph_replay
+
+pytestmark = pytest.mark.gpu
+
+DEV = "cuda"
+Q_NAMES = ("packed", "absmax", "row_scale")
+SHAPES = [(1, 32), (3, 96), (17, 512), (100, 2048), (257, 4096), (2, 17, 96), (5, 3, 512), (64, 9, 160)]
+ids = lambda s: "x".join(map(str, s))  # noqa: E731
+
+
+def cpu_and_cuda_quantize(W, cb, k):
+    want = torch.ops.kbit.quantize(W, cb, k)
+    got = torch.ops.kbit.quantize(W.to(DEV), cb.to(DEV), k)
+    for t in got:
+        assert t.device.type == "cuda"
+    return got, want
+
+
+def test_poison_helper_poisons_fresh_allocations():
+    keep = torch.ones(1000, device=DEV)  # a live small-pool allocation next to free memory
+    poison_cuda_cache()
+    for n, dt in [(7, torch.bfloat16), (100_000, torch.float16), (3_000_000, torch.float32)]:
+        t = torch.empty(n, dtype=dt, device=DEV)
+        assert torch.isnan(t).all(), (n, dt)
+        del t
+        poison_cuda_cache()
+    assert (keep == 1).all(), "poisoning must not touch live tensors"
+
+
+def test_cuda_kernels_compiled():
+    assert kbit.cuda_kernels_compiled(), "this kbit build has no CUDA kernels"
+
+
+# ---------------------------------------------------------------------------------------------
+# quantize
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", SHAPES, ids=ids)
+@pytest.mark.parametrize("dtype", W_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_quantize_cuda_equals_cpu(k, dtype, shape, gen, poisoned_cuda):
+    W = make_weight("normal", shape, dtype, gen=gen)
+    got, want = cpu_and_cuda_quantize(W, kbit.codebook(k), k)
+    assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
+@pytest.mark.parametrize("kind", ADVERSARIAL_KINDS)
+@pytest.mark.parametrize("dtype", W_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_quantize_cuda_adversarial(k, dtype, kind, gen, poisoned_cuda):
+    W = make_weight(kind, (37, 1056), dtype, k=k, gen=gen)
+    got, want = cpu_and_cuda_quantize(W, kbit.codebook(k), k)
+    assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_quantize_cuda_user_codebook(k, gen):
+    W = make_weight("normal", (33, 512), torch.float32, gen=gen)
+    for cb in (random_codebook(k, gen), random_codebook(k, gen, include_ends=True),
+               torch.linspace(-0.5, 0.25, 1 << k)):
+        got, want = cpu_and_cuda_quantize(W, cb, k)
+        assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
+@pytest.mark.parametrize("shape", [(70001, 32), (1, 65536), (3, 40000, 64)], ids=ids)
+def test_quantize_cuda_extreme_grids(shape, gen):
+    # many rows (more than a 65535 grid dimension), one very long row, big expert stack
+    W = make_weight("normal", shape, torch.bfloat16, gen=gen)
+    got, want = cpu_and_cuda_quantize(W, kbit.codebook(4), 4)
+    assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
+@pytest.mark.parametrize("dtype", W_DTYPES, ids=str)
+def test_quantize_cuda_non_contiguous(dtype, gen):
+    base = make_weight("normal", (96, 64), dtype, gen=gen).to(DEV)
+    Wt = base.t()  # [64, 96] column-major
+    assert not Wt.is_contiguous()
+    got = torch.ops.kbit.quantize(Wt, kbit.codebook(3).to(DEV), 3)
+    want = torch.ops.kbit.quantize(Wt.contiguous(), kbit.codebook(3).to(DEV), 3)
+    assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("dtype", W_DTYPES, ids=str)
+def test_quantize_cuda_non_finite(dtype, bad, gen):
+    W = make_weight("normal", (6, 128), dtype, gen=gen)
+    W[4, 100] = bad
+    got, want = cpu_and_cuda_quantize(W, kbit.codebook(4), 4)
+    assert torch.isnan(got[2][4]).item()
+    ok = torch.arange(6) != 4
+    assert_all_bitwise_equal([t.cpu()[ok] for t in got], [t[ok] for t in want], Q_NAMES)
+    with pytest.raises(ValueError, match="non-finite"):
+        kbit.quantize(W.to(DEV), k=4)
+
+
+@pytest.mark.parametrize("layout", ["flat", "tiled"])
+@pytest.mark.parametrize("k", KS)
+def test_api_quantize_on_cuda(k, layout, gen):
+    W = make_weight("normal", (3, 40, 544), torch.float16, gen=gen)
+    Wc = W.to(DEV)
+    W_before = Wc.clone()
+    qc = kbit.quantize(Wc, k=k, layout=layout)
+    assert torch.equal(Wc, W_before)
+    assert qc.device.type == "cuda" and qc.codebook.device.type == "cuda"
+    qh = kbit.quantize(W, k=k, layout=layout)
+    assert_all_bitwise_equal([qc.packed, qc.absmax, qc.row_scale, qc.codebook],
+                             [qh.packed, qh.absmax, qh.row_scale, qh.codebook],
+                             ["packed", "absmax", "row_scale", "codebook"])
+    assert_bitwise_equal(kbit.dequantize(qc), kbit.dequantize(qh), "dequantize")
+    # moving between devices keeps every bit; state dicts load on the CPU
+    assert_bitwise_equal(qc.cpu().packed, qh.packed)
+    sd = qc.state_dict()
+    q2 = kbit.QuantizedWeight.from_state_dict({key: t.cpu() for key, t in sd.items()})
+    assert_bitwise_equal(q2.to_layout(layout).packed, qh.packed)
+
+
+# ---------------------------------------------------------------------------------------------
+# dequantize / layouts
+# ---------------------------------------------------------------------------------------------
+LAYOUT_SHAPES = [(1, 32), (17, 288), (100, 2080), (3, 33, 544), (64, 9, 96)]
+
+
+@pytest.mark.parametrize("shape", LAYOUT_SHAPES, ids=ids)
+@pytest.mark.parametrize("k", KS)
+def test_dequantize_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
+    packed, absmax, rs = random_flat(shape, k, gen)
+    cb = random_codebook(k, gen)
+    for dt in W_DTYPES:
+        want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
+        got = torch.ops.kbit.dequantize(packed.to(DEV), absmax.to(DEV), rs.to(DEV), cb.to(DEV), k, dt)
+        assert_bitwise_equal(got, want, f"dequantize {dt}")
+
+
+@pytest.mark.parametrize("shape", LAYOUT_SHAPES, ids=ids)
+@pytest.mark.parametrize("k", KS)
+def test_repack_unrepack_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
+    packed, absmax, _ = random_flat(shape, k, gen)
+    want = torch.ops.kbit.repack(packed, absmax)
+    got = torch.ops.kbit.repack(packed.to(DEV), absmax.to(DEV))
+    assert_all_bitwise_equal(got, want, ("packed_tiled", "absmax_tiled"))
+    back = torch.ops.kbit.unrepack(*got, shape[-2], shape[-1])
+    assert_all_bitwise_equal(back, (packed, absmax), ("packed", "absmax"))
+    # unrepack on CUDA of the CPU-made tiled tensors
+    back2 = torch.ops.kbit.unrepack(want[0].to(DEV), want[1].to(DEV), shape[-2], shape[-1])
+    assert_all_bitwise_equal(back2, (packed, absmax), ("packed", "absmax"))
+
+
+@pytest.mark.parametrize("shape", LAYOUT_SHAPES, ids=ids)
+@pytest.mark.parametrize("k", KS)
+def test_dequantize_tiled_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
+    packed, absmax, rs = random_flat(shape, k, gen)
+    cb = random_codebook(k, gen)
+    pt, at = torch.ops.kbit.repack(packed, absmax)
+    for dt in W_DTYPES:
+        want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
+        got = torch.ops.kbit.dequantize_tiled(pt.to(DEV), at.to(DEV), rs.to(DEV), cb.to(DEV), k,
+                                              shape[-1], dt)
+        assert_bitwise_equal(got, want, f"dequantize_tiled {dt}")
+
+
+def test_cuda_ops_reject_mixed_devices(gen):
+    W = make_weight("normal", (17, 64), gen=gen)
+    cb = kbit.codebook(4)
+    with pytest.raises(RuntimeError, match="device"):
+        torch.ops.kbit.quantize(W.to(DEV), cb, 4)
+    p, a, r = torch.ops.kbit.quantize(W, cb, 4)
+    with pytest.raises(RuntimeError, match="device"):
+        torch.ops.kbit.dequantize(p.to(DEV), a.to(DEV), r, cb.to(DEV), 4, torch.float32)
+    with pytest.raises(RuntimeError, match="device"):
+        torch.ops.kbit.repack(p.to(DEV), a)
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA graphs
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", KS)
+def test_graph_quantize(k, gen):
+    cb = kbit.codebook(k).to(DEV)
+    W0 = make_weight("normal", (2, 33, 544), torch.bfloat16, gen=gen).to(DEV)
+    W1 = make_weight("outlier_row", (2, 33, 544), torch.bfloat16, gen=gen).to(DEV)
+    check_graph_replay(lambda W: torch.ops.kbit.quantize(W, cb, k), [W0], [W1], list(Q_NAMES))
+
+
+@pytest.mark.parametrize("k", KS)
+def test_graph_layout_ops(k, gen):
+    shape = (2, 33, 544)
+    N, K = shape[-2:]
+    cb = random_codebook(k, gen).to(DEV)
+    flat0 = [t.to(DEV) for t in random_flat(shape, k, gen)]
+    flat1 = [t.to(DEV) for t in random_flat(shape, k, gen)]
+    tiled0 = [t.clone() for t in torch.ops.kbit.repack(*flat0[:2])]
+    tiled1 = [t.clone() for t in torch.ops.kbit.repack(*flat1[:2])]
+    fresh = lambda ts: [t.clone() for t in ts]  # noqa: E731  (replay overwrites static inputs)
+    check_graph_replay(lambda p, a, r: torch.ops.kbit.dequantize(p, a, r, cb, k, torch.float16),
+                       fresh(flat0), flat1)
+    check_graph_replay(lambda p, a: torch.ops.kbit.repack(p, a), fresh(flat0[:2]), flat1[:2])
+    check_graph_replay(lambda p, a: torch.ops.kbit.unrepack(p, a, N, K), fresh(tiled0), tiled1)
+    check_graph_replay(lambda p, a, r: torch.ops.kbit.dequantize_tiled(p, a, r, cb, k, K, torch.bfloat16),
+                       fresh(tiled0) + [flat0[2].clone()], tiled1 + [flat1[2]])

@@ -1,0 +1,69 @@
+"""torch.library.opcheck of every kbit op (schema, fake kernel, autograd registration, AOT
+dispatch) with CPU inputs, and torch.compile(fullgraph=True) over kbit.gemm."""
+import time
+
+import pytest
+import torch
+from torch.library import opcheck
+
+import kbit
+from conftest import make_weight
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWarning")
+
+OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm"]
+
+
+def op_args(name, k, stacked, gen):
+    shape = (3, 19, 288) if stacked else (19, 288)
+    N, K = shape[-2:]
+    W = make_weight("normal", shape, torch.bfloat16, gen=gen)
+    cb = kbit.codebook(k)
+    p, a, r = torch.ops.kbit.quantize(W, cb, k)
+    pt, at = torch.ops.kbit.repack(p, a)
+    x = torch.randn(5, K, generator=gen).half()
+    return {
+        "quantize": (W, cb, k),
+        "dequantize": (p, a, r, cb, k, torch.float16),
+        "repack": (p, a),
+        "unrepack": (pt, at, N, K),
+        "dequantize_tiled": (pt, at, r, cb, k, K, torch.bfloat16),
+        "gemm": (x, pt, at, r, cb, k),
+        "grouped_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
+    }[name]
+
+
+CASES = [(op, k, stacked) for op in OPS for k, stacked in ((3, False), (5, True))
+         if not (op == "gemm" and stacked) and not (op == "grouped_gemm" and not stacked)]
+
+
+@pytest.mark.parametrize("op,k,stacked", CASES, ids=[f"{o}-k{k}-{'E' if s else '2d'}" for o, k, s in CASES])
+def test_opcheck(op, k, stacked, gen):
+    args = op_args(op, k, stacked, gen)
+    result = opcheck(getattr(torch.ops.kbit, op), args)
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_torch_compile_fullgraph_gemm(gen):
+    qw = kbit.quantize(make_weight("normal", (40, 288), gen=gen), k=4)
+
+    @torch.compile(fullgraph=True)
+    def f(x):
+        return torch.relu(kbit.gemm(x, qw).float()) * 2
+
+    x = torch.randn(3, 288, generator=gen).half()
+    t0 = time.time()
+    y = f(x)
+    compile_s = time.time() - t0
+    assert torch.equal(y, torch.relu(kbit.gemm(x, qw).float()) * 2)
+    x2 = torch.randn(2, 7, 288, generator=gen).half()  # new leading dims: recompiles or is dynamic
+    assert torch.equal(f(x2), torch.relu(kbit.gemm(x2, qw).float()) * 2)
+    assert compile_s < 120, f"torch.compile took {compile_s:.0f} s"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op,k,stacked", CASES, ids=[f"{o}-k{k}-{'E' if s else '2d'}" for o, k, s in CASES])
+def test_opcheck_cuda(op, k, stacked, gen):
+    args = tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in op_args(op, k, stacked, gen))
+    result = opcheck(getattr(torch.ops.kbit, op), args)
+    assert set(result.values()) == {"SUCCESS"}, result
