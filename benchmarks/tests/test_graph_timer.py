@@ -1,0 +1,118 @@
+"""GraphTimer's control flow (warm-up, capture, eager fallbacks) against a stand-in torch.cuda.
+
+No GPU here: a fake clock advances by each call's cost, a fake CUDAGraph records the calls made
+while capturing and replays them. This checks the Python logic, not CUDA itself."""
+import contextlib
+
+import pytest
+import torch
+
+from benchmarks import harness
+from benchmarks.harness import GraphTimer, TimerConfig, Work
+
+
+class Clock:
+    now_ms = 0.0
+    capturing = None        # the FakeGraph being captured
+    sync_mode = 0
+
+
+class FakeEvent:
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = Clock.now_ms
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return other.t - self.t
+
+
+class FakeGraph:
+    captures = 0
+
+    def capture_begin(self, pool=None, capture_error_mode="global"):
+        FakeGraph.captures += 1
+        self.calls, Clock.capturing = [], self
+
+    def capture_end(self):
+        Clock.capturing = None
+        if getattr(self, "broken", False):
+            raise RuntimeError("operation failed due to a previous error during capture")
+
+    def replay(self):
+        for cost in self.calls:
+            Clock.now_ms += cost
+
+
+class Kernel:
+    """A callable costing cost_us per call; may sync with the host, or break capture."""
+
+    def __init__(self, cost_us, syncs=False, breaks_capture=False):
+        self.cost_ms, self.syncs, self.breaks, self.eager_calls = cost_us / 1000, syncs, breaks_capture, 0
+
+    def __call__(self):
+        if self.syncs and Clock.sync_mode == "error":
+            raise RuntimeError("called a synchronizing CUDA operation")
+        if Clock.capturing is not None:
+            if self.breaks:
+                Clock.capturing.broken = True
+                raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+            Clock.capturing.calls.append(self.cost_ms)
+        else:
+            self.eager_calls += 1
+            Clock.now_ms += self.cost_ms
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    c = torch.cuda
+    monkeypatch.setattr(c, "Event", FakeEvent)
+    monkeypatch.setattr(c, "CUDAGraph", FakeGraph)
+    monkeypatch.setattr(c, "Stream", lambda *a, **k: object())
+    monkeypatch.setattr(c, "stream", lambda s: contextlib.nullcontext())
+    monkeypatch.setattr(c, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(c, "memory_reserved", lambda *a, **k: 0)
+    monkeypatch.setattr(c, "empty_cache", lambda: None)
+    monkeypatch.setattr(c, "get_sync_debug_mode", lambda: Clock.sync_mode)
+    monkeypatch.setattr(c, "set_sync_debug_mode", lambda m: setattr(Clock, "sync_mode", m))
+    FakeGraph.captures, Clock.capturing, Clock.sync_mode = 0, None, 0
+    return GraphTimer(torch.device("cpu"), TimerConfig(replays=9, min_calls=32))
+
+
+def test_graph_timing_of_a_short_kernel(fake_cuda):
+    t = fake_cuda.measure([Kernel(5.0)], Work(0, 0, "k/dense"))
+    assert t.method == "graph" and t.calls == 32 and t.replays == 9
+    assert t.median_us == pytest.approx(5.0)
+
+
+def test_cold_rotation_uses_every_copy(fake_cuda):
+    copies = [Kernel(3.0) for _ in range(40)]
+    t = fake_cuda.measure(copies, Work(0, 0, "k/dense"))
+    assert t.calls == 40 and t.median_us == pytest.approx(3.0)
+    assert all(k.eager_calls >= 1 for k in copies)          # every copy warmed up
+
+
+def test_host_sync_is_timed_eagerly_without_a_capture(fake_cuda):
+    k = Kernel(7.0, syncs=True)
+    t = fake_cuda.measure([k], Work(0, 0, "k/moe"))
+    assert t.method == "eager" and "synchronizes with the host" in t.note
+    assert FakeGraph.captures == 0 and Clock.sync_mode == 0   # debug mode restored
+    assert t.median_us == pytest.approx(7.0)
+
+
+def test_failed_capture_falls_back_and_is_not_retried(fake_cuda):
+    t = fake_cuda.measure([Kernel(4.0, breaks_capture=True)], Work(0, 0, "x/dense"))
+    assert t.method == "eager" and "graph capture failed" in t.note and FakeGraph.captures == 1
+    t2 = fake_cuda.measure([Kernel(4.0, breaks_capture=True)], Work(0, 0, "x/dense"))
+    assert t2.method == "eager" and FakeGraph.captures == 1   # remembered: no second capture
+    t3 = fake_cuda.measure([Kernel(4.0)], Work(0, 0, "y/dense"))
+    assert t3.method == "graph" and FakeGraph.captures == 2
+
+
+def test_long_kernels_use_few_calls_and_replays(fake_cuda):
+    t = fake_cuda.measure([Kernel(50000.0)], Work(0, 0, "big/dense"))   # 0.1 s per graph
+    assert t.calls == 2 and t.replays == harness.TimerConfig().min_replays
