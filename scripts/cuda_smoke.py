@@ -122,35 +122,36 @@ def rotated(make, nbytes, min_total=4 * 50 * 2**20):
     return [make() for _ in range(copies)]
 
 
-print("\ngemm (cold L2, CUDA-graph medians), k=4 unless noted; us")
-print(f"{'shape':>14} {'M':>3} {'fp16':>8} {'kbit':>8} {'x':>6} {'floor':>7}  rel.err")
-for (N, K) in [(5120, 2048), (2048, 5120), (512, 2048), (14336, 4096), (28672, 8192)]:
-    Wf = torch.randn(N, K, device=dev, dtype=torch.float16) * 0.02
-    for k in ((2, 3, 4, 5) if N == 14336 else (4,)):
-        qw = kbit.quantize(Wf, k=k)
-        qcopies = rotated(lambda: kbit.QuantizedWeight(qw.packed.clone(), qw.absmax.clone(), qw.row_scale.clone(),
-                                                       qw.codebook, qw.k, qw.shape, qw.dtype, qw.layout), qw.nbytes)
-        fcopies = rotated(lambda: Wf.clone(), Wf.numel() * 2) if k == 4 else None
-        for M in (1, 4, 8, 16, 32, 64):
-            x = torch.randn(M, K, device=dev, dtype=torch.float16)
-            y = kbit.gemm(x, qw)
-            ref = x.double() @ kbit.dequantize(qw, torch.float32).double().t()
-            rel = ((y.double() - ref).norm() / ref.norm()).item()
-            fails += rel > 1e-3
-            it = [0]
+if "--no-gemm-table" not in sys.argv:
+    print("\ngemm (cold L2, CUDA-graph medians), k=4 unless noted; us")
+    print(f"{'shape':>14} {'M':>3} {'fp16':>8} {'kbit':>8} {'x':>6} {'floor':>7}  rel.err")
+    for (N, K) in [(5120, 2048), (2048, 5120), (512, 2048), (14336, 4096), (28672, 8192)]:
+        Wf = torch.randn(N, K, device=dev, dtype=torch.float16) * 0.02
+        for k in ((2, 3, 4, 5) if N == 14336 else (4,)):
+            qw = kbit.quantize(Wf, k=k)
+            qcopies = rotated(lambda: kbit.QuantizedWeight(qw.packed.clone(), qw.absmax.clone(), qw.row_scale.clone(),
+                                                           qw.codebook, qw.k, qw.shape, qw.dtype, qw.layout), qw.nbytes)
+            fcopies = rotated(lambda: Wf.clone(), Wf.numel() * 2) if k == 4 else None
+            for M in (1, 4, 8, 16, 32, 64):
+                x = torch.randn(M, K, device=dev, dtype=torch.float16)
+                y = kbit.gemm(x, qw)
+                ref = x.double() @ kbit.dequantize(qw, torch.float32).double().t()
+                rel = ((y.double() - ref).norm() / ref.norm()).item()
+                fails += rel > 1e-3
+                it = [0]
 
-            def run_kbit():
-                kbit.gemm(x, qcopies[it[0] % len(qcopies)]); it[0] += 1
-            t_k = time_graph(run_kbit, calls=len(qcopies) * max(1, 32 // len(qcopies)), reps=15)
-            t_f = float("nan")
-            if fcopies is not None:
-                it2 = [0]
+                def run_kbit():
+                    kbit.gemm(x, qcopies[it[0] % len(qcopies)]); it[0] += 1
+                t_k = time_graph(run_kbit, calls=len(qcopies) * max(1, 32 // len(qcopies)), reps=15)
+                t_f = float("nan")
+                if fcopies is not None:
+                    it2 = [0]
 
-                def run_f():
-                    x @ fcopies[it2[0] % len(fcopies)].t(); it2[0] += 1
-                t_f = time_graph(run_f, calls=len(fcopies) * max(1, 32 // len(fcopies)), reps=15)
-            floor = qw.nbytes / 3.0e12
-            print(f"{f'{K}x{N} k{k}':>14} {M:>3} {t_f * 1e6:>8.2f} {t_k * 1e6:>8.2f} {t_f / t_k:>6.2f} "
-                  f"{floor * 1e6:>7.2f}  {rel:.1e}")
+                    def run_f():
+                        x @ fcopies[it2[0] % len(fcopies)].t(); it2[0] += 1
+                    t_f = time_graph(run_f, calls=len(fcopies) * max(1, 32 // len(fcopies)), reps=15)
+                floor = qw.nbytes / 3.0e12
+                print(f"{f'{K}x{N} k{k}':>14} {M:>3} {t_f * 1e6:>8.2f} {t_k * 1e6:>8.2f} {t_f / t_k:>6.2f} "
+                      f"{floor * 1e6:>7.2f}  {rel:.1e}")
 print("FAILED" if fails else "all checks passed")
 sys.exit(1 if fails else 0)
