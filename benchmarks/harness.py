@@ -1,6 +1,6 @@
 """The one timing harness every benchmark here uses.
 
-Method (docs: /work/shared/design/h100-anchors.md): warm up outside the timed region, capture
+Method (as in the shared design notes, design/h100-anchors.md): warm up outside the timed region, capture
 `calls` back-to-back calls into one CUDA graph, replay it `replays` times with a pair of CUDA
 events around each replay, and report per-call time = replay time / calls: the median over
 replays, and the spread (p90 - p10) / median. For a cold L2 the callables are bound to

@@ -1,0 +1,137 @@
+"""kbit.Experts: mixture-of-experts SwiGLU MLPs with k-bit quantized, stacked expert weights."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import api
+from .buffers import QuantizedBuffers, probe_dtype
+from .linear import ACT_DTYPES, compute_dtype_for
+
+__all__ = ["Experts"]
+
+ACTIVATIONS = ("silu_and_mul",)
+
+
+class Experts(nn.Module):
+    """Routed experts: ``out[t] = sum_j w[t, j] * down[e] @ act(gate_up[e] @ x[t])``, ``e = ids[t, j]``.
+
+    Weights follow Hugging Face's ``Qwen3MoeExperts`` (and Mixtral/Qwen2-MoE fused) layout:
+    ``gate_up_proj [E, 2I, H]`` whose rows ``0 : I`` are the gate projection and ``I : 2I``
+    the up projection, and ``down_proj [E, H, I]``. ``activation="silu_and_mul"``:
+    ``silu(gate) * up`` (HF: ``gate, up = linear(x, gate_up_proj[e]).chunk(2, dim=-1)``).
+
+    forward(hidden_states ``[*, H]``, top_k_index ``[*, topk]`` int, top_k_weights
+    ``[*, topk]`` float) -> ``[*, H]`` in the compute dtype. An id outside ``[0, E)`` (HF uses
+    ``E`` for "expert not on this rank") contributes nothing. The forward pass runs
+    only device-side torch ops (stable sort of the (token, slot) pairs by expert, gather,
+    expert offsets by ``searchsorted``, two :func:`kbit.grouped_gemm` calls, the activation in
+    fp32, the weighted sum over the top-k slots in fp32 in a fixed order: deterministic, no
+    atomics) and never reads a tensor on the host; whether it can be captured in a CUDA graph
+    is then up to :func:`kbit.grouped_gemm`.
+
+    Build with :meth:`from_weights`; ``Experts(E, H, I, k=..., dtype=...)`` is an all-zero
+    placeholder to ``load_state_dict`` into. State dict: ``gate_up_proj.*`` and ``down_proj.*``
+    in the flat format (see :class:`kbit.nn.QuantizedBuffers`). ``.to()`` behaves as for
+    :class:`kbit.Linear`.
+    """
+
+    def __init__(self, num_experts: int, hidden_size: int, intermediate_size: int, k: int = 4,
+                 dtype: torch.dtype = torch.float16, activation: str = "silu_and_mul", device=None):
+        super().__init__()
+        self._init(num_experts, hidden_size, intermediate_size, dtype, activation)
+        self.gate_up_proj = QuantizedBuffers((num_experts, 2 * intermediate_size, hidden_size), k, dtype, device)
+        self.down_proj = QuantizedBuffers((num_experts, hidden_size, intermediate_size), k, dtype, device)
+
+    def _init(self, num_experts, hidden_size, intermediate_size, dtype, activation):
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"kbit.Experts: activation must be one of {ACTIVATIONS} (got {activation!r})")
+        self.num_experts, self.hidden_size = int(num_experts), int(hidden_size)
+        self.intermediate_size, self.dtype, self.activation = int(intermediate_size), dtype, activation
+        compute_dtype_for(dtype, dtype)  # checks it
+
+    @classmethod
+    def from_weights(cls, gate_up_proj: torch.Tensor, down_proj: torch.Tensor, k: int = 4, codebook=None,
+                     dtype: Optional[torch.dtype] = None, activation: str = "silu_and_mul") -> "Experts":
+        """Quantize ``gate_up_proj [E, 2I, H]`` and ``down_proj [E, H, I]`` (not modified).
+
+        H and I must be multiples of 32. ``dtype``: the compute dtype (default: the weights'
+        dtype if float16/bfloat16, else bfloat16).
+        """
+        if gate_up_proj.dim() != 3 or down_proj.dim() != 3:
+            raise ValueError(f"kbit.Experts.from_weights: gate_up_proj and down_proj must be 3-D (got shapes "
+                             f"{tuple(gate_up_proj.shape)} and {tuple(down_proj.shape)})")
+        E, two_i, H = gate_up_proj.shape
+        I = two_i // 2
+        if two_i % 2 or tuple(down_proj.shape) != (E, H, I):
+            raise ValueError(f"kbit.Experts.from_weights: expected gate_up_proj [E, 2I, H] and down_proj "
+                             f"[E, H, I] (got {tuple(gate_up_proj.shape)} and {tuple(down_proj.shape)})")
+        if H % 32 or I % 32:
+            raise ValueError(f"kbit.Experts.from_weights: hidden size H={H} and intermediate size I={I} must "
+                             f"be multiples of 32 (the block size)")
+        dtype = compute_dtype_for(gate_up_proj.dtype, dtype)
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self._init(E, H, I, dtype, activation)
+        with torch.no_grad():
+            self.gate_up_proj = QuantizedBuffers.from_quantized(
+                api.quantize(gate_up_proj.detach(), k=k, codebook=codebook))
+            self.down_proj = QuantizedBuffers.from_quantized(api.quantize(down_proj.detach(), k=k, codebook=codebook))
+        return self
+
+    @property
+    def k(self) -> int:
+        return self.gate_up_proj.k
+
+    def forward(self, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                top_k_weights: torch.Tensor) -> torch.Tensor:
+        H, E, I = self.hidden_size, self.num_experts, self.intermediate_size
+        if hidden_states.dtype != self.dtype or hidden_states.shape[-1] != H:
+            raise TypeError(f"kbit.Experts: hidden_states must be {self.dtype} [*, {H}] (got "
+                            f"{hidden_states.dtype} {tuple(hidden_states.shape)})")
+        lead = hidden_states.shape[:-1]
+        if top_k_index.shape[:-1] != lead or top_k_weights.shape != top_k_index.shape:
+            raise ValueError(f"kbit.Experts: top_k_index and top_k_weights must both be [*, topk] with * = "
+                             f"{tuple(lead)} (got {tuple(top_k_index.shape)} and {tuple(top_k_weights.shape)})")
+        if top_k_index.dtype.is_floating_point or top_k_index.dtype == torch.bool:
+            raise TypeError(f"kbit.Experts: top_k_index must be an integer tensor (got {top_k_index.dtype})")
+        x = hidden_states.reshape(-1, H)
+        T, topk = x.shape[0], top_k_index.shape[-1]
+        if T == 0 or topk == 0:
+            return hidden_states.new_zeros(hidden_states.shape)
+
+        ids = top_k_index.reshape(-1).long()                       # [P], pair p = (token p // topk, slot)
+        valid = (ids >= 0) & (ids < E)
+        ids = torch.where(valid, ids, E - 1)                       # dropped pairs: computed, then zeroed
+        sorted_ids, order = torch.sort(ids, stable=True)
+        offsets = torch.searchsorted(sorted_ids, torch.arange(E + 1, device=ids.device), out_int32=True)
+        xs = x.index_select(0, order // topk)                      # [P, H], grouped by expert
+
+        h = api.grouped_gemm(xs, self.gate_up_proj.quantized(), offsets).float()   # [P, 2I]
+        a = (F.silu(h[:, :I]) * h[:, I:]).to(self.dtype)
+        y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)             # [P, H]
+
+        ys = torch.empty((ids.numel(), H), dtype=torch.float32, device=x.device)
+        ys.index_copy_(0, order, y.float())                        # back to (token, slot) order
+        w = torch.where(valid, top_k_weights.reshape(-1).float(), 0.0)
+        ys = torch.where(valid[:, None], ys * w[:, None], 0.0)
+        out = ys.view(T, topk, H).sum(dim=1)                       # fp32, fixed order
+        return out.to(self.dtype).reshape(hidden_states.shape)
+
+    def __repr__(self) -> str:  # one line, like nn.Linear (the buffers child is an implementation detail)
+        return f"{self._get_name()}({self.extra_repr()})"
+
+    def extra_repr(self) -> str:
+        return (f"num_experts={self.num_experts}, hidden_size={self.hidden_size}, "
+                f"intermediate_size={self.intermediate_size}, k={self.k}, activation={self.activation}, "
+                f"dtype={str(self.dtype).replace('torch.', '')}")
+
+    def _apply(self, fn, recurse=True):
+        super()._apply(fn, recurse)
+        target = probe_dtype(fn, self.dtype)
+        if target in ACT_DTYPES:
+            self.dtype = target
+        return self
