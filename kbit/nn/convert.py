@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
@@ -54,6 +55,7 @@ class QuantizeSummary:
     skipped: Dict[str, str] = field(default_factory=dict)   # qualified name -> reason
     bytes_before: int = 0
     bytes_after: int = 0
+    sources: Dict[str, str] = field(default_factory=dict)   # converted name -> its former type's name
 
     @property
     def bytes_saved(self) -> int:
@@ -65,6 +67,9 @@ class QuantizeSummary:
                  f"skipped {len(self.skipped)}",
                  f"  converted modules: {_fmt(self.bytes_before)} -> {_fmt(self.bytes_after)} "
                  f"(saved {_fmt(self.bytes_saved)}, {pct:.1f}%)"]
+        if self.sources:
+            counts = Counter(self.sources.get(name, "?") for name in self.converted)
+            lines.append("  converted by type: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
         items = list(self.skipped.items())
         lines += [f"  skipped {name}: {why}" for name, why in items[:20]]
         if len(items) > 20:
@@ -120,7 +125,10 @@ def quantize_model(model: nn.Module, k: int = 4, codebook=None, skip=None,
     matches (a callable ``name -> bool``, or fnmatch patterns matched against the name or a
     dotted suffix of it, see below), stay as they are. Types added with
     :func:`register_converter` are converted too; exact types only (an ``nn.Linear``
-    subclass is skipped with a reason). One layer at a time: quantize (on the layer's
+    subclass is skipped with a reason). Hugging Face transformers' fused MoE experts
+    (``Qwen3MoeExperts`` and the like, 3-D ``gate_up_proj`` / ``down_proj``) are converted to
+    :class:`kbit.integrations.transformers.HFExperts`, or skipped with the reason when kbit
+    cannot compute what they do (see :mod:`kbit.integrations.transformers`). One layer at a time: quantize (on the layer's
     device), swap into every parent that holds it, drop the fp module, so the extra memory
     is about one layer (the fp weights are freed unless referenced elsewhere, e.g. tied).
     ``dtype``: the compute dtype of the new layers (default: each weight's dtype when
@@ -140,6 +148,10 @@ def quantize_model(model: nn.Module, k: int = 4, codebook=None, skip=None,
                         f"replaced in place; convert it directly (e.g. kbit.Linear.from_linear)")
     match = _skip_matcher(skip)
     summary = QuantizeSummary(k=k)
+    # Hugging Face fused MoE experts (Qwen3MoeExperts, ...): registers converters for the types
+    # found in this model; imports nothing from transformers.
+    from ..integrations.transformers import register_transformers_converters
+    register_transformers_converters(model)
     groups = _convertible_slots(model, summary)
     todo = []
     for slots in groups:
@@ -165,6 +177,7 @@ def quantize_model(model: nn.Module, k: int = 4, codebook=None, skip=None,
                 for p, a, _ in slots:
                     p._modules[a] = new
                 summary.converted.append(name)
+                summary.sources[name] = type(old).__name__
             del old
             bar.update(1)
     bar.close()
