@@ -382,3 +382,15 @@ def test_raw_gemm_rejects(qw, qe):
         torch.ops.kbit.grouped_gemm(x, *args, off, 4)
     with pytest.raises(RuntimeError, match="expert_offsets"):
         torch.ops.kbit.grouped_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off[:3], 4)
+
+
+def test_tiled_weight_view_not_on_a_tile_boundary_raises():
+    # The GEMM kernels load tiles with 16-byte vectors; a view of the tiled words that starts
+    # inside a tile must be refused with a clear error, never read (on CUDA: a fault).
+    qw = kbit.quantize(torch.randn(32, 256), k=4)
+    flat_words = torch.cat([torch.zeros(1, dtype=torch.int32), qw.packed.reshape(-1)])
+    shifted = flat_words[1:].view(qw.packed.shape)  # same values, 4 bytes past an aligned start
+    assert shifted.data_ptr() % 16 != 0
+    with pytest.raises(RuntimeError, match="16-byte boundary"):
+        torch.ops.kbit.dequantize_tiled(shifted, qw.absmax, qw.row_scale, qw.codebook, 4, 256,
+                                        torch.float32)

@@ -100,6 +100,11 @@ WeightGeometry check_tiled(const at::Tensor& packed, const at::Tensor& absmax, i
               at::IntArrayRef(want), " (got ", absmax.sizes(), ")");
   TORCH_CHECK(packed.is_contiguous() && absmax.is_contiguous(),
               "kbit: packed and absmax must be contiguous");
+  // The kernels read tiles with 16-byte vector loads: a view starting mid-tile would fault.
+  TORCH_CHECK(reinterpret_cast<uintptr_t>(packed.data_ptr()) % 16 == 0 &&
+                  reinterpret_cast<uintptr_t>(absmax.data_ptr()) % 16 == 0,
+              "kbit: packed and absmax (tiled) must start on a 16-byte boundary (a view that does not "
+              "start at a tile?)");
   check_same_device({{"packed", &packed}, {"absmax", &absmax}});
   return g;
 }
