@@ -195,16 +195,10 @@ def main(argv=None) -> int:
     ints = lambda s, d: tuple(int(v) for v in s.split(",")) if s else d  # noqa: E731
     batches, ks = ints(args.batches, plan.model_batches), ints(args.ks, plan.model_ks)
     dtypes = tuple(args.dtypes.split(",")) if args.dtypes else plan.dtypes
-    s = session.open_env(args, args.max_minutes or 5.0, args.replays or plan.replays, plan.min_calls)
-    env, meta = s["env"], s["meta"]
-    meta["plan"] = plan.to_json()
-    rs = ResultSet(meta)
-    msg = session.warn_cpu_quantize(env)
-    if msg:
-        rs.note(msg)
+    env, rs = session.start(args, plan, args.max_minutes or 5.0, args.replays or plan.replays)
     rc = 0
     try:
-        run_model(env, rs, batches, ks, dtypes, tuple(args.l2.split(",")), shrink=meta["shrink"])
+        run_model(env, rs, batches, ks, dtypes, tuple(args.l2.split(",")), shrink=rs.meta["shrink"])
     except CudaBroken as exc:
         rs.note(str(exc))
         env.log(str(exc))

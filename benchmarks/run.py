@@ -13,7 +13,6 @@ import sys
 from . import bench_model, registry, report_md, session
 from . import plan as P
 from .measure import CudaBroken, LayerRunner
-from .results import ResultSet
 
 #: Minutes of the budget kept for the decode-step block benchmark at the end.
 MODEL_RESERVE_MIN = {"fast": 0.2, "full": 1.0}
@@ -57,15 +56,9 @@ def main(argv=None) -> int:
         return 0
     plan = plan_from(args)
     budget = plan.max_minutes * (2 if args.repeat_run else 1)
-    s = session.open_env(args, budget, plan.replays, plan.min_calls)
-    env, meta = s["env"], s["meta"]
-    meta["plan"] = plan.to_json()
-    rs = ResultSet(meta)
-    msg = session.warn_cpu_quantize(env)
-    if msg:
-        rs.note(msg)
+    env, rs = session.start(args, plan, budget, plan.replays)
     kernels = registry.kernels(plan.kernels)
-    groups = P.groups(plan, meta["shrink"])
+    groups = P.groups(plan, rs.meta["shrink"])
     cases = sum(len(l2) for g in groups for l2 in g.l2_by_m.values())
     env.log(f"plan '{plan.mode}': {len(groups)} layer groups, {cases} (shape, E, M, L2) cases, "
             f"{len(kernels)} registered kernels, budget {budget:g} min")
@@ -82,7 +75,7 @@ def main(argv=None) -> int:
         env.deadline = final_deadline
         if not args.no_model:
             bench_model.run_model(env, rs, plan.model_batches, plan.model_ks, plan.dtypes,
-                                  shrink=meta["shrink"])
+                                  shrink=rs.meta["shrink"])
     except CudaBroken as exc:
         rs.note(str(exc))
         env.log(f"stopped: {exc}")

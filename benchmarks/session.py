@@ -122,3 +122,18 @@ def warn_cpu_quantize(env: Env, log=print) -> Optional[str]:
         log("warning: " + msg)
         return msg
     return None
+
+
+def start(args, plan, max_minutes: float, replays: int, log=print):
+    """Open the environment and an empty ResultSet holding the plan (shared by every script).
+
+    Returns (env, rs); a CPU-quantization warning, if any, is already noted in rs.
+    """
+    opened = open_env(args, max_minutes, replays, plan.min_calls, log=log)
+    env, meta = opened["env"], opened["meta"]
+    meta["plan"] = plan.to_json()
+    rs = ResultSet(meta)
+    msg = warn_cpu_quantize(env, log=log)
+    if msg:
+        rs.note(msg)
+    return env, rs
