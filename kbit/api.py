@@ -75,13 +75,21 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
     return y.reshape(*lead, qw.out_features)
 
 
-def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor) -> torch.Tensor:
+def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor, *,
+                 check_offsets: bool = False) -> torch.Tensor:
     """Mixture-of-experts matmul: ``y[t] = x[t] @ W[e]^T`` for tokens sorted by expert.
 
     x ``[T, K]`` float16/bfloat16; qw an expert stack ``[E, N, K]`` (tiled layout);
     expert_offsets int32 ``[E + 1]`` on x's device: expert e owns rows
     ``expert_offsets[e] : expert_offsets[e + 1]`` (non-decreasing, from 0 to T).
     Returns ``[T, N]`` in x's dtype.
+
+    On CUDA the offsets are read by the kernel (no host sync, CUDA-graph capturable), so their
+    values are not validated there: invalid values never fault or touch memory outside x and
+    y, each row belongs to at most one expert (expert e starts at the running maximum of the
+    offsets clamped to [0, T]), and rows no expert owns are NaN. ``check_offsets=True``
+    validates the values first (one device sync; not for graph capture). The CPU path always
+    validates.
     """
     _check_qw(qw, "grouped_gemm")
     if not qw.num_experts:
@@ -93,8 +101,20 @@ def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Ten
         raise TypeError("kbit.grouped_gemm: expert_offsets must be an int32 tensor")
     if expert_offsets.device != x.device:
         raise ValueError(f"kbit.grouped_gemm: expert_offsets is on {expert_offsets.device} but x is on {x.device}")
+    if check_offsets:
+        _check_offsets_values(expert_offsets, qw.num_experts, x.shape[0])
     return torch.ops.kbit.grouped_gemm(x.contiguous(), qw.packed, qw.absmax, qw.row_scale, qw.codebook,
                                        expert_offsets, qw.k)
+
+
+def _check_offsets_values(offsets: torch.Tensor, experts: int, tokens: int) -> None:
+    o = offsets.detach().to("cpu", torch.int64)
+    if o.dim() != 1 or o.numel() != experts + 1:
+        raise ValueError(f"kbit.grouped_gemm: expert_offsets must have E+1 = {experts + 1} entries "
+                         f"(got shape {tuple(offsets.shape)})")
+    if o[0] != 0 or o[-1] != tokens or bool((o[1:] < o[:-1]).any()):
+        raise ValueError(f"kbit.grouped_gemm: expert_offsets must be non-decreasing from 0 to T={tokens} "
+                         f"(got {o.tolist() if o.numel() <= 16 else 'a tensor that is not'})")
 
 
 def _check_qw(qw, fn: str) -> None:

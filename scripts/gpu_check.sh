@@ -4,6 +4,7 @@
 #   MODE=fast|full   benchmark mode (default fast)
 #   TESTS=...        pytest selection (default: the whole suite)
 #   SKIP_BENCH=1     tests only
+#   BENCH_ARGS=...   extra arguments for benchmarks.run (e.g. --shapes, --ms, --no-model)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -25,6 +26,6 @@ python3 -m pytest ${TESTS:-tests} -q -x -rs 2>&1 | tee "$OUT/tests.log" | tail -
 test_rc=${PIPESTATUS[0]}
 if [ -z "${SKIP_BENCH:-}" ]; then
   echo "== benchmarks (${MODE:-fast})"
-  python3 -m benchmarks.run --mode "${MODE:-fast}" --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -60
+  python3 -m benchmarks.run --mode "${MODE:-fast}" --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | tail -60
 fi
 exit "$test_rc"

@@ -198,16 +198,72 @@ def test_grouped_gemm_cuda_deterministic():
         assert_bitwise_equal(kbit.grouped_gemm(x, qw, off), y0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "grouped_gemm is not CUDA-graph capturable: the CUDA path copies expert_offsets to the host "
-    "('Cannot copy between CPU and CUDA tensors during CUDA graph capture'), which also costs a "
-    "device sync per call"))
 def test_grouped_gemm_cuda_graph():
     E, N, K = 8, 257, 1024
     qw, _ = weight(4, N, K, torch.float16, E=E)
     x0, x1 = acts(64, K, torch.float16, "gg0"), acts(64, K, torch.float16, "gg1")
     o0, o1 = offsets([8] * 8), offsets([0, 30, 0, 0, 4, 30, 0, 0])
     check_graph_replay(lambda x, o: kbit.grouped_gemm(x, qw, o), [x0.clone(), o0.clone()], [x1, o1])
+
+
+@pytest.mark.parametrize("E", [1, 8, 64, 512])
+@pytest.mark.parametrize("per_expert", [1, 4, 24])
+def test_grouped_gemm_cuda_many_experts(E, per_expert, gen, poisoned_cuda):
+    # MoE decode / prefill shapes: random expert choice, so many experts get 0 tokens
+    N, K = 40, 288
+    qw, W_hat = weight(4, N, K, torch.float16, E=E)
+    T = max(1, E * per_expert // 8)
+    counts = torch.multinomial(torch.ones(E), T, replacement=True, generator=gen).bincount(minlength=E).tolist()
+    x = acts(T, K, torch.float16, f"many{E}-{per_expert}")
+    check_grouped(qw, W_hat, x, counts, torch.float16)
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemm_cuda_one_expert_takes_all(dtype, poisoned_cuda):
+    # one expert with several hundred tokens: chunks of 64 rows re-read the expert's tiles
+    E, N, K = 6, 100, 544
+    qw, W_hat = weight(5, N, K, dtype, E=E)
+    counts = [0, 0, 333, 0, 0, 0]
+    check_grouped(qw, W_hat, acts(333, K, dtype, "allin"), counts, dtype)
+
+
+def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda):
+    # E > 1024 takes the (host-synchronizing) dequantize + cuBLAS path
+    E, N, K = 1030, 16, 32
+    qw, W_hat = weight(2, N, K, torch.float16, E=E)
+    counts = [0] * E
+    counts[3], counts[1029], counts[500] = 2, 1, 5
+    check_grouped(qw, W_hat, acts(8, K, torch.float16, "e1030"), counts, torch.float16)
+
+
+@pytest.mark.parametrize("bad", ["decreasing", "past_T", "negative", "short_of_T"])
+def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad):
+    # The CUDA kernel cannot check offsets without a host sync. Invalid values must not fault
+    # or touch memory outside x / y, every row is owned by at most one expert, and rows no
+    # expert owns come back NaN (never stale memory). check_offsets=True raises instead.
+    E, N, K, T = 4, 33, 96, 10
+    qw, W_hat = weight(4, N, K, torch.float16, E=E)
+    x = acts(T, K, torch.float16, "badoff")
+    o = {"decreasing": [0, 6, 3, 8, 10], "past_T": [0, 2, 4, 6, 99], "negative": [-5, 2, 4, 6, 10],
+         "short_of_T": [0, 2, 3, 4, 7]}[bad]
+    off = torch.tensor(o, dtype=torch.int32, device=DEV)
+    y = kbit.grouped_gemm(x, qw, off)
+    torch.cuda.synchronize()
+    # the kernel's documented reading of the offsets: begin_e = running max of clamp(o, 0, T)
+    run, begin = 0, []
+    for v in o:
+        run = max(run, min(max(v, 0), T))
+        begin.append(run)
+    owned = torch.zeros(T, dtype=torch.bool)
+    for e in range(E):
+        lo, hi = begin[e], begin[e + 1]
+        if hi > lo:
+            owned[lo:hi] = True
+            ref = x[lo:hi].double() @ W_hat[e].T
+            assert float((y[lo:hi].double() - ref).norm() / ref.norm()) <= 1e-3
+    assert torch.isnan(y[~owned.to(DEV)]).all()
+    with pytest.raises(ValueError, match="expert_offsets"):
+        kbit.grouped_gemm(x, qw, off, check_offsets=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,11 +4,17 @@
 //
 // Weights W[N, K] are cut into tiles of 16 rows (n) x 256 columns (k). A tile is
 // exactly the A operand of 16 tensor-core steps mma.m16n8k16 (A = W rows, B = x^T),
-// each step covering k16 = 16 columns. In step s, lane l (g = l / 4, t = l % 4)
-// owns the A fragment registers
+// two steps per 32-column block. The mma's 16 k-slots of a step need not be 16
+// consecutive columns: any permutation applied to both A and B gives the same sum.
+// Version 2 permutes them so that lane t's B fragments of one block (k-slots 2t, 2t+1,
+// 2t+8, 2t+9 of steps 2b and 2b+1) are the 8 consecutive columns 8t .. 8t+7 of the
+// block: one 16-byte load of x per block and token. In step s = 2b + h, lane l
+// (g = l / 4, t = l % 4) owns the A fragment registers (columns within the tile)
 //
-//     reg r = 0: row g,     cols 2t, 2t+1          reg r = 2: row g,     cols 2t+8, 2t+9
-//     reg r = 1: row g + 8, cols 2t, 2t+1          reg r = 3: row g + 8, cols 2t+8, 2t+9
+//     reg r = 0: row g,     cols 32b + 8t + 4h + {0, 1}
+//     reg r = 1: row g + 8, cols 32b + 8t + 4h + {0, 1}
+//     reg r = 2: row g,     cols 32b + 8t + 4h + {2, 3}
+//     reg r = 3: row g + 8, cols 32b + 8t + 4h + {2, 3}
 //
 // and each register is a *pair* of consecutive-k weights of one row. Lane l stores
 // the 64 pair codes c = 4 s + r of its tile (s = 0..15, r = 0..3) in a private
@@ -37,7 +43,7 @@
 
 namespace kbit {
 
-constexpr int kTiledLayoutVersion = 1;
+constexpr int kTiledLayoutVersion = 2;
 constexpr int kTileRows = 16;                        // n per tile
 constexpr int kTileCols = 256;                       // k per tile (8 blocks)
 constexpr int kBlocksPerTile = kTileCols / 32;       // 8
@@ -48,7 +54,9 @@ KBIT_HD int tile_words(int k) { return 128 * k; }    // 32 lanes x 4k words
 
 // Row (0..15) and first column (0..255) of pair code c of lane `lane` in a tile.
 KBIT_HD int code_row(int lane, int c) { return (lane >> 2) + 8 * (c & 1); }
-KBIT_HD int code_col(int lane, int c) { return 16 * (c >> 2) + 2 * (lane & 3) + 8 * ((c & 3) >> 1); }
+KBIT_HD int code_col(int lane, int c) {
+  return 32 * (c >> 3) + 8 * (lane & 3) + 4 * ((c >> 2) & 1) + 2 * ((c >> 1) & 1);
+}
 
 // Offset (in words) of stream word w of lane `lane` inside a tile's packed words.
 KBIT_HD int stream_word_offset(int lane, int w) { return ((w >> 2) * 32 + lane) * 4 + (w & 3); }

@@ -1,5 +1,9 @@
-// The `gemm` op on CUDA: the tensor-core kernel over the tiled layout for M <= 64,
-// dequantize + cuBLAS above (the dispatcher issue tunes these crossovers per shape).
+// The `gemm` and `grouped_gemm` ops on CUDA.
+//   gemm:         the tensor-core kernel over the tiled layout for M <= 64, dequantize +
+//                 cuBLAS above (the dispatcher issue tunes these crossovers per shape).
+//   grouped_gemm: the grouped tensor-core kernel (one launch, expert_offsets read on the
+//                 device, CUDA-graph capturable) for E <= kTcMaxExperts; above that the
+//                 host-synchronizing per-expert dequantize + cuBLAS loop.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -33,32 +37,48 @@ void launch_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
   }
 }
 
-at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                   const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, const WeightGeometry& g) {
-  // The kernel reads x in 4-byte pairs: a slice starting at an odd element is copied.
-  const at::Tensor x = (reinterpret_cast<uintptr_t>(x_in.data_ptr()) % 4 == 0) ? x_in : x_in.clone();
-  const int64_t M = x.size(0);
-  at::Tensor y = at::empty({M, g.rows}, x.options());
+// The kernel reads x in 16-byte vectors: a view starting off a 16-byte boundary is copied.
+at::Tensor aligned_activations(const at::Tensor& x) {
+  return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 ? x : x.clone();
+}
+
+TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                   const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                   at::Tensor& y) {
   TcGemmArgs args{};
   args.x = x.data_ptr();
   args.packed = reinterpret_cast<const uint32_t*>(packed_t.data_ptr<int32_t>());
   args.absmax = absmax_t.data_ptr<uint8_t>();
   args.row_scale = row_scale.data_ptr<float>();
-  const at::Tensor cb = codebook.contiguous();
-  args.codebook = cb.data_ptr<float>();
+  args.codebook = codebook.data_ptr<float>();
   args.y = y.data_ptr();
-  args.M = M;
+  args.M = x.size(0);
   args.N = g.rows;
   args.K = g.cols;
+  args.experts = 1;
+  args.splits = 1;
+  return args;
+}
+
+void launch(const at::Tensor& x, int k, const TcGemmArgs& args) {
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(k, args, stream);
+  else launch_for_k<c10::BFloat16>(k, args, stream);
+}
+
+at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                   const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const int64_t M = x.size(0);
+  at::Tensor y = at::empty({M, g.rows}, x.options());
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   args.splits = tc_gemm_splits(g.rows, g.cols, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
   at::Tensor workspace;
   if (args.splits > 1) {
     workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
     args.workspace = workspace.data_ptr<float>();
   }
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(g.k, args, stream);
-  else launch_for_k<c10::BFloat16>(g.k, args, stream);
+  launch(x, g.k, args);
   return y;
 }
 
@@ -68,13 +88,36 @@ at::Tensor gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const a
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  if (x.size(0) <= kTcMaxM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, k, g);
+  if (x.size(0) <= kTcMaxM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
+}
+
+at::Tensor grouped_gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                             const at::Tensor& row_scale, const at::Tensor& codebook,
+                             const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, true);
+  check_same_device({{"x", &x_in}, {"expert_offsets", &expert_offsets}});
+  check_expert_offsets(expert_offsets, g.experts, x_in.size(0), /*check_values=*/false);
+  const c10::cuda::CUDAGuard guard(x_in.device());
+  if (g.experts > kTcMaxExperts)
+    return grouped_gemm_dequant_cublas(x_in.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
+  const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
+  const at::Tensor offsets = expert_offsets.contiguous();
+  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
+  if (x.size(0) == 0) return y;
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  args.experts = g.experts;
+  args.expert_offsets = offsets.data_ptr<int32_t>();
+  launch(x, g.k, args);
+  return y;
 }
 
 }  // namespace
 }  // namespace cuda
 
-TORCH_LIBRARY_IMPL(kbit, CUDA, m) { m.impl("gemm", &cuda::gemm_cuda); }
+TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
+  m.impl("gemm", &cuda::gemm_cuda);
+  m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
+}
 
 }  // namespace kbit

@@ -2,12 +2,11 @@
 //
 // The large-M path: dequantize_tiled writes W in x's dtype, cuBLAS multiplies with fp32
 // accumulation. Correct for every shape; slow at small M (it moves W twice).
-// grouped_gemm here reads expert_offsets on the host (one sync), so it is not
-// CUDA-graph capturable yet; the fused grouped kernels remove that.
+// grouped_gemm_dequant_cublas reads expert_offsets on the host (one sync), so it is not
+// CUDA-graph capturable; gemm_cuda.cpp uses it only past the grouped kernel's expert limit.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <torch/library.h>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -34,16 +33,10 @@ at::Tensor gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, 
   return at::mm(x, W.t());
 }
 
-namespace {
-
-at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                             const at::Tensor& row_scale, const at::Tensor& codebook,
-                             const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
-  check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
+at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                       const at::Tensor& row_scale, const at::Tensor& codebook,
+                                       const at::Tensor& expert_offsets, int64_t k, const WeightGeometry& g) {
   const int64_t T = x.size(0), E = g.experts;
-  check_expert_offsets(expert_offsets, E, T, /*check_values=*/false);
-  const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor offs = expert_offsets.cpu();  // host sync (see the file comment)
   check_expert_offsets(offs, E, T, /*check_values=*/true);
   const int32_t* o = offs.data_ptr<int32_t>();
@@ -59,11 +52,5 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   return y;
 }
 
-}  // namespace
 }  // namespace cuda
-
-TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
-  m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
-}
-
 }  // namespace kbit

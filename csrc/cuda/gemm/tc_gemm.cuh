@@ -1,183 +1,280 @@
 #pragma once
-// Tensor-core GEMM for small M (1..64) straight from the tiled layout.
+// Tensor-core GEMM for small M straight from the tiled layout (docs/format.md section 5),
+// dense and grouped (MoE) in one kernel template.
 //
-// Work partition (docs/format.md section 5 for the layout):
+// Work partition:
+//   unit   = (expert, chunk of <= 8 * kTokenTiles tokens, 16-row tile): tc_work.cuh
+//   grid.x = persistent CTAs taking units blockIdx.x, + gridDim.x, ...;
+//   grid.y = splits along K (dense only)
+//   CTA    = 8 warps on one unit at a time; warp w of split s takes the 256-column
+//            groups grp = s * 8 + w, + 8 * splits, ... of the unit's tile
 //
-//   grid.x = persistent CTAs looping over the N/16 row tiles, grid.y = splits along K
-//   CTA    = 8 warps on one 16-row tile at a time; warp w of split s takes the
-//            256-column groups grp = s * 8 + w, + 8 * splits, ... (a warp owns whole
-//            groups) and loads the next group while it computes the current one
+// Pipeline: each warp streams its (unit, group) items through a private ring of
+// kStages shared-memory stages with cp.async, kStages - 1 items ahead of the one it
+// multiplies, across unit boundaries (the loads stay in flight through the CTA's
+// per-unit reduction barrier). Registers hold no prefetched data.
+//   stage = the lane streams of one group (k x 512 bytes, [v][lane][16 B]) + the
+//           group's 128 absmax bytes
 //
-//   per group, per lane:  k x 16-byte loads (its pair stream) + 16 bytes of absmax
-//   per 32-column block:  2 x mma.m16n8k16 per 8 tokens, weights = A (16 rows x 16 cols),
-//                         x^T = B (16 cols x 8 tokens), fresh fp32 accumulators D;
-//                         then acc += e4m4(absmax) * D for the lane's two rows
-//   A registers:          one shared-memory lookup per register in a table of
-//                         (cb[a], cb[b]) pairs indexed by the stored pair code
-//
-// The pair table holds unscaled codebook values, so one table serves the whole weight;
-// the block scale multiplies fp32 accumulators once per block and row, and the row scale
-// once per output. For k <= 4 every lane has its own copy of the table (entry i of lane l
-// at word 32 i + l): lookups with random codes never conflict on a bank (FLUTE's idea).
-// The 8 warps' partial sums are added in a fixed order in shared memory; with splits > 1
-// the CTAs write fp32 partials that tc_reduce_splits adds in a fixed order: the result is
-// the same bits on every run.
+// Per 32-column block b (2 mma steps), per token tile of 8:
+//   B = x^T:  lane (g, t) loads x[token g][32 b + 8 t .. + 7] as one 16-byte vector:
+//             words .x, .y feed step 2b, .z, .w step 2b + 1 (the layout's k-slot
+//             permutation, tiled_layout.h)
+//   A = W:    one table lookup per register in a pair table of (cb[a], cb[b]);
+//             lane l's copy of entry i sits at byte 128 i + 4 l (k <= 4; FLUTE's
+//             per-lane copies: random codes never conflict on a bank), so a lookup
+//             address is one shift + one LOP3 of the stream word. k = 5: one
+//             1024-entry copy.
+//   D:        fresh fp32 accumulators per block; acc += absmax scale * D per row.
+// Absmax scale: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
+// (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift
+// and a half -> float convert; the 128 goes into the row scale at the end.
+// The 8 warps' partial sums are added in a fixed order in shared memory; with splits
+// > 1 the CTAs write fp32 partials that tc_reduce_splits adds in split order: the
+// result is the same bits on every run.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
-#include "../../common/e4m4.h"
 #include "../../common/tiled_layout.h"
+#include "../common/async_copy.cuh"
 #include "../common/device_utils.cuh"
 #include "mma.cuh"
 #include "tc_gemm.h"
+#include "tc_work.cuh"
 
 namespace kbit {
 namespace cuda {
+
+constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
 
 template <int K, int kTokenTiles>
 struct TcGemmConfig {
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
+  static constexpr int kStages = kTokenTiles <= 2 ? 4 : kTokenTiles == 4 ? 3 : 2;
+  static constexpr int kStreamBytes = K * 512;  // one group's lane streams
+  static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
+  static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
+  static constexpr int kReduceBytes = kWarps * kTileRows * kTokens * 4;
   static constexpr int kLutEntries = 1 << (2 * K);
-  static constexpr int kLutCopies = K <= 4 ? 32 : 1;  // k = 5: 1024 entries, one copy (4 KB)
-  static constexpr int kLutWords = kLutEntries * kLutCopies;
-  static constexpr int kReduceWords = kWarps * kTileRows * kTokens;
-  static constexpr int kSmemBytes = 4 * (kLutWords + kReduceWords);
+  static constexpr int kLutCopies = K <= 4 ? 32 : 1;
+  static constexpr int kLutWords = kLutEntries * kLutCopies;  // static shared memory
+  // Grouped schedule (tc_work.cuh): scan scratch + row_begin[E+1] + unit_end[E], int64.
+  static constexpr int schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
 };
 
+// Shared-memory address of the pair-table entry of code c of the lane's stream;
+// lane_base = table address + 4 * lane (entry stride 128 bytes: one word per lane).
+// k = 4: one byte permute + one multiply-add; k = 2, 3: shift + mask + add.
 template <int K>
-__device__ __forceinline__ uint32_t lut_word(uint32_t index, int lane) {
-  if constexpr (K <= 4) return (index << 5) | static_cast<uint32_t>(lane);
-  else return index;
+__device__ __forceinline__ uint32_t lut_address(const uint32_t* stream, int c, uint32_t lane_base) {
+  if constexpr (K == 4) {
+    return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane_base;
+  } else if constexpr (K == 2) {
+    const int sh = 4 * (c & 7);
+    const uint32_t w = stream[c >> 3];
+    return (sh >= 7 ? (w >> (sh - 7)) & 0x780u : (w << (7 - sh)) & 0x780u) + lane_base;
+  } else if constexpr (K == 3) {
+    if (c < 48) return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) % 64u * 128u + lane_base;
+    return get_lut_index(stream, 3, c) * 128u + lane_base;
+  } else {
+    return get_lut_index(stream, 5, c) * 4u + lane_base;  // one copy: lane_base = table address
+  }
 }
 
-// Byte b (0..15) of a 16-byte vector.
-__device__ __forceinline__ uint32_t byte_of(const uint4& v, int b) {
-  const uint32_t w = b < 4 ? v.x : b < 8 ? v.y : b < 12 ? v.z : v.w;
-  return (w >> (8 * (b & 3))) & 255u;
+__device__ __forceinline__ uint32_t lds32(uint32_t address) {
+  uint32_t v;
+  asm("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(address));  // pure: the table is fixed
+  return v;
 }
 
-template <typename T, int K, int kTokenTiles>
-__global__ void __launch_bounds__(TcGemmConfig<K, kTokenTiles>::kThreads)
-tc_gemm_kernel(const T* __restrict__ x,                // [M, cols]
-               const uint32_t* __restrict__ packed,    // [NT, G, K, 32, 4]
-               const uint8_t* __restrict__ absmax,     // [NT, G, 128]
-               const float* __restrict__ row_scale,    // [N]
-               const float* __restrict__ codebook,     // [2^K]
-               T* __restrict__ y,                      // [M, N]            (splits == 1)
-               float* __restrict__ workspace,          // [splits, M, NT*16] (splits > 1)
-               int64_t M, int64_t N, int64_t cols, int64_t row_tiles) {
+__device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
+}
+
+// One 32-column block of a group (two mma steps per token tile): D = W_block x^T from
+// fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
+template <typename T, int K, int MT>
+__device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
+                                         const uint4* const (&xg)[MT], float (&acc)[MT][4], uint32_t lut_base) {
+  uint4 xv[MT];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) xv[mt] = __ldg(xg[mt] + blk * 4);
+  float d[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[mt][i] = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int s = 2 * blk + h;
+    uint32_t a[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      a[r] = lds32(lut_address<K>(stream, 4 * s + r, lut_base));
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
+  }
+  const int q = blk >> 2, j4 = blk & 3;
+  const uint32_t lo_pair = halves[q][j4 & 1], hi_pair = halves[2 + q][j4 & 1];
+  const float s_lo = half_bits_to_float((j4 >> 1) ? lo_pair >> 16 : lo_pair & 0xFFFFu);  // row g
+  const float s_hi = half_bits_to_float((j4 >> 1) ? hi_pair >> 16 : hi_pair & 0xFFFFu);  // row g + 8
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    acc[mt][0] = fmaf(s_lo, d[mt][0], acc[mt][0]);
+    acc[mt][1] = fmaf(s_lo, d[mt][1], acc[mt][1]);
+    acc[mt][2] = fmaf(s_hi, d[mt][2], acc[mt][2]);
+    acc[mt][3] = fmaf(s_hi, d[mt][3], acc[mt][3]);
+  }
+}
+
+template <typename T, int K, int kTokenTiles, bool kGrouped>
+__global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(const TcGemmArgs args) {
   using Cfg = TcGemmConfig<K, kTokenTiles>;
-  extern __shared__ uint32_t smem[];
+  constexpr int S = Cfg::kStages, MT = kTokenTiles;
+  __shared__ __align__(16) uint32_t lut[Cfg::kLutWords];
+  extern __shared__ __align__(16) unsigned char dyn_smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
+  unsigned char* ring = dyn_smem + warp * S * Cfg::kStageBytes;
+  float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kRingBytes);  // [warp][16 rows][kTokens]
 
-  // Pair table: word lut_word(i, l) = (cb[a], cb[b]) of pair index i, as two T. Built
-  // once per CTA (the grid is persistent); with 32 copies, thread i writes entry i's
-  // 32 consecutive words with 16-byte stores.
+  const int64_t N = args.N, cols = args.K;
+  const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
+  const T* x = static_cast<const T*>(args.x);
+
+  TcSchedule<Cfg::kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
+  if constexpr (kGrouped) {
+    int64_t* scratch = reinterpret_cast<int64_t*>(dyn_smem + Cfg::kRingBytes + Cfg::kReduceBytes);
+    int64_t* row_begin = scratch + 32;
+    int64_t* unit_end = row_begin + args.experts + 1;
+    build_grouped_schedule<Cfg::kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end,
+                                         scratch);
+    sched.row_begin = row_begin;
+    sched.unit_end = unit_end;
+    // Rows no expert owns (only for invalid offsets) are NaN, never stale memory.
+    const int64_t lead = row_begin[0], tail = args.M - row_begin[sched.experts];
+    const int64_t unowned = (lead + tail) * N;
+    T* y = static_cast<T*>(args.y);
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < unowned;
+         i += int64_t(gridDim.x) * blockDim.x) {
+      const int64_t r = i / N;
+      y[(r < lead ? r : row_begin[sched.experts] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
+    }
+  }
+
+  const int64_t units = sched.units();
+  const int split = blockIdx.y, splits = gridDim.y;
+  const int64_t grp_first = int64_t(split) * Cfg::kWarps + warp, grp_step = int64_t(splits) * Cfg::kWarps;
+  const int64_t per_unit = grp_first < G ? (G - grp_first + grp_step - 1) / grp_step : 0;
+  const int64_t my_units = blockIdx.x < units ? (units - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  const int64_t items = my_units * per_unit;
+
+  // Producer: the warp's items (unit, group) in order, each into the next ring stage.
+  // Always commits a group (maybe empty), so "S - 1 pending" means the oldest item has
+  // landed. Counters instead of divisions: this runs once per group.
+  int64_t p_left = items, p_unit = 0, p_j = 0, p_tile0 = 0;
+  int p_stage = 0;
+  const auto issue = [&]() {
+    if (p_left > 0) {
+      if (p_j == 0) {
+        const TcUnit w = sched.unit(blockIdx.x + p_unit * gridDim.x);
+        p_tile0 = (w.expert * NT + w.tile) * G;
+      }
+      const int64_t tile = p_tile0 + grp_first + p_j * grp_step;
+      const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
+      unsigned char* st = ring + p_stage * Cfg::kStageBytes;
+#pragma unroll
+      for (int v = 0; v < K; ++v) cp_async_16(st + (v * 32 + lane) * 16, src + v * 32);
+      if (lane < 8) cp_async_16(st + Cfg::kStreamBytes + lane * 16, args.absmax + tile * kAbsmaxBytesPerTile + lane * 16);
+      if (++p_j == per_unit) { p_j = 0; ++p_unit; }
+      --p_left;
+    }
+    cp_async_commit();
+    p_stage = p_stage + 1 == S ? 0 : p_stage + 1;
+  };
+#pragma unroll
+  for (int i = 0; i < S - 1; ++i) issue();
+
+  // Pair table, built while the first groups load: thread i writes entry i's copies.
   for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) {
     uint32_t a, b;
     lut_index_pair(K, static_cast<uint32_t>(i), a, b);
-    const uint32_t v = pack_pair<T>(__ldg(codebook + a), __ldg(codebook + b));
+    const uint32_t v = pack_pair<T>(__ldg(args.codebook + a), __ldg(args.codebook + b));
     if constexpr (Cfg::kLutCopies == 32) {
-      uint4* dst = reinterpret_cast<uint4*>(smem + 32 * i);
+      uint4* dst = reinterpret_cast<uint4*>(lut + 32 * i);
 #pragma unroll
       for (int q = 0; q < 8; ++q) dst[q] = make_uint4(v, v, v, v);
     } else {
-      smem[i] = v;
+      lut[i] = v;
     }
   }
-  float* red = reinterpret_cast<float*>(smem + Cfg::kLutWords);  // [kWarps][16 rows][kTokens]
   __syncthreads();
+  const uint32_t lut_base = static_cast<uint32_t>(__cvta_generic_to_shared(lut)) + (Cfg::kLutCopies == 32 ? 4u * lane : 0u);
 
-  const int64_t G = (cols + 255) / 256;
-  const int split = blockIdx.y, splits = gridDim.y;
-  const int64_t grp_first = int64_t(split) * Cfg::kWarps + warp, grp_step = int64_t(splits) * Cfg::kWarps;
-
-  // Rows of x this lane feeds as B (token mt * 8 + g); rows past M read as zeros.
-  const uint32_t* xrow[kTokenTiles];
-  bool xvalid[kTokenTiles];
+  int c_stage = 0;  // consumer's ring stage
+  for (int64_t ui = 0; ui < my_units; ++ui) {
+    const TcUnit w = sched.unit(blockIdx.x + ui * gridDim.x);
+    // x rows this lane feeds as B (token mt * 8 + g of the chunk); rows past the chunk
+    // repeat its last row: their outputs are computed and dropped.
+    const uint4* xrow[MT];
 #pragma unroll
-  for (int mt = 0; mt < kTokenTiles; ++mt) {
-    const int64_t token = mt * 8 + g;
-    xvalid[mt] = token < M;
-    xrow[mt] = reinterpret_cast<const uint32_t*>(x + (xvalid[mt] ? token : 0) * cols) + t;
-  }
-
-  for (int64_t nt = blockIdx.x; nt < row_tiles; nt += gridDim.x) {
-    const uint4* tiles = reinterpret_cast<const uint4*>(packed + nt * G * tile_words(K));
-    const uint4* scales = reinterpret_cast<const uint4*>(absmax + nt * G * kAbsmaxBytesPerTile) + g;
-
-    float acc[kTokenTiles][4];
+    for (int mt = 0; mt < MT; ++mt) {
+      const int r = min(mt * 8 + g, w.rows - 1);
+      xrow[mt] = reinterpret_cast<const uint4*>(x + (w.row0 + r) * cols) + t;
+    }
+    float acc[MT][4];
 #pragma unroll
-    for (int mt = 0; mt < kTokenTiles; ++mt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
 
-    // Software pipeline: the next group's stream and scales are in flight while the
-    // current group is multiplied.
-    uint4 next[K], next_am = make_uint4(0, 0, 0, 0);
-    if (grp_first < G) {
-#pragma unroll
-      for (int v = 0; v < K; ++v) next[v] = __ldg(tiles + (grp_first * K + v) * 32 + lane);
-      next_am = __ldg(scales + grp_first * (kAbsmaxBytesPerTile / 16));
-    }
-    for (int64_t grp = grp_first; grp < G; grp += grp_step) {
+    for (int64_t j = 0; j < per_unit; ++j) {
+      issue();
+      cp_async_wait<S - 1>();
+      __syncwarp();
+      const unsigned char* st = ring + c_stage * Cfg::kStageBytes;
+      c_stage = c_stage + 1 == S ? 0 : c_stage + 1;
+      const int64_t grp = grp_first + j * grp_step;
       uint32_t stream[4 * K];
 #pragma unroll
       for (int v = 0; v < K; ++v) {
-        stream[4 * v] = next[v].x; stream[4 * v + 1] = next[v].y;
-        stream[4 * v + 2] = next[v].z; stream[4 * v + 3] = next[v].w;
+        const uint4 q = *reinterpret_cast<const uint4*>(st + (v * 32 + lane) * 16);
+        stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
       }
-      const uint4 am = next_am;
-      const int64_t grp_next = grp + grp_step;
-      if (grp_next < G) {
+      // Block scales as fp16 pairs: word (W << 6) & mask holds blocks 0 and 2 of a
+      // quad of W's bytes, (W >> 2) & mask blocks 1 and 3.
+      const uint4 am = *reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16);
+      const uint32_t quads[4] = {am.x, am.y, am.z, am.w};  // row g: blocks 0-3, 4-7; row g+8: 0-3, 4-7
+      uint32_t halves[4][2];
 #pragma unroll
-        for (int v = 0; v < K; ++v) next[v] = __ldg(tiles + (grp_next * K + v) * 32 + lane);
-        next_am = __ldg(scales + grp_next * (kAbsmaxBytesPerTile / 16));
+      for (int q = 0; q < 4; ++q) {
+        halves[q][0] = (quads[q] << 6) & 0x3FC03FC0u;
+        halves[q][1] = (quads[q] >> 2) & 0x3FC03FC0u;
       }
       const int blocks = static_cast<int>((cols - grp * 256) / 32 < 8 ? (cols - grp * 256) / 32 : 8);
-      const uint32_t* xg[kTokenTiles];
+      const uint4* xg[MT];
 #pragma unroll
-      for (int mt = 0; mt < kTokenTiles; ++mt) xg[mt] = xrow[mt] + grp * 128;  // 256 columns = 128 words
+      for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 32;  // 256 columns = 32 vectors
+      if (blocks == 8) {
 #pragma unroll
-      for (int blk = 0; blk < 8; ++blk) {
-        if (blk >= blocks) break;  // K tail: same for the whole warp
-        float d[kTokenTiles][4];
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, lut_base);
+      } else {  // K tail: the same for the whole warp
 #pragma unroll
-        for (int mt = 0; mt < kTokenTiles; ++mt)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) d[mt][i] = 0.0f;
-#pragma unroll
-        for (int st = 0; st < 2; ++st) {
-          const int s = 2 * blk + st;
-          uint32_t a[4];
-#pragma unroll
-          for (int r = 0; r < 4; ++r) a[r] = smem[lut_word<K>(get_lut_index(stream, K, 4 * s + r), lane)];
-#pragma unroll
-          for (int mt = 0; mt < kTokenTiles; ++mt) {
-            // B = x^T: columns 16 s + 2t (+1) and 16 s + 2t + 8 (+9) of token mt * 8 + g.
-            const uint32_t b0 = xvalid[mt] ? __ldg(xg[mt] + 8 * s) : 0u;
-            const uint32_t b1 = xvalid[mt] ? __ldg(xg[mt] + 8 * s + 4) : 0u;
-            mma_m16n8k16<T>(d[mt], a, b0, b1);
-          }
-        }
-        const float s_lo = e4m4_decode(byte_of(am, blk));      // row g
-        const float s_hi = e4m4_decode(byte_of(am, 8 + blk));  // row g + 8
-#pragma unroll
-        for (int mt = 0; mt < kTokenTiles; ++mt) {
-          acc[mt][0] = fmaf(s_lo, d[mt][0], acc[mt][0]);
-          acc[mt][1] = fmaf(s_lo, d[mt][1], acc[mt][1]);
-          acc[mt][2] = fmaf(s_hi, d[mt][2], acc[mt][2]);
-          acc[mt][3] = fmaf(s_hi, d[mt][3], acc[mt][3]);
+        for (int blk = 0; blk < 8; ++blk) {
+          if (blk >= blocks) break;
+          tc_block<T, K, MT>(blk, stream, halves, xg, acc, lut_base);
         }
       }
+      __syncwarp();  // every lane is done with this stage before it is refilled
     }
 
     // Cross-warp sum in a fixed order: red[w][row][token].
 #pragma unroll
-    for (int mt = 0; mt < kTokenTiles; ++mt) {
+    for (int mt = 0; mt < MT; ++mt) {
       float* base = red + (warp * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
       base[0] = acc[mt][0];
       base[1] = acc[mt][1];
@@ -189,17 +286,20 @@ tc_gemm_kernel(const T* __restrict__ x,                // [M, cols]
       const int r = i % kTileRows, tok = i / kTileRows;  // rows fastest: stores along N
       float sum = red[r * Cfg::kTokens + tok];
 #pragma unroll
-      for (int w = 1; w < Cfg::kWarps; ++w) sum += red[(w * kTileRows + r) * Cfg::kTokens + tok];
-      const int64_t row = nt * kTileRows + r;
-      if (tok >= M || row >= N) continue;
+      for (int v = 1; v < Cfg::kWarps; ++v) sum += red[(v * kTileRows + r) * Cfg::kTokens + tok];
+      const int64_t row = w.tile * kTileRows + r;
+      if (tok >= w.rows || row >= N) continue;
+      const int64_t out_row = w.row0 + tok;
       if (splits == 1) {
-        y[tok * N + row] = from_float<T>(sum * __ldg(row_scale + row));
+        const float rs = __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix;
+        static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
       } else {
-        workspace[(int64_t(split) * M + tok) * (row_tiles * kTileRows) + row] = sum;
+        args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
       }
     }
-    __syncthreads();  // red is rewritten by the next tile
+    __syncthreads();  // red is rewritten by the next unit
   }
+  cp_async_wait<0>();
 }
 
 // y = row_scale * (sum of the splits' partials, in split order).
@@ -211,51 +311,59 @@ __global__ void tc_reduce_splits(const float* __restrict__ workspace, const floa
     const int64_t tok = i / N, row = i % N;
     float sum = workspace[tok * n16 + row];
     for (int s = 1; s < splits; ++s) sum += workspace[(int64_t(s) * M + tok) * n16 + row];
-    y[i] = from_float<T>(sum * row_scale[row]);
+    y[i] = from_float<T>(sum * (row_scale[row] * kHalfScaleFix));
   }
 }
 
-template <typename T, int K, int kTokenTiles>
+template <typename T, int K, int kTokenTiles, bool kGrouped>
 void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   using Cfg = TcGemmConfig<K, kTokenTiles>;
-  auto kernel = tc_gemm_kernel<T, K, kTokenTiles>;
-  static bool configured = [&] {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-    return true;
+  auto kernel = tc_gemm_kernel<T, K, kTokenTiles, kGrouped>;
+  // Grouped: the schedule's shared memory for up to 128 or kTcMaxExperts experts.
+  const int bucket = kGrouped && args.experts > 128 ? 1 : 0;
+  const auto smem_bytes = [](int b) {
+    return Cfg::kRingBytes + Cfg::kReduceBytes + (kGrouped ? Cfg::schedule_bytes(b ? kTcMaxExperts : 128) : 0);
+  };
+  // Persistent: as many CTAs as fit on the device at once (each builds the table once).
+  static const std::array<int, 2> ctas_per_sm = [&] {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(1)));
+    int n[2] = {0, 0};
+    for (int b = 0; b < 2; ++b)
+      C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n[b], kernel, Cfg::kThreads, smem_bytes(b)));
+    return std::array<int, 2>{std::max(n[0], 1), std::max(n[1], 1)};
   }();
-  (void)configured;
-  const int64_t NT = (args.N + 15) / 16;
-  // Persistent: as many CTAs as fit on the device at once (each builds the pair table
-  // once), or fewer when there are fewer tiles.
-  static const int ctas_per_sm = [&] {
-    int n = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, Cfg::kSmemBytes));
-    return n > 0 ? n : 1;
-  }();
-  const int64_t resident = int64_t(ctas_per_sm) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-  const int64_t ctas_x = std::max<int64_t>(1, std::min<int64_t>(NT, resident / args.splits));
-  const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(args.splits));
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(
-      static_cast<const T*>(args.x), args.packed, args.absmax, args.row_scale, args.codebook,
-      static_cast<T*>(args.y), args.workspace, args.M, args.N, args.K, NT);
+  const int64_t resident = int64_t(ctas_per_sm[bucket]) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  int64_t ctas_x = resident;
+  if constexpr (!kGrouped) {
+    const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
+    ctas_x = std::max<int64_t>(1, std::min<int64_t>(units, resident / args.splits));
+  }
+  const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
+  kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (args.splits > 1) {
+  if (!kGrouped && args.splits > 1) {
     const int64_t total = args.M * args.N;
     const unsigned blocks = static_cast<unsigned>(grid_for((total + 255) / 256, 4));
-    tc_reduce_splits<T><<<blocks, 256, 0, stream>>>(args.workspace, args.row_scale, static_cast<T*>(args.y),
-                                                     args.M, args.N, NT * 16, args.splits);
+    tc_reduce_splits<T><<<blocks, 256, 0, stream>>>(args.workspace, args.row_scale, static_cast<T*>(args.y), args.M,
+                                                     args.N, (args.N + 15) / 16 * 16, args.splits);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+template <typename T, int K, bool kGrouped>
+void launch_tc_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
+  switch (tc_token_tiles(args.M)) {
+    case 1: launch_tc_gemm_tiles<T, K, 1, kGrouped>(args, stream); break;
+    case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped>(args, stream); break;
+    case 4: launch_tc_gemm_tiles<T, K, 4, kGrouped>(args, stream); break;
+    default: launch_tc_gemm_tiles<T, K, 8, kGrouped>(args, stream); break;
   }
 }
 
 template <typename T, int K>
 void launch_tc_gemm(const TcGemmArgs& args, cudaStream_t stream) {
-  switch (tc_token_tiles(args.M)) {
-    case 1: launch_tc_gemm_tiles<T, K, 1>(args, stream); break;
-    case 2: launch_tc_gemm_tiles<T, K, 2>(args, stream); break;
-    case 4: launch_tc_gemm_tiles<T, K, 4>(args, stream); break;
-    default: launch_tc_gemm_tiles<T, K, 8>(args, stream); break;
-  }
+  if (args.expert_offsets != nullptr) launch_tc_gemm_grouping<T, K, true>(args, stream);
+  else launch_tc_gemm_grouping<T, K, false>(args, stream);
 }
 
 }  // namespace cuda

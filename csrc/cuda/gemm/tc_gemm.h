@@ -1,29 +1,37 @@
 #pragma once
-// Host interface of the tensor-core GEMM over the tiled layout (tc_gemm.cuh).
+// Host interface of the tensor-core GEMM over the tiled layout (tc_gemm.cuh): dense
+// y[M, N] = x[M, K] @ W^T, and grouped (MoE) y[t] = x[t] @ W[e]^T for the rows t that
+// expert_offsets gives expert e, in one launch with no host sync.
 #include <ATen/ATen.h>
 
 namespace kbit {
 namespace cuda {
 
-// y[M, N] = x[M, K] @ W^T for one tiled weight. M <= kTcMaxM.
 struct TcGemmArgs {
-  const void* x;             // [M, K] fp16/bf16, 4-byte aligned rows
-  const uint32_t* packed;    // tiled [N/16, K/256, k, 32, 4]
-  const uint8_t* absmax;     // tiled [N/16, K/256, 128]
-  const float* row_scale;    // [N]
-  const float* codebook;     // [2^k]
-  void* y;                   // [M, N], same dtype as x
-  float* workspace;          // [splits, M, N16] fp32 when splits > 1
+  const void* x;                  // [M, K] fp16/bf16, 16-byte aligned
+  const uint32_t* packed;         // tiled [E, N/16, K/256, k, 32, 4]
+  const uint8_t* absmax;          // tiled [E, N/16, K/256, 128]
+  const float* row_scale;         // [E, N]
+  const float* codebook;          // [2^k]
+  const int32_t* expert_offsets;  // grouped: [E + 1] on the device; dense: nullptr
+  void* y;                        // [M, N], same dtype as x
+  float* workspace;               // dense with splits > 1: [splits, M, N16] fp32
   int64_t M, N, K;
-  int splits;                // CTAs sharing one 16-row tile along K
+  int64_t experts;                // 1 when dense
+  int splits;                     // CTAs sharing one 16-row tile along K (dense only)
 };
 
+// Dense gemm uses the kernel for M <= kTcMaxM; grouped for any tokens per expert
+// (chunks of up to 64 rows; an expert with more re-reads its tiles per chunk).
 constexpr int kTcMaxM = 64;
 
-// Token tiles of 8 for M: 1, 2, 4 or 8 (M <= 8, 16, 32, 64).
+// Grouped: the kernel keeps its schedule (two int64 per expert) in shared memory.
+constexpr int kTcMaxExperts = 1024;
+
+// Token tiles of 8: 1, 2, 4 or 8 (M <= 8, 16, 32, more).
 inline int tc_token_tiles(int64_t M) { return M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8; }
 
-// Splits along K so that small-N shapes still fill the GPU.
+// Splits along K so that small-N shapes still fill the GPU (dense).
 int tc_gemm_splits(int64_t N, int64_t K, int sm_count);
 
 template <typename T, int K>

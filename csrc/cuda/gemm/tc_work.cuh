@@ -1,0 +1,135 @@
+#pragma once
+// Work units of the tensor-core GEMM, found on the device (no host sync).
+//
+// A unit is (expert e, token chunk, 16-row tile nt): up to kTokens rows of x times one
+// 16-row tile of W[e], over the split's share of K. Units are numbered expert by
+// expert, chunk by chunk, tile by tile; CTA b takes units b, b + gridDim.x, ...
+//
+// Dense:   one expert, rows 0 .. M of x.
+// Grouped: expert e owns x rows row_begin[e] .. row_begin[e+1], where row_begin is the
+//          running maximum of expert_offsets clamped to [0, T]. For valid offsets
+//          (0 = o[0] <= o[1] <= ... <= o[E] = T) that is exactly o; for any other
+//          values every row still belongs to at most one expert and no access leaves
+//          x or y, and rows no expert owns are written as NaN (see fill_unowned_rows).
+//          Experts with no rows own no units: they cost nothing but their scan entry.
+#include <cstdint>
+
+#include "tc_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+struct TcUnit {
+  int64_t expert, tile;
+  int64_t row0;  // first x / y row of the chunk
+  int rows;      // rows in the chunk, 1 .. kTokens
+};
+
+// Exclusive block-wide scan of one value per thread (blockDim.x = 32 * warps), in
+// thread order; `identity` is op's neutral element. Every thread must call it.
+template <typename Op>
+__device__ int64_t block_exclusive_scan(int64_t v, int64_t* scratch /* [32] */, Op op, int64_t identity) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int64_t incl = v;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int64_t n = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl = op(incl, n);
+  }
+  int64_t excl = __shfl_up_sync(0xffffffffu, incl, 1);
+  if (lane == 0) excl = identity;
+  if (lane == 31) scratch[warp] = incl;
+  __syncthreads();
+  int64_t prefix = identity;  // op over the totals of warps 0 .. warp-1, in order
+  for (int w = 0; w < warp && w < warps; ++w) prefix = op(prefix, scratch[w]);
+  __syncthreads();  // scratch is reused by the next scan
+  return op(prefix, excl);
+}
+
+template <int kTokens, bool kGrouped>
+struct TcSchedule {
+  int64_t row_tiles;
+  int64_t tokens;          // rows of x (M, or T when grouped)
+  int experts;
+  const int64_t* row_begin;  // grouped: [experts + 1], shared memory
+  const int64_t* unit_end;   // grouped: [experts], units of experts 0..e, shared memory
+
+  __device__ int64_t units() const {
+    if constexpr (kGrouped) return experts > 0 ? unit_end[experts - 1] : 0;
+    else return (tokens + kTokens - 1) / kTokens * row_tiles;
+  }
+
+  __device__ TcUnit unit(int64_t u) const {
+    TcUnit w;
+    int64_t local = u, begin = 0, end = tokens;
+    if constexpr (kGrouped) {
+      int lo = 0, hi = experts - 1;  // first e with unit_end[e] > u
+      while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (unit_end[mid] > u) hi = mid;
+        else lo = mid + 1;
+      }
+      w.expert = lo;
+      local = u - (lo > 0 ? unit_end[lo - 1] : 0);
+      begin = row_begin[lo];
+      end = row_begin[lo + 1];
+    } else {
+      w.expert = 0;
+    }
+    const int64_t chunk = (local >> 31) == 0 && (row_tiles >> 31) == 0
+                              ? static_cast<int64_t>(static_cast<uint32_t>(local) / static_cast<uint32_t>(row_tiles))
+                              : local / row_tiles;  // 32-bit division where it fits
+    w.tile = local - chunk * row_tiles;
+    w.row0 = begin + chunk * kTokens;
+    const int64_t left = end - w.row0;
+    w.rows = static_cast<int>(left < kTokens ? left : kTokens);
+    return w;
+  }
+};
+
+// Grouped: fill row_begin[0..E] and unit_end[0..E) in shared memory from the device
+// offsets. Every thread of the (256-thread) CTA calls this; E <= kTcMaxExperts.
+template <int kTokens>
+__device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t row_tiles,
+                                       int64_t* row_begin, int64_t* unit_end, int64_t* scratch) {
+  constexpr int kPer = (kTcMaxExperts + 1 + 255) / 256;  // entries per thread, consecutive
+  const int first = static_cast<int>(threadIdx.x) * kPer;
+  const auto max_op = [](int64_t a, int64_t b) { return a > b ? a : b; };
+  const auto sum_op = [](int64_t a, int64_t b) { return a + b; };
+  // row_begin = running maximum of the offsets clamped to [0, T].
+  int64_t vals[kPer];
+  int64_t run = 0;
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int j = first + i;
+    const int64_t o = j <= E ? static_cast<int64_t>(__ldg(offsets + j)) : 0;
+    vals[i] = o < 0 ? 0 : (o > T ? T : o);
+    run = max_op(run, vals[i]);
+  }
+  int64_t prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    prefix = max_op(prefix, vals[i]);
+    if (first + i <= E) row_begin[first + i] = prefix;
+  }
+  __syncthreads();
+  // unit_end = inclusive sum of each expert's units (chunks of kTokens rows x row tiles).
+  int64_t total = 0;
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int e = first + i;
+    const int64_t rows = e < E ? row_begin[e + 1] - row_begin[e] : 0;
+    vals[i] = (rows + kTokens - 1) / kTokens * row_tiles;
+    total += vals[i];
+  }
+  prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    prefix += vals[i];
+    if (first + i < E) unit_end[first + i] = prefix;
+  }
+  __syncthreads();
+}
+
+}  // namespace cuda
+}  // namespace kbit
