@@ -1,0 +1,41 @@
+"""One kbit.gemm / grouped_gemm shape, called a few times: a target for Nsight Compute.
+
+    ncu --kernel-name regex:tc_gemm --launch-skip 3 --launch-count 1 --section WarpStateStats \
+        python3 scripts/ncu_gemm.py --k 4 --M 1 --N 28672 --K 8192
+
+Weights are random (quantized on the GPU); ncu flushes caches between its replays (cold L2).
+"""
+import argparse
+
+import torch
+
+import kbit
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--M", type=int, default=1, help="tokens (per expert when --experts > 0)")
+    ap.add_argument("--N", type=int, default=28672)
+    ap.add_argument("--K", type=int, default=8192)
+    ap.add_argument("--experts", type=int, default=0, help="> 0: grouped_gemm over this many experts")
+    ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"))
+    ap.add_argument("--calls", type=int, default=5)
+    a = ap.parse_args()
+    dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
+    shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
+    qw = kbit.quantize(torch.randn(*shape, device="cuda", dtype=dtype), k=a.k)
+    if a.experts:
+        x = torch.randn(a.experts * a.M, a.K, device="cuda", dtype=dtype)
+        off = torch.arange(0, a.experts + 1, device="cuda", dtype=torch.int32) * a.M
+        for _ in range(a.calls):
+            kbit.grouped_gemm(x, qw, off)
+    else:
+        x = torch.randn(a.M, a.K, device="cuda", dtype=dtype)
+        for _ in range(a.calls):
+            kbit.gemm(x, qw)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
