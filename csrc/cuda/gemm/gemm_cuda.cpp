@@ -57,6 +57,7 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   args.K = g.cols;
   args.experts = 1;
   args.splits = 1;
+  args.warps_per_unit = tc_warps_per_unit(g.cols);
   return args;
 }
 

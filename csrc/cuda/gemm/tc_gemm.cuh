@@ -57,7 +57,7 @@ struct TcGemmConfig {
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
-  static constexpr int kReduceBytes = kWarps * kTileRows * kTokens * 4;
+  static constexpr int kReduceBytes = kWarps * kTileRows * kTokens * 4 + kWarps * 32;  // + TcUnit per slot
   static constexpr int kLutEntries = 1 << (2 * K);
   static constexpr int kLutCopies = K <= 4 ? 32 : 1;
   static constexpr int kLutWords = kLutEntries * kLutCopies;  // static shared memory
@@ -166,11 +166,19 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
     }
   }
 
+  // A unit gets wpu warps (8, or fewer when K has fewer than 8 groups); the CTA runs
+  // 8 / wpu units side by side: round r takes units (blockIdx.x + r * gridDim.x) * U + slot.
   const int64_t units = sched.units();
+  const int wpu = args.warps_per_unit, U = Cfg::kWarps / wpu;
+  const int slot = warp / wpu, wi = warp % wpu;
   const int split = blockIdx.y, splits = gridDim.y;
-  const int64_t grp_first = int64_t(split) * Cfg::kWarps + warp, grp_step = int64_t(splits) * Cfg::kWarps;
+  const int64_t grp_first = int64_t(split) * wpu + wi, grp_step = int64_t(splits) * wpu;
   const int64_t per_unit = grp_first < G ? (G - grp_first + grp_step - 1) / grp_step : 0;
-  const int64_t my_units = blockIdx.x < units ? (units - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  const int64_t rounds_total = (units + U - 1) / U;
+  const int64_t my_rounds = blockIdx.x < rounds_total ? (rounds_total - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  const auto unit_of_round = [&](int64_t r) { return (blockIdx.x + r * gridDim.x) * U + slot; };
+  // Only the last round can hold a unit past the end.
+  const int64_t my_units = my_rounds - (my_rounds > 0 && unit_of_round(my_rounds - 1) >= units ? 1 : 0);
   const int64_t items = my_units * per_unit;
 
   // Producer: the warp's items (unit, group) in order, each into the next ring stage.
@@ -181,7 +189,7 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
   const auto issue = [&]() {
     if (p_left > 0) {
       if (p_j == 0) {
-        const TcUnit w = sched.unit(blockIdx.x + p_unit * gridDim.x);
+        const TcUnit w = sched.unit(unit_of_round(p_unit));
         p_tile0 = (w.expert * NT + w.tile) * G;
       }
       const int64_t tile = p_tile0 + grp_first + p_j * grp_step;
@@ -199,25 +207,32 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
 #pragma unroll
   for (int i = 0; i < S - 1; ++i) issue();
 
-  // Pair table, built while the first groups load: thread i writes entry i's copies.
-  for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) {
+  // Pair table, built while the first groups load. 32 copies: 16-byte vector q of the
+  // table is words 4q .. 4q+3 of entry q / 8; consecutive threads write consecutive
+  // vectors (no bank conflicts).
+  const auto table_word = [&](uint32_t i) {
     uint32_t a, b;
-    lut_index_pair(K, static_cast<uint32_t>(i), a, b);
-    const uint32_t v = pack_pair<T>(__ldg(args.codebook + a), __ldg(args.codebook + b));
-    if constexpr (Cfg::kLutCopies == 32) {
-      uint4* dst = reinterpret_cast<uint4*>(lut + 32 * i);
-#pragma unroll
-      for (int q = 0; q < 8; ++q) dst[q] = make_uint4(v, v, v, v);
-    } else {
-      lut[i] = v;
+    lut_index_pair(K, i, a, b);
+    return pack_pair<T>(__ldg(args.codebook + a), __ldg(args.codebook + b));
+  };
+  if constexpr (Cfg::kLutCopies == 32) {
+    for (int q = threadIdx.x; q < Cfg::kLutWords / 4; q += Cfg::kThreads) {
+      const uint32_t v = table_word(static_cast<uint32_t>(q / 8));
+      reinterpret_cast<uint4*>(lut)[q] = make_uint4(v, v, v, v);
     }
+  } else {
+    for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) lut[i] = table_word(static_cast<uint32_t>(i));
   }
   __syncthreads();
   const uint32_t lut_base = static_cast<uint32_t>(__cvta_generic_to_shared(lut)) + (Cfg::kLutCopies == 32 ? 4u * lane : 0u);
 
   int c_stage = 0;  // consumer's ring stage
-  for (int64_t ui = 0; ui < my_units; ++ui) {
-    const TcUnit w = sched.unit(blockIdx.x + ui * gridDim.x);
+  TcUnit* slot_units = reinterpret_cast<TcUnit*>(red + Cfg::kWarps * kTileRows * Cfg::kTokens);  // [U]
+  for (int64_t round = 0; round < my_rounds; ++round) {
+    const bool has_unit = round < my_units;
+    TcUnit w{0, 0, 0, 1};
+    if (has_unit) w = sched.unit(unit_of_round(round));
+    if (wi == 0 && lane == 0) slot_units[slot] = has_unit ? w : TcUnit{0, 0, 0, 0};
     // x rows this lane feeds as B (token mt * 8 + g of the chunk); rows past the chunk
     // repeat its last row: their outputs are computed and dropped.
     const uint4* xrow[MT];
@@ -232,7 +247,7 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
 
-    for (int64_t j = 0; j < per_unit; ++j) {
+    for (int64_t j = 0; j < (has_unit ? per_unit : 0); ++j) {
       issue();
       cp_async_wait<S - 1>();
       __syncwarp();
@@ -272,7 +287,7 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
       __syncwarp();  // every lane is done with this stage before it is refilled
     }
 
-    // Cross-warp sum in a fixed order: red[w][row][token].
+    // Cross-warp sum of each slot's wpu warps, in a fixed order: red[w][row][token].
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       float* base = red + (warp * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
@@ -282,16 +297,18 @@ __global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(
       base[8 * Cfg::kTokens + 1] = acc[mt][3];
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < kTileRows * Cfg::kTokens; i += Cfg::kThreads) {
-      const int r = i % kTileRows, tok = i / kTileRows;  // rows fastest: stores along N
-      float sum = red[r * Cfg::kTokens + tok];
-#pragma unroll
-      for (int v = 1; v < Cfg::kWarps; ++v) sum += red[(v * kTileRows + r) * Cfg::kTokens + tok];
-      const int64_t row = w.tile * kTileRows + r;
-      if (tok >= w.rows || row >= N) continue;
-      const int64_t out_row = w.row0 + tok;
+    for (int i = threadIdx.x; i < U * kTileRows * Cfg::kTokens; i += Cfg::kThreads) {
+      const int sl = i / (kTileRows * Cfg::kTokens), rt = i % (kTileRows * Cfg::kTokens);
+      const int r = rt % kTileRows, tok = rt / kTileRows;  // rows fastest: stores along N
+      const TcUnit& u = slot_units[sl];
+      const int64_t row = u.tile * kTileRows + r;
+      if (tok >= u.rows || row >= N) continue;
+      const int w0 = sl * wpu;
+      float sum = red[(w0 * kTileRows + r) * Cfg::kTokens + tok];
+      for (int v = 1; v < wpu; ++v) sum += red[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
+      const int64_t out_row = u.row0 + tok;
       if (splits == 1) {
-        const float rs = __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix;
+        const float rs = __ldg(args.row_scale + u.expert * N + row) * kHalfScaleFix;
         static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
       } else {
         args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
@@ -336,7 +353,8 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   int64_t ctas_x = resident;
   if constexpr (!kGrouped) {
     const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
-    ctas_x = std::max<int64_t>(1, std::min<int64_t>(units, resident / args.splits));
+    const int64_t rounds = (units + Cfg::kWarps / args.warps_per_unit - 1) / (Cfg::kWarps / args.warps_per_unit);
+    ctas_x = std::max<int64_t>(1, std::min<int64_t>(rounds, resident / args.splits));
   }
   const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
   kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(args);

@@ -19,7 +19,15 @@ struct TcGemmArgs {
   int64_t M, N, K;
   int64_t experts;                // 1 when dense
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
+  int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
 };
+
+// Warps of a CTA that share one unit along K: 8, or the largest power of two <= the
+// 256-column groups of K (small K: the CTA's warps take several units side by side).
+inline int tc_warps_per_unit(int64_t K) {
+  const int64_t groups = (K + 255) / 256;
+  return groups >= 8 ? 8 : groups >= 4 ? 4 : groups >= 2 ? 2 : 1;
+}
 
 // Dense gemm uses the kernel for M <= kTcMaxM; grouped for any tokens per expert
 // (chunks of up to 64 rows; an expert with more re-reads its tiles per chunk).
