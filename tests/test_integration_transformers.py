@@ -125,11 +125,15 @@ def test_hf_experts_drop_in(fp_model):
     ids[0, 1] = EXPERTS                                            # sentinel
     w = torch.softmax(torch.randn(T, TOP_K, generator=gen), -1).to(DTYPE)
     deq = copy.deepcopy(src)                                   # its own copy of the config
-    deq.config._experts_implementation = "eager"               # the one that handles the sentinel
+    deq.config._experts_implementation = "eager"
+    # The reference sees the sentinel slot as a real expert with weight 0 (older transformers'
+    # eager path rejects the sentinel id), so both mean "contributes nothing".
+    ids_ref, w_ref = ids.clone(), w.clone()
+    ids_ref[0, 1], w_ref[0, 1] = (ids[0, 0] + 1) % EXPERTS, 0
     with torch.no_grad():
         deq.gate_up_proj.copy_(kbit.dequantize(new.gate_up_proj.quantized(), DTYPE))
         deq.down_proj.copy_(kbit.dequantize(new.down_proj.quantized(), DTYPE))
-        out, ref = new(x, ids, w), deq(x, ids, w)
+        out, ref = new(x, ids, w), deq(x, ids_ref, w_ref)
         assert out.shape == (T, HIDDEN) and out.dtype == DTYPE
         assert rel_err(out, ref) < 1.5e-2
         src_out = src(x[1:], ids[1:], w[1:])                           # (grouped_mm: no sentinel)

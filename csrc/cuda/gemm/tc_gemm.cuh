@@ -34,6 +34,7 @@
 // result is the same bits on every run.
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstdint>
 
 #include "../../common/tiled_layout.h"
@@ -48,12 +49,13 @@ namespace cuda {
 
 constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
 
-template <int K, int kTokenTiles>
+template <int K, int kTokenTiles, int kMinBlocks = (kTokenTiles <= 4 ? 2 : 1)>
 struct TcGemmConfig {
+  static constexpr int kMinBlocksPerSm = kMinBlocks;  // register cap: 64K / (256 * kMinBlocks)
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
-  static constexpr int kStages = kTokenTiles <= 2 ? 4 : kTokenTiles == 4 ? 3 : 2;
+  static constexpr int kStages = kMinBlocks >= 3 ? 2 : kTokenTiles <= 2 ? 4 : kTokenTiles == 4 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
@@ -131,9 +133,9 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
   }
 }
 
-template <typename T, int K, int kTokenTiles, bool kGrouped>
-__global__ void __launch_bounds__(256, kTokenTiles <= 4 ? 2 : 1) tc_gemm_kernel(const TcGemmArgs args) {
-  using Cfg = TcGemmConfig<K, kTokenTiles>;
+template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
+__global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmArgs args) {
+  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
   constexpr int S = Cfg::kStages, MT = kTokenTiles;
   __shared__ __align__(16) uint32_t lut[Cfg::kLutWords];
   extern __shared__ __align__(16) unsigned char dyn_smem[];
@@ -332,10 +334,10 @@ __global__ void tc_reduce_splits(const float* __restrict__ workspace, const floa
   }
 }
 
-template <typename T, int K, int kTokenTiles, bool kGrouped>
+template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
 void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
-  using Cfg = TcGemmConfig<K, kTokenTiles>;
-  auto kernel = tc_gemm_kernel<T, K, kTokenTiles, kGrouped>;
+  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
+  auto kernel = tc_gemm_kernel<T, K, kTokenTiles, kGrouped, kMinBlocks>;
   // Grouped: the schedule's shared memory for up to 128 or kTcMaxExperts experts.
   const int bucket = kGrouped && args.experts > 128 ? 1 : 0;
   const auto smem_bytes = [](int b) {
@@ -370,11 +372,15 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
 
 template <typename T, int K, bool kGrouped>
 void launch_tc_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
+  static const bool occ3 = std::getenv("KBIT_TC_OCC3") != nullptr;  // EXPERIMENT (A/B), to be removed
   switch (tc_token_tiles(args.M)) {
-    case 1: launch_tc_gemm_tiles<T, K, 1, kGrouped>(args, stream); break;
-    case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped>(args, stream); break;
-    case 4: launch_tc_gemm_tiles<T, K, 4, kGrouped>(args, stream); break;
-    default: launch_tc_gemm_tiles<T, K, 8, kGrouped>(args, stream); break;
+    case 1:
+      if (occ3) launch_tc_gemm_tiles<T, K, 1, kGrouped, 3>(args, stream);
+      else launch_tc_gemm_tiles<T, K, 1, kGrouped, 2>(args, stream);
+      break;
+    case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped, 2>(args, stream); break;
+    case 4: launch_tc_gemm_tiles<T, K, 4, kGrouped, 2>(args, stream); break;
+    default: launch_tc_gemm_tiles<T, K, 8, kGrouped, 1>(args, stream); break;
   }
 }
 
