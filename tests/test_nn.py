@@ -14,6 +14,7 @@ from torch import nn
 import kbit
 import kbit.nn.convert as convert
 from conftest import ACT_DTYPES, GEMM_RTOL, randn
+from cuda_utils import check_graph_replay
 
 LINEAR_KEYS = {"weight.packed", "weight.absmax", "weight.row_scale", "weight.codebook", "weight.meta"}
 
@@ -561,8 +562,8 @@ def _cuda_experts(gen):
 @pytest.mark.gpu
 def test_experts_module_ops_sync_free_and_capturable_cuda(gen, monkeypatch):
     """The module's own ops (sort, offsets, gathers, weighted sum) neither sync nor break CUDA
-    graph capture. kbit.grouped_gemm is replaced by a device-only dense stand-in, because the
-    op itself still reads expert_offsets on the host (see the xfail below)."""
+    graph capture, checked apart from the grouped kernel: kbit.grouped_gemm is replaced by a
+    device-only dense stand-in (the real op: test_experts_forward_sync_free_cuda)."""
     m, x, ids, w = _cuda_experts(gen)
     dense = {mod.packed.data_ptr(): kbit.dequantize(mod.quantized(), torch.float32)
              for mod in (m.gate_up_proj, m.down_proj)}
@@ -604,10 +605,9 @@ def test_experts_module_ops_sync_free_and_capturable_cuda(gen, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="kbit.grouped_gemm's CUDA path reads expert_offsets on the host "
-                          "(csrc/cuda/gemm/gemm_dequant_cublas.cpp); drop this xfail once it does not")
 def test_experts_forward_sync_free_cuda(gen):
+    """The whole Experts forward, grouped kernels included, runs without a host sync and
+    replays from a CUDA graph with the same bits as eager calls."""
     m, x, ids, w = _cuda_experts(gen)
     m(x, ids, w)
     torch.cuda.synchronize()
@@ -616,3 +616,5 @@ def test_experts_forward_sync_free_cuda(gen):
         m(x, ids, w)
     finally:
         torch.cuda.set_sync_debug_mode(0)
+    x2, (ids2, w2) = randn(tuple(x.shape), gen, torch.float16).cuda(), routing(x.shape[0], gen)
+    check_graph_replay(m, [x.clone(), ids.clone(), w.clone()], [x2, ids2.cuda(), w2.cuda()])
