@@ -29,7 +29,8 @@
 // Absmax scale: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
 // (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift
 // and a half -> float convert; the 128 goes into the row scale at the end.
-// The 8 warps' partial sums are added in a fixed order in shared memory; with splits
+// The warps of a unit add their partial sums in a fixed order in shared memory (the last
+// warp to finish does it: no CTA barrier after the table is built); with splits
 // > 1 the CTAs write fp32 partials that tc_reduce_splits adds in split order: the
 // result is the same bits on every run.
 #include <algorithm>
@@ -55,11 +56,12 @@ struct TcGemmConfig {
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
-  static constexpr int kStages = kMinBlocks >= 3 ? 2 : kTokenTiles <= 2 ? 4 : kTokenTiles == 4 ? 3 : 2;
+  static constexpr int kStages = kMinBlocks >= 3 ? 2 : kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
-  static constexpr int kReduceBytes = kWarps * kTileRows * kTokens * 4 + kWarps * 32;  // + TcUnit per slot
+  // red[2][warps][16][tokens] fp32, arrivals[2][warps] int, reduced[warps] int64
+  static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 2 * kWarps * 4 + kWarps * 8;
   static constexpr int kLutEntries = 1 << (2 * K);
   static constexpr int kLutCopies = K <= 4 ? 32 : 1;
   static constexpr int kLutWords = kLutEntries * kLutCopies;  // static shared memory
@@ -142,7 +144,13 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   unsigned char* ring = dyn_smem + warp * S * Cfg::kStageBytes;
-  float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kRingBytes);  // [warp][16 rows][kTokens]
+  // Partial sums, double-buffered by round parity: red[parity][warp][16 rows][kTokens];
+  // then per slot: arrivals[parity][slot] and the last round whose sum is written.
+  float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kRingBytes);
+  int* arrivals = reinterpret_cast<int*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
+  volatile int64_t* reduced = reinterpret_cast<volatile int64_t*>(arrivals + 2 * Cfg::kWarps);  // [kWarps]
+  if (threadIdx.x < 2 * Cfg::kWarps) arrivals[threadIdx.x] = 0;
+  if (threadIdx.x < Cfg::kWarps) reduced[threadIdx.x] = -1;
 
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
@@ -229,12 +237,8 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   const uint32_t lut_base = static_cast<uint32_t>(__cvta_generic_to_shared(lut)) + (Cfg::kLutCopies == 32 ? 4u * lane : 0u);
 
   int c_stage = 0;  // consumer's ring stage
-  TcUnit* slot_units = reinterpret_cast<TcUnit*>(red + Cfg::kWarps * kTileRows * Cfg::kTokens);  // [U]
-  for (int64_t round = 0; round < my_rounds; ++round) {
-    const bool has_unit = round < my_units;
-    TcUnit w{0, 0, 0, 1};
-    if (has_unit) w = sched.unit(unit_of_round(round));
-    if (wi == 0 && lane == 0) slot_units[slot] = has_unit ? w : TcUnit{0, 0, 0, 0};
+  for (int64_t round = 0; round < my_units; ++round) {
+    const TcUnit w = sched.unit(unit_of_round(round));
     // x rows this lane feeds as B (token mt * 8 + g of the chunk); rows past the chunk
     // repeat its last row: their outputs are computed and dropped.
     const uint4* xrow[MT];
@@ -249,7 +253,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
 
-    for (int64_t j = 0; j < (has_unit ? per_unit : 0); ++j) {
+    for (int64_t j = 0; j < per_unit; ++j) {
       issue();
       cp_async_wait<S - 1>();
       __syncwarp();
@@ -289,34 +293,52 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       __syncwarp();  // every lane is done with this stage before it is refilled
     }
 
-    // Cross-warp sum of each slot's wpu warps, in a fixed order: red[w][row][token].
+    // Cross-warp sum of the slot's wpu warps without a CTA barrier: each warp leaves its
+    // partials in red[parity], and the last of them to arrive adds all wpu partials in
+    // warp order (the same bits whichever warp is last) and writes the outputs. A warp
+    // reuses red[parity] two rounds later, after that round's sum is done.
+    const int parity = static_cast<int>(round & 1);
+    if (round >= 2)
+      while (reduced[slot] < round - 2) {
+      }
+    float* red_p = red + parity * Cfg::kWarps * kTileRows * Cfg::kTokens;
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-      float* base = red + (warp * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
+      float* base = red_p + (warp * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
       base[0] = acc[mt][0];
       base[1] = acc[mt][1];
       base[8 * Cfg::kTokens] = acc[mt][2];
       base[8 * Cfg::kTokens + 1] = acc[mt][3];
     }
-    __syncthreads();
-    for (int i = threadIdx.x; i < U * kTileRows * Cfg::kTokens; i += Cfg::kThreads) {
-      const int sl = i / (kTileRows * Cfg::kTokens), rt = i % (kTileRows * Cfg::kTokens);
-      const int r = rt % kTileRows, tok = rt / kTileRows;  // rows fastest: stores along N
-      const TcUnit& u = slot_units[sl];
-      const int64_t row = u.tile * kTileRows + r;
-      if (tok >= u.rows || row >= N) continue;
-      const int w0 = sl * wpu;
-      float sum = red[(w0 * kTileRows + r) * Cfg::kTokens + tok];
-      for (int v = 1; v < wpu; ++v) sum += red[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
-      const int64_t out_row = u.row0 + tok;
-      if (splits == 1) {
-        const float rs = __ldg(args.row_scale + u.expert * N + row) * kHalfScaleFix;
-        static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
-      } else {
-        args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
+    __threadfence_block();
+    __syncwarp();
+    int arrived = 0;
+    if (lane == 0) arrived = atomicAdd(&arrivals[parity * Cfg::kWarps + slot], 1);
+    arrived = __shfl_sync(0xffffffffu, arrived, 0);
+    if (arrived == wpu - 1) {  // last of the slot's warps
+      __threadfence_block();
+      const int w0 = slot * wpu;
+      for (int i = lane; i < kTileRows * Cfg::kTokens; i += 32) {
+        const int r = i % kTileRows, tok = i / kTileRows;  // rows fastest: stores along N
+        const int64_t row = w.tile * kTileRows + r;
+        if (tok >= w.rows || row >= N) continue;
+        float sum = red_p[(w0 * kTileRows + r) * Cfg::kTokens + tok];
+        for (int v = 1; v < wpu; ++v) sum += red_p[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
+        const int64_t out_row = w.row0 + tok;
+        if (splits == 1) {
+          const float rs = __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix;
+          static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
+        } else {
+          args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        arrivals[parity * Cfg::kWarps + slot] = 0;
+        __threadfence_block();
+        reduced[slot] = round;
       }
     }
-    __syncthreads();  // red is rewritten by the next unit
   }
   cp_async_wait<0>();
 }
