@@ -35,7 +35,6 @@
 // result is the same bits on every run.
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstdint>
 
 #include "../../common/tiled_layout.h"
@@ -56,6 +55,11 @@ struct TcGemmConfig {
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
+  // Pair-table entries are 128 bytes apart (one word per lane). A 256-byte stride would
+  // make the address one byte permute (code in byte 1, 4 * lane in byte 0), but the
+  // compiler still adds the table base in a register (measured: PRMT + IADD), and the
+  // table would take twice the shared memory.
+  static constexpr int kLutStride = 128;
   static constexpr int kStages = kMinBlocks >= 3 ? 2 : kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
@@ -64,34 +68,29 @@ struct TcGemmConfig {
   static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 2 * kWarps * 4 + kWarps * 8;
   static constexpr int kLutEntries = 1 << (2 * K);
   static constexpr int kLutCopies = K <= 4 ? 32 : 1;
-  static constexpr int kLutWords = kLutEntries * kLutCopies;  // static shared memory
+  static constexpr int kLutBytes = K <= 4 ? kLutEntries * kLutStride : kLutEntries * 4;  // dynamic smem offset 0
   // Grouped schedule (tc_work.cuh): scan scratch + row_begin[E+1] + unit_end[E], int64.
   static constexpr int schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
 };
 
-// Shared-memory address of the pair-table entry of code c of the lane's stream;
-// lane_base = table address + 4 * lane (entry stride 128 bytes: one word per lane).
-// k = 4: one byte permute + one multiply-add; k = 2, 3: shift + mask + add.
-template <int K>
-__device__ __forceinline__ uint32_t lut_address(const uint32_t* stream, int c, uint32_t lane_base) {
+// Byte offset in the pair table of the entry of code c of the lane's stream, with lane
+// l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
+// shared memory, whose address the compiler folds into the load's immediate.
+//   k = 4: PRMT + IMAD;  k = 2, 3: shift + LOP3;  k = 5: one copy, index * 4
+template <int K, int kStride>
+__device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
+  const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
+  static_assert(kStride == 128, "lut_offset assumes 128-byte table entries");
   if constexpr (K == 4) {
-    return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane_base;
+    return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
   } else if constexpr (K == 2) {
-    const int sh = 4 * (c & 7);
-    const uint32_t w = stream[c >> 3];
-    return (sh >= 7 ? (w >> (sh - 7)) & 0x780u : (w << (7 - sh)) & 0x780u) + lane_base;
+    return (at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
   } else if constexpr (K == 3) {
-    if (c < 48) return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) % 64u * 128u + lane_base;
-    return get_lut_index(stream, 3, c) * 128u + lane_base;
+    if (c < 48) return (at7(stream[c >> 2], 8 * (c & 3)) & 0x1F80u) | lane4;
+    return (get_lut_index(stream, 3, c) << 7) | lane4;
   } else {
-    return get_lut_index(stream, 5, c) * 4u + lane_base;  // one copy: lane_base = table address
+    return get_lut_index(stream, 5, c) << 2;
   }
-}
-
-__device__ __forceinline__ uint32_t lds32(uint32_t address) {
-  uint32_t v;
-  asm("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(address));  // pure: the table is fixed
-  return v;
 }
 
 __device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
@@ -100,9 +99,10 @@ __device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
 
 // One 32-column block of a group (two mma steps per token tile): D = W_block x^T from
 // fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
-template <typename T, int K, int MT>
+template <typename T, int K, int MT, int kStride>
 __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
-                                         const uint4* const (&xg)[MT], float (&acc)[MT][4], uint32_t lut_base) {
+                                         const uint4* const (&xg)[MT], float (&acc)[MT][4],
+                                         const unsigned char* lut, uint32_t lane4) {
   uint4 xv[MT];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) xv[mt] = __ldg(xg[mt] + blk * 4);
@@ -117,7 +117,7 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
     uint32_t a[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      a[r] = lds32(lut_address<K>(stream, 4 * s + r, lut_base));
+      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K, kStride>(stream, 4 * s + r, lane4));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
       mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
@@ -139,14 +139,14 @@ template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
 __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmArgs args) {
   using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
   constexpr int S = Cfg::kStages, MT = kTokenTiles;
-  __shared__ __align__(16) uint32_t lut[Cfg::kLutWords];
-  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  extern __shared__ __align__(16) unsigned char dyn_smem[];  // [table][ring][reduce][schedule]
+  uint32_t* lut = reinterpret_cast<uint32_t*>(dyn_smem);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
-  unsigned char* ring = dyn_smem + warp * S * Cfg::kStageBytes;
+  unsigned char* ring = dyn_smem + Cfg::kLutBytes + warp * S * Cfg::kStageBytes;
   // Partial sums, double-buffered by round parity: red[parity][warp][16 rows][kTokens];
   // then per slot: arrivals[parity][slot] and the last round whose sum is written.
-  float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kRingBytes);
+  float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kLutBytes + Cfg::kRingBytes);
   int* arrivals = reinterpret_cast<int*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
   volatile int64_t* reduced = reinterpret_cast<volatile int64_t*>(arrivals + 2 * Cfg::kWarps);  // [kWarps]
   if (threadIdx.x < 2 * Cfg::kWarps) arrivals[threadIdx.x] = 0;
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
 
   TcSchedule<Cfg::kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   if constexpr (kGrouped) {
-    int64_t* scratch = reinterpret_cast<int64_t*>(dyn_smem + Cfg::kRingBytes + Cfg::kReduceBytes);
+    int64_t* scratch = reinterpret_cast<int64_t*>(dyn_smem + Cfg::kLutBytes + Cfg::kRingBytes + Cfg::kReduceBytes);
     int64_t* row_begin = scratch + 32;
     int64_t* unit_end = row_begin + args.experts + 1;
     build_grouped_schedule<Cfg::kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end,
@@ -218,23 +218,23 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   for (int i = 0; i < S - 1; ++i) issue();
 
   // Pair table, built while the first groups load. 32 copies: 16-byte vector q of the
-  // table is words 4q .. 4q+3 of entry q / 8; consecutive threads write consecutive
-  // vectors (no bank conflicts).
+  // table holds copies 4 (q % 8) .. +3 of entry q / 8 (entries kLutStride bytes apart);
+  // consecutive threads write consecutive vectors (no bank conflicts).
   const auto table_word = [&](uint32_t i) {
     uint32_t a, b;
     lut_index_pair(K, i, a, b);
     return pack_pair<T>(__ldg(args.codebook + a), __ldg(args.codebook + b));
   };
   if constexpr (Cfg::kLutCopies == 32) {
-    for (int q = threadIdx.x; q < Cfg::kLutWords / 4; q += Cfg::kThreads) {
+    for (int q = threadIdx.x; q < Cfg::kLutEntries * 8; q += Cfg::kThreads) {
       const uint32_t v = table_word(static_cast<uint32_t>(q / 8));
-      reinterpret_cast<uint4*>(lut)[q] = make_uint4(v, v, v, v);
+      *reinterpret_cast<uint4*>(dyn_smem + (q / 8) * Cfg::kLutStride + (q % 8) * 16) = make_uint4(v, v, v, v);
     }
   } else {
     for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) lut[i] = table_word(static_cast<uint32_t>(i));
   }
   __syncthreads();
-  const uint32_t lut_base = static_cast<uint32_t>(__cvta_generic_to_shared(lut)) + (Cfg::kLutCopies == 32 ? 4u * lane : 0u);
+  const uint32_t lane4 = 4u * lane;
 
   int c_stage = 0;  // consumer's ring stage
   for (int64_t round = 0; round < my_units; ++round) {
@@ -282,12 +282,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 32;  // 256 columns = 32 vectors
       if (blocks == 8) {
 #pragma unroll
-        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, lut_base);
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT, Cfg::kLutStride>(blk, stream, halves, xg, acc, dyn_smem, lane4);
       } else {  // K tail: the same for the whole warp
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) {
           if (blk >= blocks) break;
-          tc_block<T, K, MT>(blk, stream, halves, xg, acc, lut_base);
+          tc_block<T, K, MT, Cfg::kLutStride>(blk, stream, halves, xg, acc, dyn_smem, lane4);
         }
       }
       __syncwarp();  // every lane is done with this stage before it is refilled
@@ -363,7 +363,8 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   // Grouped: the schedule's shared memory for up to 128 or kTcMaxExperts experts.
   const int bucket = kGrouped && args.experts > 128 ? 1 : 0;
   const auto smem_bytes = [](int b) {
-    return Cfg::kRingBytes + Cfg::kReduceBytes + (kGrouped ? Cfg::schedule_bytes(b ? kTcMaxExperts : 128) : 0);
+    return Cfg::kLutBytes + Cfg::kRingBytes + Cfg::kReduceBytes +
+           (kGrouped ? Cfg::schedule_bytes(b ? kTcMaxExperts : 128) : 0);
   };
   // Persistent: as many CTAs as fit on the device at once (each builds the table once).
   static const std::array<int, 2> ctas_per_sm = [&] {
@@ -394,12 +395,11 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
 
 template <typename T, int K, bool kGrouped>
 void launch_tc_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
-  static const bool occ3 = std::getenv("KBIT_TC_OCC3") != nullptr;  // EXPERIMENT (A/B), to be removed
+  // 2 CTAs of 8 warps per SM (128 registers) up to 32 tokens. Measured on an H200 with 3 CTAs
+  // (80 registers, 2 ring stages) at M <= 8: Llama-3 8B and Qwen3 gate/up 6-15% faster,
+  // Qwen3 down / KV / MoE 7-20% slower, 70B unchanged (docs/design.md).
   switch (tc_token_tiles(args.M)) {
-    case 1:
-      if (occ3) launch_tc_gemm_tiles<T, K, 1, kGrouped, 3>(args, stream);
-      else launch_tc_gemm_tiles<T, K, 1, kGrouped, 2>(args, stream);
-      break;
+    case 1: launch_tc_gemm_tiles<T, K, 1, kGrouped, 2>(args, stream); break;
     case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped, 2>(args, stream); break;
     case 4: launch_tc_gemm_tiles<T, K, 4, kGrouped, 2>(args, stream); break;
     default: launch_tc_gemm_tiles<T, K, 8, kGrouped, 1>(args, stream); break;

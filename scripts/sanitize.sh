@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# compute-sanitizer over every kbit CUDA kernel (scripts/sanitize_cases.py), one run per
+# tool. Run on the GPU machine after a build; logs land in ${OUT:-out}/sanitize_<tool>.log.
+# Exit status: non-zero if any tool reports an error.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+status=0
+for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
+  start=$(date +%s)
+  compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+    python3 scripts/sanitize_cases.py > "$OUT/sanitize_$tool.log" 2>&1
+  rc=$?
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_cases" "$OUT/sanitize_$tool.log" | tail -2 | tr '\n' ' ')
+  echo "$tool: rc=$rc in $(( $(date +%s) - start )) s: $summary"
+  [ $rc -ne 0 ] && { status=1; grep -m 20 -E "=========  (Invalid|Race|Uninitialized|Barrier|Error)|at .*kbit" "$OUT/sanitize_$tool.log"; }
+done
+exit $status
