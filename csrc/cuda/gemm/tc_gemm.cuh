@@ -29,8 +29,9 @@
 // Absmax scale: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
 // (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift
 // and a half -> float convert; the 128 goes into the row scale at the end.
-// The warps of a unit add their partial sums in a fixed order in shared memory (the last
-// warp to finish does it: no CTA barrier after the table is built); with splits
+// The warps of a unit add their partial sums in a fixed order in shared memory (the unit's
+// first warp does it, handed the partials through mbarriers: no CTA barrier after the
+// table is built); with splits
 // > 1 the CTAs write fp32 partials that tc_reduce_splits adds in split order: the
 // result is the same bits on every run.
 #include <algorithm>
@@ -40,6 +41,7 @@
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
 #include "../common/device_utils.cuh"
+#include "../common/mbarrier.cuh"
 #include "mma.cuh"
 #include "tc_gemm.h"
 #include "tc_work.cuh"
@@ -64,8 +66,8 @@ struct TcGemmConfig {
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
-  // red[2][warps][16][tokens] fp32, arrivals[2][warps] int, reduced[warps] int64
-  static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 2 * kWarps * 4 + kWarps * 8;
+  // red[2][warps][16][tokens] fp32, then mbarriers full[2][warps], empty[2][warps]
+  static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 4 * kWarps * 8;
   static constexpr int kLutEntries = 1 << (2 * K);
   static constexpr int kLutCopies = K <= 4 ? 32 : 1;
   static constexpr int kLutBytes = K <= 4 ? kLutEntries * kLutStride : kLutEntries * 4;  // dynamic smem offset 0
@@ -144,13 +146,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   unsigned char* ring = dyn_smem + Cfg::kLutBytes + warp * S * Cfg::kStageBytes;
-  // Partial sums, double-buffered by round parity: red[parity][warp][16 rows][kTokens];
-  // then per slot: arrivals[parity][slot] and the last round whose sum is written.
+  // Partial sums, double-buffered by round parity: red[parity][warp][16 rows][kTokens],
+  // and per (parity, slot) two mbarriers: full (the slot's warps wrote their partials)
+  // and empty (the slot's reducer has read them). Initialized before the table barrier.
   float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kLutBytes + Cfg::kRingBytes);
-  int* arrivals = reinterpret_cast<int*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
-  volatile int64_t* reduced = reinterpret_cast<volatile int64_t*>(arrivals + 2 * Cfg::kWarps);  // [kWarps]
-  if (threadIdx.x < 2 * Cfg::kWarps) arrivals[threadIdx.x] = 0;
-  if (threadIdx.x < Cfg::kWarps) reduced[threadIdx.x] = -1;
+  uint64_t* full_bar = reinterpret_cast<uint64_t*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
+  uint64_t* empty_bar = full_bar + 2 * Cfg::kWarps;                                                    // [2][kWarps]
 
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
@@ -233,6 +234,10 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   } else {
     for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) lut[i] = table_word(static_cast<uint32_t>(i));
   }
+  if (threadIdx.x < 2 * Cfg::kWarps) {
+    mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
+    mbarrier_init(empty_bar + threadIdx.x, 32u);
+  }
   __syncthreads();
   const uint32_t lane4 = 4u * lane;
 
@@ -294,13 +299,15 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     }
 
     // Cross-warp sum of the slot's wpu warps without a CTA barrier: each warp leaves its
-    // partials in red[parity], and the last of them to arrive adds all wpu partials in
-    // warp order (the same bits whichever warp is last) and writes the outputs. A warp
-    // reuses red[parity] two rounds later, after that round's sum is done.
+    // partials in red[parity] and arrives on full[parity][slot]; the slot's first warp
+    // waits for all of them, adds the wpu partials in warp order and writes the outputs,
+    // then arrives on empty[parity][slot], which a warp waits for before it reuses
+    // red[parity] two rounds later. Round r is use r / 2 of its parity's barriers.
     const int parity = static_cast<int>(round & 1);
-    if (round >= 2)
-      while (reduced[slot] < round - 2) {
-      }
+    const uint32_t phase = static_cast<uint32_t>((round >> 1) & 1);
+    uint64_t* full = full_bar + parity * Cfg::kWarps + slot;
+    uint64_t* empty = empty_bar + parity * Cfg::kWarps + slot;
+    if (round >= 2) mbarrier_wait(empty, phase ^ 1u);
     float* red_p = red + parity * Cfg::kWarps * kTileRows * Cfg::kTokens;
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
@@ -310,13 +317,9 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       base[8 * Cfg::kTokens] = acc[mt][2];
       base[8 * Cfg::kTokens + 1] = acc[mt][3];
     }
-    __threadfence_block();
-    __syncwarp();
-    int arrived = 0;
-    if (lane == 0) arrived = atomicAdd(&arrivals[parity * Cfg::kWarps + slot], 1);
-    arrived = __shfl_sync(0xffffffffu, arrived, 0);
-    if (arrived == wpu - 1) {  // last of the slot's warps
-      __threadfence_block();
+    mbarrier_arrive(full);
+    if (wi == 0) {  // the slot's reducer
+      mbarrier_wait(full, phase);
       const int w0 = slot * wpu;
       for (int i = lane; i < kTileRows * Cfg::kTokens; i += 32) {
         const int r = i % kTileRows, tok = i / kTileRows;  // rows fastest: stores along N
@@ -332,12 +335,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
           args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
         }
       }
-      __syncwarp();
-      if (lane == 0) {
-        arrivals[parity * Cfg::kWarps + slot] = 0;
-        __threadfence_block();
-        reduced[slot] = round;
-      }
+      mbarrier_arrive(empty);
     }
   }
   cp_async_wait<0>();

@@ -1,0 +1,38 @@
+#pragma once
+// Shared-memory mbarriers (sm_80+, PTX ISA "mbarrier"): a barrier object that completes a
+// phase after `count` arrivals; waiters name the phase parity they wait for. Arrive has
+// release and the completed wait acquire semantics at CTA scope, so data written before
+// an arrive is visible after the wait (compute-sanitizer's racecheck understands them).
+#include <cstdint>
+
+namespace kbit {
+namespace cuda {
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// One thread; the CTA must synchronize (e.g. __syncthreads) before the barrier is used.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+
+// Block until the phase with this parity (0 for the first phase, then 1, 0, ...) completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+}  // namespace cuda
+}  // namespace kbit
