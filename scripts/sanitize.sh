@@ -9,7 +9,8 @@ mkdir -p "$OUT"
 status=0
 for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
   start=$(date +%s)
-  compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+  # the GEMM keeps 32 mbarriers per CTA: raise synccheck/racecheck's tracking limit
+  compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all --num-cuda-barriers 64 \
     python3 scripts/sanitize_cases.py > "$OUT/sanitize_$tool.log" 2>&1
   rc=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_cases" "$OUT/sanitize_$tool.log" | tail -2 | tr '\n' ' ')

@@ -221,10 +221,15 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   // Pair table, built while the first groups load. 32 copies: 16-byte vector q of the
   // table holds copies 4 (q % 8) .. +3 of entry q / 8 (entries kLutStride bytes apart);
   // consecutive threads write consecutive vectors (no bank conflicts).
+  // The codebook is staged in shared memory first (red is free until the main loop): one
+  // global load per value in parallel, instead of two dependent loads per table entry.
+  float* cb = red;
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+  __syncthreads();
   const auto table_word = [&](uint32_t i) {
     uint32_t a, b;
     lut_index_pair(K, i, a, b);
-    return pack_pair<T>(__ldg(args.codebook + a), __ldg(args.codebook + b));
+    return pack_pair<T>(cb[a], cb[b]);
   };
   if constexpr (Cfg::kLutCopies == 32) {
     for (int q = threadIdx.x; q < Cfg::kLutEntries * 8; q += Cfg::kThreads) {
@@ -238,7 +243,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
     mbarrier_init(empty_bar + threadIdx.x, 32u);
   }
-  __syncthreads();
+  __syncthreads();  // table, barriers ready; cb (in red) is dead from here
   const uint32_t lane4 = 4u * lane;
 
   int c_stage = 0;  // consumer's ring stage
