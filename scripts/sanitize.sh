@@ -9,8 +9,8 @@ mkdir -p "$OUT"
 status=0
 for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
   start=$(date +%s)
-  # the GEMM keeps 32 mbarriers per CTA: raise synccheck/racecheck's tracking limit
-  compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all --num-cuda-barriers 64 \
+  # the GEMM keeps 32 mbarriers per CTA, some 8000 alive at once: raise the tools' tracking limit
+  compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all --num-cuda-barriers ${NUM_CUDA_BARRIERS:-100000} \
     python3 scripts/sanitize_cases.py > "$OUT/sanitize_$tool.log" 2>&1
   rc=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_cases" "$OUT/sanitize_$tool.log" | tail -2 | tr '\n' ' ')
