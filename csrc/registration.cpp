@@ -30,6 +30,13 @@ TORCH_LIBRARY(kbit, m) {
   // (int32 [E+1]); y[t] = x[t] @ W[e]^T with W tiled [E, N, K].
   m.def("grouped_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // The kernels behind gemm / grouped_gemm, callable directly (CUDA only) for tests and
+  // benchmarks: the tensor-core kernel for any M (tokens in chunks of 64), and its grouped
+  // form for any E <= 1024 (no host sync). Same arguments and results as the two above.
+  m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
+  m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
 }
 
 namespace {

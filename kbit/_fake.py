@@ -75,3 +75,13 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
     torch._check(expert_offsets.shape[0] == packed_tiled.shape[0] + 1,
                  lambda: "kbit: expert_offsets must have E+1 entries")
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
+
+
+@register_fake("kbit::mma_gemm")
+def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+
+
+@register_fake("kbit::grouped_mma_gemm")
+def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+    return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)

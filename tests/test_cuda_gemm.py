@@ -54,6 +54,34 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
     check(y, x, W_hat, dtype)
 
 
+@pytest.mark.parametrize("M", MS)
+@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_mma_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
+    # the tensor-core kernel itself at every M (gemm hands M > 16-32 to dequantize + cuBLAS):
+    # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "mma")
+    y = torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    check(y, x, W_hat, dtype)
+    if M:
+        assert_bitwise_equal(torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
+
+
+def test_grouped_mma_gemm_matches_grouped_gemm_and_limits_experts(poisoned_cuda):
+    E, N, K = 8, 40, 288
+    qw, W_hat = weight(4, N, K, torch.float16, E=E)
+    off = offsets([3, 0, 0, 70, 1, 0, 2, 0])
+    x = acts(76, K, torch.float16, "gmma")
+    y = torch.ops.kbit.grouped_mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
+    assert_bitwise_equal(y, kbit.grouped_gemm(x, qw, off))
+    big, _ = weight(2, 16, 32, torch.float16, E=1025)
+    off = torch.zeros(1026, dtype=torch.int32, device=DEV)
+    with pytest.raises(RuntimeError, match="at most 1024 experts"):
+        torch.ops.kbit.grouped_mma_gemm(x[:0, :32], big.packed, big.absmax, big.row_scale, big.codebook, off, 2)
+
+
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_user_codebook(k, gen):
     cb = random_codebook(k, gen)

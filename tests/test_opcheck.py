@@ -30,14 +30,19 @@ def op_args(name, k, stacked, gen):
         "dequantize_tiled": (pt, at, r, cb, k, K, torch.bfloat16),
         "gemm": (x, pt, at, r, cb, k),
         "grouped_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
+        "mma_gemm": (x, pt, at, r, cb, k),
+        "grouped_mma_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
     }[name]
 
 
-CASES = [(op, k, stacked) for op in OPS for k, stacked in ((3, False), (5, True))
-         if not (op == "gemm" and stacked) and not (op == "grouped_gemm" and not stacked)]
+CUDA_ONLY_OPS = ["mma_gemm", "grouped_mma_gemm"]  # the kernels behind gemm / grouped_gemm
+CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
+         if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
+         and not (op.startswith("grouped") and not stacked)]
+CPU_CASES = [c for c in CASES if c[0] not in CUDA_ONLY_OPS]
 
 
-@pytest.mark.parametrize("op,k,stacked", CASES, ids=[f"{o}-k{k}-{'E' if s else '2d'}" for o, k, s in CASES])
+@pytest.mark.parametrize("op,k,stacked", CPU_CASES, ids=[f"{o}-k{k}-{'E' if s else '2d'}" for o, k, s in CPU_CASES])
 def test_opcheck(op, k, stacked, gen):
     args = op_args(op, k, stacked, gen)
     result = opcheck(getattr(torch.ops.kbit, op), args)

@@ -1,6 +1,6 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
-//   gemm:         the tensor-core kernel over the tiled layout for M <= 64, dequantize +
-//                 cuBLAS above (the dispatcher issue tunes these crossovers per shape).
+//   gemm:         the tensor-core kernel over the tiled layout for small M (tc_gemm_wins:
+//                 a measured crossover), dequantize + cuBLAS above.
 //   grouped_gemm: the grouped tensor-core kernel (one launch, expert_offsets read on the
 //                 device, CUDA-graph capturable) for E <= kTcMaxExperts; above that the
 //                 host-synchronizing per-expert dequantize + cuBLAS loop.
@@ -89,19 +89,23 @@ at::Tensor gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const a
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  if (x.size(0) <= kTcMaxM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (tc_gemm_wins(x.size(0), g.rows, g.cols)) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
-at::Tensor grouped_gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                             const at::Tensor& row_scale, const at::Tensor& codebook,
-                             const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, true);
-  check_same_device({{"x", &x_in}, {"expert_offsets", &expert_offsets}});
-  check_expert_offsets(expert_offsets, g.experts, x_in.size(0), /*check_values=*/false);
+// The tensor-core kernel for any M (the `mma_gemm` op; `gemm` when it wins).
+at::Tensor mma_gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                         const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
   const c10::cuda::CUDAGuard guard(x_in.device());
-  if (g.experts > kTcMaxExperts)
-    return grouped_gemm_dequant_cublas(x_in.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
+  const at::Tensor x = x_in.contiguous();
+  if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
+  return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+}
+
+at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                      const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
+                      const WeightGeometry& g) {
   const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
   const at::Tensor offsets = expert_offsets.contiguous();
   at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
@@ -113,12 +117,43 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t,
   return y;
 }
 
+WeightGeometry check_grouped(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                             const at::Tensor& row_scale, const at::Tensor& codebook,
+                             const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
+  check_expert_offsets(expert_offsets, g.experts, x.size(0), /*check_values=*/false);
+  return g;
+}
+
+at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                             const at::Tensor& row_scale, const at::Tensor& codebook,
+                             const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (g.experts > kTcMaxExperts)
+    return grouped_gemm_dequant_cublas(x.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
+  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+}
+
+at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                 const at::Tensor& row_scale, const at::Tensor& codebook,
+                                 const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: grouped_mma_gemm takes at most ", kTcMaxExperts,
+              " experts (got E=", g.experts, "); grouped_gemm handles more");
+  const c10::cuda::CUDAGuard guard(x.device());
+  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+}
+
 }  // namespace
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
+  m.impl("mma_gemm", &cuda::mma_gemm_cuda);
+  m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
 }
 
 }  // namespace kbit
