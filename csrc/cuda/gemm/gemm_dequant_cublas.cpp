@@ -26,18 +26,24 @@ at::Tensor dequantize_tiled_op(const at::Tensor& packed_t, const at::Tensor& abs
 
 }  // namespace
 
-// x @ W^T with fp32 accumulation throughout: cuBLAS's fp16/bf16 GEMM may add split-K
-// partial sums in the input precision (PyTorch's allow_*_reduced_precision_reduction,
-// on by default), which put bf16 results past our 4e-3 bound at K ~ 16k (fuzz test).
-at::Tensor mm_fp32_accumulate(const at::Tensor& x, const at::Tensor& W) {
-  return at::mm(x, W.t(), at::kFloat).to(x.scalar_type());
+// y = (x @ Wn^T) * row_scale, where Wn is W dequantized without its row scale (the
+// row-normalized weights, |Wn| <= 248, always inside fp16's range even when W is not)
+// and the product is accumulated in fp32 throughout: cuBLAS's fp16/bf16 GEMM may add
+// split-K partial sums in the input precision (PyTorch's allow_*_reduced_precision_
+// reduction, on by default), which put bf16 results past our 4e-3 bound at K ~ 16k.
+at::Tensor normalized_gemm(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                           const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, int64_t K) {
+  const at::Tensor Wn = dequantize_tiled_op(packed_t, absmax_t, at::ones_like(row_scale), codebook, k, K,
+                                            x.scalar_type());
+  at::Tensor y = at::mm(x, Wn.t(), at::kFloat);
+  y.mul_(row_scale);  // [M, N] * [N]: the power-of-two row scales, exact
+  return y.to(x.scalar_type());
 }
 
 at::Tensor gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
                                const WeightGeometry& g) {
-  const at::Tensor W = dequantize_tiled_op(packed_t, absmax_t, row_scale, codebook, k, g.cols, x.scalar_type());
-  return mm_fp32_accumulate(x, W);
+  return normalized_gemm(x, packed_t, absmax_t, row_scale, codebook, k, g.cols);
 }
 
 at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -51,9 +57,8 @@ at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& pa
   for (int64_t e = 0; e < E; ++e) {
     const int64_t m = o[e + 1] - o[e];
     if (m == 0) continue;
-    const at::Tensor W = dequantize_tiled_op(packed_t[e], absmax_t[e], row_scale[e], codebook, k, g.cols,
-                                             x.scalar_type());
-    y.narrow(0, o[e], m).copy_(mm_fp32_accumulate(x.narrow(0, o[e], m), W));
+    y.narrow(0, o[e], m).copy_(normalized_gemm(x.narrow(0, o[e], m), packed_t[e], absmax_t[e], row_scale[e],
+                                               codebook, k, g.cols));
   }
   return y;
 }
