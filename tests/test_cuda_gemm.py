@@ -125,8 +125,10 @@ def test_gemm_cuda_weights_beyond_fp16_range(gen):
         ref = x.double() @ W_hat.T
         assert ref.abs().max() < 60000
         assert torch.isfinite(y).all(), M
-        err = (y.double() - ref).norm(dim=0) / ref.norm(dim=0)
-        assert (err <= GEMM_RTOL[torch.float16]).all(), (M, err.max())
+        check(y, x, W_hat, torch.float16)
+        if M >= 32:  # per output column (rows 3e5x apart): needs enough rows to not be ~0
+            err = (y.double() - ref).norm(dim=0) / ref.norm(dim=0)
+            assert (err <= GEMM_RTOL[torch.float16]).all(), (M, err.max())
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
