@@ -58,6 +58,7 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   args.experts = 1;
   args.splits = 1;
   args.warps_per_unit = tc_warps_per_unit(g.cols);
+  args.tokens_per_unit = args.M;
   return args;
 }
 
@@ -113,6 +114,7 @@ at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
+  args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
   launch(x, g.k, args);
   return y;
 }

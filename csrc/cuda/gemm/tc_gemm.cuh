@@ -401,7 +401,7 @@ void launch_tc_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
   // 2 CTAs of 8 warps per SM (128 registers) up to 32 tokens. Measured on an H200 with 3 CTAs
   // (80 registers, 2 ring stages) at M <= 8: Llama-3 8B and Qwen3 gate/up 6-15% faster,
   // Qwen3 down / KV / MoE 7-20% slower, 70B unchanged (docs/design.md).
-  switch (tc_token_tiles(args.M)) {
+  switch (tc_token_tiles(args.tokens_per_unit)) {
     case 1: launch_tc_gemm_tiles<T, K, 1, kGrouped, 2>(args, stream); break;
     case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped, 2>(args, stream); break;
     case 4: launch_tc_gemm_tiles<T, K, 4, kGrouped, 2>(args, stream); break;
