@@ -167,6 +167,46 @@ def test_gemm_cuda_on_side_stream():
     assert_bitwise_equal(y, want)
 
 
+def test_gemm_cuda_concurrent_streams():
+    # four streams at once, dense and grouped, each call's workspace on its own stream
+    qw, _ = weight(4, 257, 5120)
+    qe, _ = weight(3, 40, 288, E=8)
+    xs = [acts(m, 5120, torch.float16, f"cs{m}") for m in (1, 7, 24, 100)]
+    xg = acts(30, 288, torch.float16, "csg")
+    off = offsets([4, 0, 9, 1, 0, 6, 10, 0])
+    want = [kbit.gemm(x, qw) for x in xs] + [kbit.grouped_gemm(xg, qe, off)]
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    got = []
+    for _ in range(3):
+        for s in streams:
+            s.wait_stream(torch.cuda.current_stream())
+        outs = []
+        for i, s in enumerate(streams):
+            with torch.cuda.stream(s):
+                outs.append(kbit.gemm(xs[i], qw))
+                if i == 0:
+                    outs.append(kbit.grouped_gemm(xg, qe, off))
+        for s in streams:
+            torch.cuda.current_stream().wait_stream(s)
+        got = [outs[0], outs[2], outs[3], outs[4], outs[1]]
+        for g, w in zip(got, want):
+            assert_bitwise_equal(g, w)
+
+
+def test_gemm_cuda_misaligned_activation_storage():
+    # a contiguous view starting one element into its storage (2-byte aligned): the kernel's
+    # 16-byte loads need a copy, which gemm makes; the result must not change
+    qw, W_hat = weight(4, 33, 512)
+    buf = acts(1, 8 * 512 + 1, torch.float16, "misal").view(-1)
+    x = buf[1:].view(8, 512)
+    assert x.is_contiguous() and x.data_ptr() % 16 != 0
+    y = kbit.gemm(x, qw)
+    check(y, x, W_hat, torch.float16)
+    assert_bitwise_equal(y, kbit.gemm(x.clone(), qw))
+    assert_bitwise_equal(torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4),
+                         kbit.gemm(x.clone(), qw))
+
+
 @pytest.mark.parametrize("M", [1, 16, 100])
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_graph(k, M):
