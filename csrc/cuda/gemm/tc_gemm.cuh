@@ -4,15 +4,14 @@
 //
 // Work partition:
 //   unit   = (expert, chunk of <= 8 * kTokenTiles tokens, 16-row tile): tc_work.cuh
-//   grid.x = persistent CTAs taking units blockIdx.x, + gridDim.x, ...;
-//   grid.y = splits along K (dense only)
-//   CTA    = 8 warps on one unit at a time; warp w of split s takes the 256-column
-//            groups grp = s * 8 + w, + 8 * splits, ... of the unit's tile
+//   grid.x = persistent CTAs; grid.y = splits along K (dense only)
+//   CTA    = 8 warps; a unit gets wpu = 8 warps (fewer when K has fewer than 8 groups of
+//            256 columns), so a CTA runs 8 / wpu units side by side per round; warp wi
+//            of a unit, split s, takes the groups grp = s * wpu + wi, + wpu * splits, ...
 //
 // Pipeline: each warp streams its (unit, group) items through a private ring of
 // kStages shared-memory stages with cp.async, kStages - 1 items ahead of the one it
-// multiplies, across unit boundaries (the loads stay in flight through the CTA's
-// per-unit reduction barrier). Registers hold no prefetched data.
+// multiplies, across unit boundaries. Registers hold no prefetched data.
 //   stage = the lane streams of one group (k x 512 bytes, [v][lane][16 B]) + the
 //           group's 128 absmax bytes
 //
@@ -20,20 +19,19 @@
 //   B = x^T:  lane (g, t) loads x[token g][32 b + 8 t .. + 7] as one 16-byte vector:
 //             words .x, .y feed step 2b, .z, .w step 2b + 1 (the layout's k-slot
 //             permutation, tiled_layout.h)
-//   A = W:    one table lookup per register in a pair table of (cb[a], cb[b]);
-//             lane l's copy of entry i sits at byte 128 i + 4 l (k <= 4; FLUTE's
-//             per-lane copies: random codes never conflict on a bank), so a lookup
-//             address is one shift + one LOP3 of the stream word. k = 5: one
-//             1024-entry copy.
+//   A = W:    one table lookup per register in a pair table of (cb[a], cb[b]) at the
+//             start of dynamic shared memory; lane l's copy of entry i sits at byte
+//             128 i + 4 l (k <= 4; FLUTE's per-lane copies: random codes never conflict
+//             on a bank), so an address is PRMT + IMAD (k = 4) or shift + LOP3 (k = 2,
+//             3). k = 5: one 1024-entry copy.
 //   D:        fresh fp32 accumulators per block; acc += absmax scale * D per row.
 // Absmax scale: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
 // (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift
 // and a half -> float convert; the 128 goes into the row scale at the end.
-// The warps of a unit add their partial sums in a fixed order in shared memory (the unit's
-// first warp does it, handed the partials through mbarriers: no CTA barrier after the
-// table is built); with splits
-// > 1 the CTAs write fp32 partials that tc_reduce_splits adds in split order: the
-// result is the same bits on every run.
+// The warps of a unit add their partial sums in a fixed order in shared memory (the
+// unit's first warp does it, handed the partials through mbarriers: no CTA barrier after
+// the table is built); with splits > 1 the CTAs write fp32 partials that
+// tc_reduce_splits adds in split order: the result is the same bits on every run.
 #include <algorithm>
 #include <array>
 #include <cstdint>
