@@ -84,24 +84,26 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   return y;
 }
 
-at::Tensor gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+// gemm (dispatch: the tensor-core kernel where it wins, else dequantize + cuBLAS) and
+// mma_gemm (always the tensor-core kernel).
+at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, bool dispatch) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  if (tc_gemm_wins(x.size(0), g.rows, g.cols)) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (!dispatch || tc_gemm_wins(x.size(0), g.rows, g.cols)) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
-// The tensor-core kernel for any M (the `mma_gemm` op; `gemm` when it wins).
-at::Tensor mma_gemm_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, /*dispatch=*/true);
+}
+
+at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
-  const c10::cuda::CUDAGuard guard(x_in.device());
-  const at::Tensor x = x_in.contiguous();
-  if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, /*dispatch=*/false);
 }
 
 at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,

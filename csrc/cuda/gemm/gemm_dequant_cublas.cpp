@@ -31,10 +31,11 @@ at::Tensor dequantize_tiled_op(const at::Tensor& packed_t, const at::Tensor& abs
 // and the product is accumulated in fp32 throughout: cuBLAS's fp16/bf16 GEMM may add
 // split-K partial sums in the input precision (PyTorch's allow_*_reduced_precision_
 // reduction, on by default), which put bf16 results past our 4e-3 bound at K ~ 16k.
+// unit_scale: ones shaped like row_scale (the dequantize op's row scales).
 at::Tensor normalized_gemm(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                           const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, int64_t K) {
-  const at::Tensor Wn = dequantize_tiled_op(packed_t, absmax_t, at::ones_like(row_scale), codebook, k, K,
-                                            x.scalar_type());
+                           const at::Tensor& row_scale, const at::Tensor& unit_scale, const at::Tensor& codebook,
+                           int64_t k, int64_t K) {
+  const at::Tensor Wn = dequantize_tiled_op(packed_t, absmax_t, unit_scale, codebook, k, K, x.scalar_type());
   at::Tensor y = at::mm(x, Wn.t(), at::kFloat);
   y.mul_(row_scale);  // [M, N] * [N]: the power-of-two row scales, exact
   return y.to(x.scalar_type());
@@ -43,7 +44,7 @@ at::Tensor normalized_gemm(const at::Tensor& x, const at::Tensor& packed_t, cons
 at::Tensor gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
                                const WeightGeometry& g) {
-  return normalized_gemm(x, packed_t, absmax_t, row_scale, codebook, k, g.cols);
+  return normalized_gemm(x, packed_t, absmax_t, row_scale, at::ones_like(row_scale), codebook, k, g.cols);
 }
 
 at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -54,10 +55,11 @@ at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& pa
   check_expert_offsets(offs, E, T, /*check_values=*/true);
   const int32_t* o = offs.data_ptr<int32_t>();
   at::Tensor y = at::empty({T, g.rows}, x.options());
+  const at::Tensor unit_scale = at::ones({g.rows}, row_scale.options());  // shared by the experts
   for (int64_t e = 0; e < E; ++e) {
     const int64_t m = o[e + 1] - o[e];
     if (m == 0) continue;
-    y.narrow(0, o[e], m).copy_(normalized_gemm(x.narrow(0, o[e], m), packed_t[e], absmax_t[e], row_scale[e],
+    y.narrow(0, o[e], m).copy_(normalized_gemm(x.narrow(0, o[e], m), packed_t[e], absmax_t[e], row_scale[e], unit_scale,
                                                codebook, k, g.cols));
   }
   return y;

@@ -51,7 +51,6 @@ constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
 
 template <int K, int kTokenTiles, int kMinBlocks = (kTokenTiles <= 4 ? 2 : 1)>
 struct TcGemmConfig {
-  static constexpr int kMinBlocksPerSm = kMinBlocks;  // register cap: 64K / (256 * kMinBlocks)
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
@@ -60,7 +59,7 @@ struct TcGemmConfig {
   // compiler still adds the table base in a register (measured: PRMT + IADD), and the
   // table would take twice the shared memory.
   static constexpr int kLutStride = 128;
-  static constexpr int kStages = kMinBlocks >= 3 ? 2 : kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
+  static constexpr int kStages = kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
@@ -77,10 +76,9 @@ struct TcGemmConfig {
 // l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
 // shared memory, whose address the compiler folds into the load's immediate.
 //   k = 4: PRMT + IMAD;  k = 2, 3: shift + LOP3;  k = 5: one copy, index * 4
-template <int K, int kStride>
+template <int K>
 __device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
   const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
-  static_assert(kStride == 128, "lut_offset assumes 128-byte table entries");
   if constexpr (K == 4) {
     return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
   } else if constexpr (K == 2) {
@@ -99,7 +97,7 @@ __device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
 
 // One 32-column block of a group (two mma steps per token tile): D = W_block x^T from
 // fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
-template <typename T, int K, int MT, int kStride>
+template <typename T, int K, int MT>
 __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
                                          const uint4* const (&xg)[MT], float (&acc)[MT][4],
                                          const unsigned char* lut, uint32_t lane4) {
@@ -117,7 +115,7 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
     uint32_t a[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K, kStride>(stream, 4 * s + r, lane4));
+      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane4));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
       mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
@@ -290,12 +288,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 32;  // 256 columns = 32 vectors
       if (blocks == 8) {
 #pragma unroll
-        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT, Cfg::kLutStride>(blk, stream, halves, xg, acc, dyn_smem, lane4);
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
       } else {  // K tail: the same for the whole warp
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) {
           if (blk >= blocks) break;
-          tc_block<T, K, MT, Cfg::kLutStride>(blk, stream, halves, xg, acc, dyn_smem, lane4);
+          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
         }
       }
       __syncwarp();  // every lane is done with this stage before it is refilled

@@ -41,7 +41,6 @@ inline int tc_warps_per_unit(int64_t K) {
 
 // Grouped gemm uses the kernel for any tokens per expert (chunks of up to 64 rows; an
 // expert with more re-reads its tiles per chunk). Dense gemm: tc_gemm_wins(M, N, K).
-constexpr int kTcMaxM = 64;
 
 // Dense crossover, measured (docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-v3, H100,
 // k = 4, fp16, cold L2): the tensor-core kernel beats dequantize + cuBLAS up to M = 16 on
