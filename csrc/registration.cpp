@@ -8,6 +8,9 @@
 #include <torch/library.h>
 
 #include "common/tiled_layout.h"
+#ifdef KBIT_WITH_CUDA
+#include "cuda/gemm/dispatch_query.h"
+#endif
 
 TORCH_LIBRARY(kbit, m) {
   // W [*, N, K] float -> packed [*, N, K/32, k] int32, absmax [*, N, K/32] uint8 (E4M4),
@@ -35,11 +38,22 @@ TORCH_LIBRARY(kbit, m) {
   // form for any E <= 1024 (no host sync). Same arguments and results as the two above.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k) -> Tensor");
+  // The large-M path alone (CUDA): W dequantized into a workspace, then cuBLAS (what gemm
+  // dispatches to where the kernel loses; benchmarks/tune_dispatch.py times it).
+  m.def("dequant_cublas_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, int k) -> Tensor");
   m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
 }
 
 namespace {
+#ifdef KBIT_WITH_CUDA
+pybind11::tuple gemm_dispatch(int64_t M, int64_t N, int64_t K, int64_t k, int64_t device) {
+  const auto r = kbit::cuda::gemm_dispatch(M, N, K, static_cast<int>(k), static_cast<int>(device));
+  return pybind11::make_tuple(r.first ? "kernel" : "dequant_cublas", r.second);
+}
+#endif
+
 bool cuda_kernels_compiled() {
 #ifdef KBIT_WITH_CUDA
   return true;
@@ -54,4 +68,10 @@ PYBIND11_MODULE(_C, m) {
   m.attr("tiled_layout_version") = kbit::kTiledLayoutVersion;
   m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
         "True when this build contains the CUDA kernels");
+#ifdef KBIT_WITH_CUDA
+  m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
+        pybind11::arg("k"), pybind11::arg("device") = 0,
+        "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
+        "'kernel' or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+#endif
 }

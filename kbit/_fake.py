@@ -82,6 +82,11 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 
+@register_fake("kbit::dequant_cublas_gemm")
+def _dequant_cublas_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+
+
 @register_fake("kbit::grouped_mma_gemm")
 def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)

@@ -12,6 +12,9 @@ from .quantized import QuantizedWeight
 __all__ = ["quantize", "dequantize", "gemm", "grouped_gemm"]
 
 _ACT_DTYPES = (torch.float16, torch.bfloat16)
+# The op's one overload, called directly: skips the overload-packet lookup on every call
+# (benchmarks/bench_dispatch.py measures what a call costs on the host).
+_GEMM = torch.ops.kbit.gemm.default
 
 
 def quantize(W: torch.Tensor, k: int = 4, codebook=None, layout: str = "tiled") -> QuantizedWeight:
@@ -64,15 +67,29 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
     W is a 2-D QuantizedWeight in the tiled layout on x's device. Accumulates in fp32.
     """
     _check_qw(qw, "gemm")
-    if qw.num_experts:
+    if len(qw.shape) != 2:
         raise ValueError(f"kbit.gemm: qw is an expert stack {qw.shape}; use kbit.grouped_gemm")
-    _check_x(x, qw, "gemm")
-    lead = x.shape[:-1]
-    x2 = x.reshape(-1, qw.in_features)
-    if not x2.is_contiguous():
-        x2 = x2.contiguous()
-    y = torch.ops.kbit.gemm(x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k)
-    return y.reshape(*lead, qw.out_features)
+    if qw.layout != "tiled":
+        raise ValueError("kbit.gemm: the weight must be in the tiled layout; use qw.to_layout('tiled')")
+    return gemm_tiled(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, qw.shape, "gemm")
+
+
+def gemm_tiled(x, packed, absmax, row_scale, codebook, k: int, shape, fn: str) -> torch.Tensor:
+    """gemm on the tiled tensors of a weight of ``shape`` (N, K), x ``[..., K]``: the checks
+    and the call, with nothing else on the host path (kbit.gemm and kbit.Linear use it)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"kbit.{fn}: x must be a torch.Tensor (got {type(x).__name__})")
+    if x.dtype not in _ACT_DTYPES:
+        raise TypeError(f"kbit.{fn}: x must be float16 or bfloat16 (got {x.dtype})")
+    xs = x.shape
+    if len(xs) < 1 or xs[-1] != shape[1]:
+        raise ValueError(f"kbit.{fn}: x's last dim must equal K={shape[1]} (got x of shape {tuple(xs)})")
+    if x.device != packed.device:
+        raise ValueError(f"kbit.{fn}: x is on {x.device} but the weight is on {packed.device}")
+    if len(xs) == 2:
+        return _GEMM(x, packed, absmax, row_scale, codebook, k)
+    y = _GEMM(x.reshape(-1, shape[1]), packed, absmax, row_scale, codebook, k)
+    return y.view(*xs[:-1], shape[0])
 
 
 def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor, *,

@@ -1,9 +1,9 @@
 """Every kbit CUDA kernel on small shapes, for compute-sanitizer (scripts/sanitize.sh).
 
-Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N), dequantize (flat and tiled), repack,
+Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled), repack,
 unrepack, gemm through the tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
 that is not a multiple of 256, split-K, small K with several units per CTA) and through
-dequantize + cuBLAS (M > 64), grouped gemm with empty experts, one expert with every token
+dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), invalid offsets, and the E > 1024 fallback. Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
@@ -52,6 +52,17 @@ def main(dev="cuda"):
         if dev == "cuda":  # invalid offsets: the CPU op rejects them; the kernel must stay in bounds
             x = torch.randn(7, K, device=dev, dtype=xdt)
             kbit.grouped_gemm(x, qe, torch.tensor([0, 9, 2, 2, 5, 3, 99], device=dev, dtype=torch.int32))
+        if dev == "cuda":  # the dequantize + cuBLAS path alone: column-scale epilogue by 4 (N=40) and by 1
+            for N in (40, 37):
+                qw = kbit.quantize(torch.randn(N, 320, device=dev), k=k)
+                x = torch.randn(5, 320, device=dev, dtype=xdt)
+                y = torch.ops.kbit.dequant_cublas_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+                check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T, f"dequant_cublas k={k} N={N}")
+        # quantize rows longer than a warp takes (K > 32768: the CTA-per-row variant)
+        W = torch.randn(3, 32800, device=dev, dtype=torch.float16)
+        q_long, q_cpu = kbit.quantize(W, k=k, layout="flat"), kbit.quantize(W.cpu(), k=k, layout="flat")
+        assert torch.equal(q_long.packed.cpu(), q_cpu.packed) and torch.equal(q_long.absmax.cpu(), q_cpu.absmax), \
+            f"quantize long rows k={k}: CUDA differs from CPU"
     big = kbit.quantize(torch.randn(1030, 16, 32, device=dev), k=2)
     x = torch.randn(4, 32, device=dev, dtype=torch.float16)
     off = torch.zeros(1031, dtype=torch.int32, device=dev)

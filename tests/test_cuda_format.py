@@ -12,7 +12,8 @@ pytestmark = pytest.mark.gpu
 
 DEV = "cuda"
 Q_NAMES = ("packed", "absmax", "row_scale")
-SHAPES = [(1, 32), (3, 96), (17, 512), (100, 2048), (257, 4096), (2, 17, 96), (5, 3, 512), (64, 9, 160)]
+SHAPES = [(1, 32), (3, 96), (17, 512), (100, 2048), (257, 4096), (2, 17, 96), (5, 3, 512), (64, 9, 160),
+          (5, 32800)]  # the last: rows of > 1024 blocks, quantized a CTA per row
 ids = lambda s: "x".join(map(str, s))  # noqa: E731
 
 

@@ -69,6 +69,19 @@ def test_mma_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("M", [0, 1, 5, 16, 33, 200])
+@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (6, 32)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 5])
+def test_dequant_cublas_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
+    # the dequantize + cuBLAS path itself at every M (gemm takes it only past the crossover):
+    # unscaled dequantize, fp32 cuBLAS product, the column-scale epilogue (N % 4 == 0 or not)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "dqcublas")
+    y = torch.ops.kbit.dequant_cublas_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    check(y, x, W_hat, dtype)
+
+
 def test_grouped_mma_gemm_matches_grouped_gemm_and_limits_experts(poisoned_cuda):
     E, N, K = 8, 40, 288
     qw, W_hat = weight(4, N, K, torch.float16, E=E)

@@ -618,3 +618,21 @@ def test_experts_forward_sync_free_cuda(gen):
         torch.cuda.set_sync_debug_mode(0)
     x2, (ids2, w2) = randn(tuple(x.shape), gen, torch.float16).cuda(), routing(x.shape[0], gen)
     check_graph_replay(m, [x.clone(), ids.clone(), w.clone()], [x2, ids2.cuda(), w2.cuda()])
+
+
+@pytest.mark.gpu
+def test_quantize_model_extra_memory_is_at_most_one_layer():
+    # issue 3: quantizing layer by layer needs at most one layer's fp16 copy of extra memory
+    layers = [nn.Linear(4096, 11008, bias=False, dtype=torch.float16, device="cuda") for _ in range(6)]
+    model = nn.Sequential(*layers)
+    del layers
+    layer_bytes = 4096 * 11008 * 2
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    summary = kbit.quantize_model(model, k=4, progress=False)
+    torch.cuda.synchronize()
+    extra = torch.cuda.max_memory_allocated() - before
+    assert len(summary.converted) == 6
+    assert extra <= layer_bytes, (extra, layer_bytes)
+    assert torch.cuda.memory_allocated() < before * 0.3  # the fp16 weights are gone

@@ -19,20 +19,47 @@ KBIT_HD void butterfly_level(float (&v)[32]) {
 template <int K>
 struct BlockQuantizer {
   static constexpr int kEntries = 1 << K;
-  const float* cb;   // [2^K] codebook
-  const float* mid;  // [2^K - 1] midpoints (codebook_midpoint)
+  static constexpr int kTableSize = 2 * kEntries;
+  // [0, 2^K - 1): midpoints between neighbouring codebook entries (codebook_midpoint),
+  // [2^K - 1]: +inf (never compared against), [2^K, 2^(K+1)): the codebook itself, so
+  // the entry of a search position p is p[kEntries].
+  const float* table;
 
-  KBIT_HD uint32_t index(float w, float inv_s) const {
-    return static_cast<uint32_t>(nearest_index<K>(normalize(w, inv_s), mid));
+  // Entry i (0 <= i < 2^K) of both halves of the table, from the codebook.
+  KBIT_HD static void fill_table(const float* codebook, float* table_out, int i) {
+    table_out[i] = i + 1 < kEntries ? codebook_midpoint(codebook, i) : INFINITY;
+    table_out[kEntries + i] = codebook[i];
+  }
+
+  // Codebook value nearest to x (index = the number of midpoints strictly below x, as
+  // nearest_index<K>), with the index's bits OR-ed into bit `bit` of the K planes. The
+  // binary search decides index bit j at the step of width 2^j, so a plane bit costs one
+  // predicated OR; it walks a pointer, so each step is one LDS at a constant offset.
+  KBIT_HD float nearest_value_into_planes(float x, uint32_t bit, uint32_t (&planes)[K]) const {
+    const float* p = table;  // p - table = the index so far
+    KBIT_UNROLL
+    for (int j = K - 1; j >= 0; --j) {
+      if (x > p[(1 << j) - 1]) {
+        p += 1 << j;
+        planes[j] |= bit;
+      }
+    }
+    return p[kEntries];
   }
 
   // Squared error of the block under scale s, summed in warp xor-butterfly order
-  // (offsets 16, 8, 4, 2, 1: level one adds element i and i + 16, and so on).
-  KBIT_HD float block_error(const float (&w)[32], float s) const {
+  // (offsets 16, 8, 4, 2, 1: level one adds element i and i + 16, and so on), and the
+  // block's indices under s as K bit-planes (bit i of plane j = bit j of index i).
+  KBIT_HD float block_error(const float (&w)[32], float s, uint32_t (&planes)[K]) const {
     const float inv_s = scale_reciprocal(s);
+    KBIT_UNROLL
+    for (int j = 0; j < K; ++j) planes[j] = 0;
     float sq[32];
     KBIT_UNROLL
-    for (int i = 0; i < 32; ++i) sq[i] = squared_error(w[i], cb[index(w[i], inv_s)], s);
+    for (int i = 0; i < 32; ++i) {
+      const float value = nearest_value_into_planes(normalize(w[i], inv_s), 1u << i, planes);
+      sq[i] = squared_error(w[i], value, s);
+    }
     // One call per level with a compile-time width, so the array stays in registers.
     butterfly_level<16>(sq);
     butterfly_level<8>(sq);
@@ -50,8 +77,8 @@ struct BlockQuantizer {
   // All of it happens in the row-normalized domain w' = w / row_scale (exact: a power
   // of two), where |w'| <= 248 and block scales are plain E4M4 values >= 2^-11, so
   // nothing overflows or underflows and the result is invariant under power-of-two
-  // scaling of the weights. The indices are recomputed for the chosen code rather than
-  // kept for both candidates: no index arrays, so CUDA keeps everything in registers.
+  // scaling of the weights. Both candidates' planes are built while their errors are
+  // summed (2K registers), so the chosen indices are never searched for a third time.
   KBIT_HD uint32_t quantize(const float (&w)[32], float row_scale, uint32_t (&planes)[K]) const {
     KBIT_UNROLL
     for (int j = 0; j < K; ++j) planes[j] = 0;
@@ -66,21 +93,21 @@ struct BlockQuantizer {
     }
     const uint32_t down = e4m4_floor_code(a);
     const uint32_t up = (e4m4_decode(down) == a || down == 255u) ? down : down + 1u;
-    uint32_t code = up;
-    if (down != up) {
-      // The 'up' scale can exceed float range for weights within 2^-3 of FLT_MAX.
-      const bool up_overflows = !(fmul_rn(e4m4_decode(up), row_scale) <= 3.40282347e38f);
-      if (up_overflows || block_error(wn, e4m4_decode(down)) < block_error(wn, e4m4_decode(up)))
-        code = down;
-    }
-    const float inv_s = scale_reciprocal(e4m4_decode(code));
+    uint32_t up_planes[K];
+    const float up_error = block_error(wn, e4m4_decode(up), up_planes);
     KBIT_UNROLL
-    for (int i = 0; i < 32; ++i) {
-      const uint32_t idx = index(wn[i], inv_s);
+    for (int j = 0; j < K; ++j) planes[j] = up_planes[j];
+    if (down == up) return up;
+    uint32_t down_planes[K];
+    const float down_error = block_error(wn, e4m4_decode(down), down_planes);
+    // The 'up' scale can exceed float range for weights within 2^-3 of FLT_MAX.
+    const bool up_overflows = !(fmul_rn(e4m4_decode(up), row_scale) <= 3.40282347e38f);
+    if (up_overflows || down_error < up_error) {
       KBIT_UNROLL
-      for (int j = 0; j < K; ++j) planes[j] |= ((idx >> j) & 1u) << i;
+      for (int j = 0; j < K; ++j) planes[j] = down_planes[j];
+      return down;
     }
-    return code;
+    return up;
   }
 };
 

@@ -30,14 +30,22 @@ KBIT_HD float e4m4_decode(uint32_t c) {
   return f;
 }
 
-// Largest code whose value is <= a (a >= 0). Values above 248 return 255.
+// Largest code whose value is <= a (a >= 0; 0 for a NaN or a <= 0). Values of 248 and
+// above return 255. Direct from the float's bits (tests/test_e4m4_native.py checks it
+// against the search definition on every float in [0, 256]):
+//   2^-7 <= a < 248: a = 1.mmmm... * 2^E, code = (E + 8) << 4 | mmmm = (bits >> 19) - (119 << 4)
+//   a < 2^-7:        subnormal code m = floor(a * 2^11) in 0..15
 KBIT_HD uint32_t e4m4_floor_code(float a) {
-  uint32_t lo = 0;  // invariant: decode(lo) <= a  (decode(0) == 0)
-KBIT_UNROLL
-  for (uint32_t step = 128; step >= 1; step >>= 1) {
-    if (e4m4_decode(lo + step) <= a) lo += step;  // lo + step <= 255 always
-  }
-  return lo;
+  if (!(a > 0.0f)) return 0u;
+  if (a >= kE4M4Max) return 255u;
+  if (a < 0x1p-7f) return static_cast<uint32_t>(a * 2048.0f);  // exact product, truncation = floor
+  uint32_t bits;
+#if defined(__CUDA_ARCH__)
+  bits = __float_as_uint(a);
+#else
+  __builtin_memcpy(&bits, &a, sizeof(bits));
+#endif
+  return (bits >> 19) - (119u << 4);
 }
 
 }  // namespace kbit

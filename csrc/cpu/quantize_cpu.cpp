@@ -19,9 +19,9 @@ void quantize_rows(const at::Tensor& W, const float* cb, int64_t rows, int64_t c
                    uint32_t* packed, uint8_t* absmax, float* row_scale) {
   const scalar_t* w = W.data_ptr<scalar_t>();
   const int64_t blocks = cols / 32;
-  float mid[(1 << K) - 1];
-  for (int i = 0; i + 1 < (1 << K); ++i) mid[i] = codebook_midpoint(cb, i);
-  const BlockQuantizer<K> q{cb, mid};
+  float table[BlockQuantizer<K>::kTableSize];
+  for (int i = 0; i < (1 << K); ++i) BlockQuantizer<K>::fill_table(cb, table, i);
+  const BlockQuantizer<K> q{table};
   at::parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
     float buf[32];
     uint32_t planes[K];

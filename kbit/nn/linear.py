@@ -102,8 +102,14 @@ class Linear(nn.Module):
             got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
             raise TypeError(f"kbit.Linear: x must be {self.dtype}, the layer's compute dtype (got {got}); "
                             f"cast the input, or the layer with .to(torch.float16 / torch.bfloat16)")
-        y = api.gemm(x, self.weight.quantized())
-        return y if self.bias is None else y.add_(self.bias)
+        # The buffers straight from their dicts (no QuantizedWeight built per call; Module
+        # attribute lookups are the slow part of a small layer's host time).
+        qb = self._modules["weight"]
+        b = qb._buffers
+        y = api.gemm_tiled(x, b["packed"], b["absmax"], b["row_scale"], b["codebook"], qb.k, qb.shape,
+                           "Linear")
+        bias = self._parameters["bias"]
+        return y if bias is None else y.add_(bias)
 
     def __repr__(self) -> str:  # one line, like nn.Linear (the buffers child is an implementation detail)
         return f"{self._get_name()}({self.extra_repr()})"

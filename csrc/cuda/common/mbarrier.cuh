@@ -18,11 +18,20 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
 }
 
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+#else  // sm_80/86/89: no sink operand; the returned state is unused
+  uint64_t state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(smem_address(bar)) : "memory");
+  (void)state;
+#endif
 }
 
 // Block until the phase with this parity (0 for the first phase, then 1, 0, ...) completed.
+// sm_90 has try_wait (the hardware suspends the thread for a while); sm_80/86/89 poll
+// test_wait.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile(
       "{\n"
       ".reg .pred done;\n"
@@ -32,6 +41,17 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
       "}\n" ::"r"(smem_address(bar)),
       "r"(parity)
       : "memory");
+#else
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+#endif
 }
 
 }  // namespace cuda

@@ -9,6 +9,7 @@
 #include "../../common/quant_math.h"
 #include "../../common/tiled_layout.h"
 #include "../common/device_utils.cuh"
+#include "dequantize_tiled.h"
 
 namespace kbit {
 namespace cuda {
@@ -95,7 +96,7 @@ template <typename out_t, int K>
 __global__ void __launch_bounds__(TiledDequantConfig<out_t>::kWarps * 32)
 dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 32, 4]
                         const uint8_t* __restrict__ absmax,    // [E, NT, G, 128]
-                        const float* __restrict__ row_scale,   // [E, N]
+                        const float* __restrict__ row_scale,   // [E, N], or null: all 1
                         const float* __restrict__ codebook,    // [2^K]
                         int64_t experts, int64_t N, int64_t cols,
                         out_t* __restrict__ out) {             // [E, N, cols]
@@ -125,7 +126,7 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = nt * 16 + g + 8 * h;
-      const float rs = row < N ? __ldg(row_scale + e * N + row) : 0.0f;
+      const float rs = row >= N ? 0.0f : row_scale ? __ldg(row_scale + e * N + row) : 1.0f;
 #pragma unroll
       for (int b = 0; b < 8; ++b) scale[h][b] = block_scale(__ldg(am + 8 * h + b), rs);
     }
@@ -173,7 +174,7 @@ void launch_flat(const at::Tensor& packed, const at::Tensor& absmax, const at::T
 }
 
 template <typename out_t>
-void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const at::Tensor& row_scale,
+void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs,
                   const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
   constexpr int kWarps = TiledDequantConfig<out_t>::kWarps;
   const auto stream = at::cuda::getCurrentCUDAStream();
@@ -182,7 +183,6 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const at::
   const dim3 block(kWarps * 32);
   auto* p = reinterpret_cast<const uint32_t*>(packed.data_ptr<int32_t>());
   auto* a = absmax.data_ptr<uint8_t>();
-  auto* rs = row_scale.data_ptr<float>();
   auto* c = cb.data_ptr<float>();
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
@@ -234,12 +234,25 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   if (g.batch() == 0) return out;
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
-    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale, cb, g, out);
+    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), cb, g, out);
   });
   return out;
 }
 
 }  // namespace
+
+at::Tensor dequantize_tiled_unscaled(const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                     const at::Tensor& codebook, const WeightGeometry& g, at::ScalarType dtype) {
+  std::vector<int64_t> shape;
+  if (g.experts) shape.push_back(g.experts);
+  shape.insert(shape.end(), {g.rows, g.cols});
+  at::Tensor out = at::empty(shape, packed_t.options().dtype(dtype));
+  KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_unscaled", [&] {
+    launch_tiled<scalar_t>(packed_t, absmax_t, nullptr, codebook, g, out);
+  });
+  return out;
+}
+
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {

@@ -1,12 +1,18 @@
 // CUDA quantize: W [*, N, K] -> flat bit-planes, E4M4 absmax, per-row scale.
 // Bit-identical to csrc/cpu/quantize_cpu.cpp (same rule, docs/format.md section 4).
 //
-// One CTA per row (grid-stride): the CTA first reduces the row's max |w| (-> row
-// scale), then each thread quantizes whole 32-weight blocks with the shared
-// BlockQuantizer (csrc/common/block_quantizer.h). A thread per block, not a warp per
-// block: the per-block work (absmax, E4M4 bracketing, the reciprocal, the error sum)
-// is then done once instead of 32 times in lock-step, and no shuffles are needed.
-// The row is read twice; the second read hits L1/L2.
+// A group of threads per row - one warp for rows of up to kMaxBlocksPerWarpRow blocks,
+// the whole CTA for longer ones - first reduces the row's max |w| (-> row scale), then
+// each thread quantizes whole 32-weight blocks with the shared BlockQuantizer
+// (csrc/common/block_quantizer.h). A thread per block, not a warp per block: the
+// per-block work (absmax, E4M4 bracketing, the reciprocal, the error sums) is then done
+// once instead of 32 times in lock-step, and no shuffles are needed.
+//
+// Cost (SASS, k=4): the two candidate scales' binary searches dominate; the plane bits
+// are set by predicated ORs inside the searches, and the row max runs on the raw bits
+// (|w| as an unsigned integer is monotone in |w|; >= the Inf pattern means non-finite),
+// two integer ops per weight on 16-byte loads. The row is read twice; the second read
+// hits L1/L2.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -23,16 +29,62 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+constexpr int64_t kMaxBlocksPerWarpRow = 1024;  // rows up to K = 32768 go a warp each
 
-// A 16-bit float given by its bits, as fp32.
-template <typename scalar_t> __device__ __forceinline__ float half_bits_to_float(uint32_t bits);
-template <> __device__ __forceinline__ float half_bits_to_float<c10::Half>(uint32_t bits) {
-  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+// A storage type's bits as fp32 (value), and the smallest |w| bit pattern that is not
+// finite (kInf).
+template <typename scalar_t> struct AbsBits;
+template <> struct AbsBits<c10::Half> {
+  static constexpr uint32_t kInf = 0x7c00u;
+  __device__ __forceinline__ static float value(uint32_t bits) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+  }
+};
+template <> struct AbsBits<c10::BFloat16> {
+  static constexpr uint32_t kInf = 0x7f80u;
+  __device__ __forceinline__ static float value(uint32_t bits) { return __uint_as_float(bits << 16); }
+};
+template <> struct AbsBits<float> {
+  static constexpr uint32_t kInf = 0x7f800000u;
+  __device__ __forceinline__ static float value(uint32_t bits) { return __uint_as_float(bits); }
+};
+
+template <typename scalar_t>
+__device__ __forceinline__ uint32_t abs_bits(scalar_t v) {
+  if constexpr (sizeof(scalar_t) == 4) return __float_as_uint(to_float(v)) & 0x7fffffffu;
+  else return static_cast<uint32_t>(v.x) & 0x7fffu;
 }
-template <> __device__ __forceinline__ float half_bits_to_float<c10::BFloat16>(uint32_t bits) {
-  return __uint_as_float(bits << 16);
+
+// This thread's share (columns t*V, t*V + G*V, ...) of the row's max |w| bits.
+template <typename scalar_t, bool kAligned>
+__device__ __forceinline__ uint32_t partial_row_max_bits(const scalar_t* __restrict__ row,
+                                                         int64_t cols, int t, int G) {
+  if constexpr (kAligned && sizeof(scalar_t) == 2) {
+    // Two accumulators: the low and the high half of each word, masked in place.
+    uint32_t lo = 0, hi = 0;
+    const uint4* v = reinterpret_cast<const uint4*>(row);
+    for (int64_t i = t; i < cols / 8; i += G) {
+      const uint4 q = __ldg(v + i);
+      lo = max(lo, max(max(q.x & 0x7fffu, q.y & 0x7fffu), max(q.z & 0x7fffu, q.w & 0x7fffu)));
+      hi = max(hi, max(max(q.x & 0x7fff0000u, q.y & 0x7fff0000u),
+                       max(q.z & 0x7fff0000u, q.w & 0x7fff0000u)));
+    }
+    return max(lo, hi >> 16);
+  } else if constexpr (kAligned) {
+    uint32_t m = 0;
+    const uint4* v = reinterpret_cast<const uint4*>(row);
+    for (int64_t i = t; i < cols / 4; i += G) {
+      const uint4 q = __ldg(v + i);
+      m = max(m, max(max(q.x & 0x7fffffffu, q.y & 0x7fffffffu),
+                     max(q.z & 0x7fffffffu, q.w & 0x7fffffffu)));
+    }
+    return m;
+  } else {
+    uint32_t m = 0;
+    for (int64_t c = t; c < cols; c += G) m = max(m, abs_bits(row[c]));
+    return m;
+  }
 }
-template <> __device__ __forceinline__ float half_bits_to_float<float>(uint32_t) { return 0.0f; }
 
 // The 32 weights of a block as fp32; 16-byte loads when the row start is aligned.
 template <typename scalar_t, bool kAligned>
@@ -44,8 +96,8 @@ __device__ __forceinline__ void load_block(const scalar_t* __restrict__ src, flo
       const uint32_t words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        w[8 * v + 2 * i] = half_bits_to_float<scalar_t>(words[i] & 0xffffu);
-        w[8 * v + 2 * i + 1] = half_bits_to_float<scalar_t>(words[i] >> 16);
+        w[8 * v + 2 * i] = AbsBits<scalar_t>::value(words[i] & 0xffffu);
+        w[8 * v + 2 * i + 1] = AbsBits<scalar_t>::value(words[i] >> 16);
       }
     }
   } else if constexpr (kAligned && sizeof(scalar_t) == 4) {
@@ -60,7 +112,8 @@ __device__ __forceinline__ void load_block(const scalar_t* __restrict__ src, flo
   }
 }
 
-template <typename scalar_t, int K, bool kAligned>
+// kWarpPerRow: warp w of the grid-stride loop owns row r; else the CTA owns it.
+template <typename scalar_t, int K, bool kAligned, bool kWarpPerRow>
 __global__ void __launch_bounds__(kThreads)
 quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      int64_t rows, int64_t cols,
@@ -68,42 +121,34 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      uint32_t* __restrict__ packed,         // [rows, cols/32, K]
                      uint8_t* __restrict__ absmax,          // [rows, cols/32]
                      float* __restrict__ row_scale) {       // [rows]
-  constexpr int kEntries = 1 << K;
-  __shared__ float cb[kEntries];
-  __shared__ float mid[kEntries];  // 2^K - 1 used; distinct banks, so lookups never conflict
-  __shared__ float red_max[kWarps];
-  __shared__ int red_bad[kWarps];
+  __shared__ float table[BlockQuantizer<K>::kTableSize];
+  __shared__ uint32_t red_max[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (threadIdx.x < kEntries) cb[threadIdx.x] = codebook[threadIdx.x];
+  if (threadIdx.x < (1 << K)) BlockQuantizer<K>::fill_table(codebook, table, threadIdx.x);
   __syncthreads();
-  if (threadIdx.x + 1 < kEntries) mid[threadIdx.x] = codebook_midpoint(cb, threadIdx.x);
-  __syncthreads();
-  const BlockQuantizer<K> quantizer{cb, mid};
+  const BlockQuantizer<K> quantizer{table};
 
+  constexpr int G = kWarpPerRow ? 32 : kThreads;   // threads per row
+  const int t = kWarpPerRow ? lane : threadIdx.x;  // this thread's rank in its row
+  const int64_t first = kWarpPerRow ? int64_t(blockIdx.x) * kWarps + warp : blockIdx.x;
+  const int64_t stride = kWarpPerRow ? int64_t(gridDim.x) * kWarps : gridDim.x;
   const int64_t blocks = cols / 32;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  for (int64_t r = first; r < rows; r += stride) {
     const scalar_t* wr = W + r * cols;
-    // Phase 1: row max |w| and finiteness.
-    float m = 0.0f;
-    int bad = 0;
-    for (int64_t c = threadIdx.x; c < cols; c += kThreads) {
-      const float v = to_float(wr[c]);
-      bad |= !isfinite(v);
-      m = fmaxf(m, fabsf(v));
-    }
-    m = warp_max(m);
-    bad = __any_sync(kFullMask, bad);
-    if (lane == 0) { red_max[warp] = m; red_bad[warp] = bad; }
-    __syncthreads();
-    m = red_max[0];
-    bad = red_bad[0];
+    // Phase 1: row max |w| bits (a warp max, then across warps for a CTA row).
+    uint32_t m = __reduce_max_sync(kFullMask, partial_row_max_bits<scalar_t, kAligned>(wr, cols, t, G));
+    if constexpr (!kWarpPerRow) {
+      if (lane == 0) red_max[warp] = m;
+      __syncthreads();
 #pragma unroll
-    for (int i = 1; i < kWarps; ++i) { m = fmaxf(m, red_max[i]); bad |= red_bad[i]; }
-    const float rs = row_scale_for(m, !bad);
-    if (threadIdx.x == 0) row_scale[r] = rs;
+      for (int i = 0; i < kWarps; ++i) m = max(m, red_max[i]);
+    }
+    const bool finite = m < AbsBits<scalar_t>::kInf;
+    const float rs = row_scale_for(finite ? AbsBits<scalar_t>::value(m) : 0.0f, finite);
+    if (t == 0) row_scale[r] = rs;
 
     // Phase 2: one thread per block.
-    for (int64_t b = threadIdx.x; b < blocks; b += kThreads) {
+    for (int64_t b = t; b < blocks; b += G) {
       float w[32];
       load_block<scalar_t, kAligned>(wr + b * 32, w);
       uint32_t planes[K];
@@ -113,7 +158,7 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
       for (int j = 0; j < K; ++j) dst[j] = planes[j];
       absmax[r * blocks + b] = static_cast<uint8_t>(code);
     }
-    __syncthreads();  // red_* are reused by the next row
+    if constexpr (!kWarpPerRow) __syncthreads();  // red_max is reused by the next row
   }
 }
 
@@ -121,7 +166,6 @@ template <typename scalar_t>
 void launch_quantize(const at::Tensor& W, const at::Tensor& cb, int k, int64_t rows, int64_t cols,
                      at::Tensor& packed, at::Tensor& absmax, at::Tensor& row_scale) {
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const dim3 grid(static_cast<unsigned>(grid_for(rows, 8)));
   auto* p = reinterpret_cast<uint32_t*>(packed.data_ptr<int32_t>());
   auto* w = W.data_ptr<scalar_t>();
   auto* c = cb.data_ptr<float>();
@@ -130,11 +174,15 @@ void launch_quantize(const at::Tensor& W, const at::Tensor& cb, int k, int64_t r
   // Every block starts 64 (fp16) or 128 (fp32) bytes after the row start: vector loads
   // need only the base pointer aligned.
   const bool aligned = reinterpret_cast<uintptr_t>(w) % 16 == 0;
-#define KBIT_LAUNCH(KB)                                                                          \
-  if (aligned)                                                                                   \
-    quantize_rows_kernel<scalar_t, KB, true><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); \
+  const bool warp_per_row = cols / 32 <= kMaxBlocksPerWarpRow;
+  const dim3 grid(static_cast<unsigned>(grid_for(warp_per_row ? (rows + kWarps - 1) / kWarps : rows, 8)));
+#define KBIT_LAUNCH_ROWS(KB, ALIGNED)                                                            \
+  if (warp_per_row)                                                                              \
+    quantize_rows_kernel<scalar_t, KB, ALIGNED, true><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs); \
   else                                                                                           \
-    quantize_rows_kernel<scalar_t, KB, false><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs);
+    quantize_rows_kernel<scalar_t, KB, ALIGNED, false><<<grid, kThreads, 0, stream>>>(w, rows, cols, c, p, a, rs);
+#define KBIT_LAUNCH(KB)                                                                          \
+  if (aligned) { KBIT_LAUNCH_ROWS(KB, true) } else { KBIT_LAUNCH_ROWS(KB, false) }
   switch (k) {
     case 2: KBIT_LAUNCH(2); break;
     case 3: KBIT_LAUNCH(3); break;
@@ -142,6 +190,7 @@ void launch_quantize(const at::Tensor& W, const at::Tensor& cb, int k, int64_t r
     case 5: KBIT_LAUNCH(5); break;
   }
 #undef KBIT_LAUNCH
+#undef KBIT_LAUNCH_ROWS
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

@@ -13,6 +13,7 @@
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
+#include "tc_dispatch.h"
 #include "tc_gemm.h"
 
 namespace kbit {
@@ -84,26 +85,36 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   return y;
 }
 
-// gemm (dispatch: the tensor-core kernel where it wins, else dequantize + cuBLAS) and
-// mma_gemm (always the tensor-core kernel).
+// gemm (Path::kDispatch: the tensor-core kernel where it wins, else dequantize + cuBLAS),
+// mma_gemm (always the kernel) and dequant_cublas_gemm (always the fallback).
+enum class Path { kDispatch, kKernel, kDequantCublas };
+
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, bool dispatch) {
+                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, Path path) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  if (!dispatch || tc_gemm_wins(x.size(0), g.rows, g.cols)) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  const bool kernel = path == Path::kKernel ||
+                      (path == Path::kDispatch &&
+                       tc_gemm_wins(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties()));
+  if (kernel) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
 at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, /*dispatch=*/true);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kDispatch);
 }
 
 at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, /*dispatch=*/false);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kKernel);
+}
+
+at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                    const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kDequantCublas);
 }
 
 at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -157,6 +168,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
+  m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);
   m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
 }
 

@@ -40,15 +40,7 @@ inline int tc_warps_per_unit(int64_t K) {
 }
 
 // Grouped gemm uses the kernel for any tokens per expert (chunks of up to 64 rows; an
-// expert with more re-reads its tiles per chunk). Dense gemm: tc_gemm_wins(M, N, K).
-
-// Dense crossover, measured (docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-v3, H100,
-// k = 4, fp16, cold L2): the tensor-core kernel beats dequantize + cuBLAS up to M = 16 on
-// every benchmark shape and up to M = 32 on weights of >= 32M elements (Llama-3 8B/70B
-// gate/up: 74 vs 108 us, 204 vs 423 us); at M = 64 dequantize + cuBLAS wins everywhere.
-inline bool tc_gemm_wins(int64_t M, int64_t N, int64_t K) {
-  return M <= 16 || (M <= 32 && N * K >= (int64_t(32) << 20));
-}
+// expert with more re-reads its tiles per chunk). Dense gemm: tc_dispatch.h.
 
 // Grouped: the kernel keeps its schedule (two int64 per expert) in shared memory.
 constexpr int kTcMaxExperts = 1024;

@@ -1,0 +1,194 @@
+"""Measure the dense gemm crossover on this GPU and write the dispatch table (issue 7).
+
+For each benchmark weight shape, k = 2..5 and M in a grid, times the tensor-core kernel
+(torch.ops.kbit.mma_gemm) and the dequantize + cuBLAS path (torch.ops.kbit.dequant_cublas_gemm),
+fp16 activations, cold L2, CUDA-graph medians (benchmarks/harness.py), plus cuBLAS fp16 on the
+unquantized weight as the yardstick. Writes:
+
+* ``<out>/dispatch-<slug>.json``: every timing;
+* ``<out>/dispatch-<slug>.md``: the tables (kernel / fallback / fp16 per shape, M, k);
+* ``<out>/tc_dispatch_table.h``: the C++ table (copy it to csrc/cuda/gemm/ and rebuild).
+
+A table row per measured weight size N*K (the smallest crossover among shapes of that size):
+the largest M of the grid up to which the kernel won at every grid point. Between grid points
+the fallback is taken from the first M the kernel lost at.
+
+    python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
+    python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+from typing import Dict, List
+
+import torch
+import torch.nn.functional as F
+
+from . import shapes as S
+from .harness import GraphTimer, TimerConfig, Work, device_info
+from .weights import cold_copies
+
+MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+KS = [2, 3, 4, 5]
+SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+    import kbit
+    dev = torch.device("cuda")
+    info = device_info(dev, dry_run=False)
+    timer = GraphTimer(dev, TimerConfig(replays=9, min_replays=5, max_seconds=0.15))
+    rows = []
+    for name in shape_names:
+        shape = S.SHAPES[name]
+        N, K = shape.N, shape.K
+        g = torch.Generator(device=dev).manual_seed(N * 131 + K)
+        W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
+        fp16_copies = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+        xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
+        for M in ms:
+            x = xs[M]
+            t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
+            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": t.median_us,
+                         "spread": t.spread})
+        del fp16_copies
+        for k in ks:
+            qw = kbit.quantize(W, k=k)
+            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+            nbytes = sum(a.numel() * a.element_size() for a in args)
+            copies = [args] + [tuple(a.clone() for a in args)
+                               for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            for M in ms:
+                x = xs[M]
+                for path, op in (("kernel", torch.ops.kbit.mma_gemm), ("dequant_cublas", torch.ops.kbit.dequant_cublas_gemm)):
+                    fns = [lambda c=c, op=op: op(x, *c, k) for c in copies]
+                    t = timer.measure(fns, Work(0, 0, f"{path} {name} {k} {M}"))
+                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": path, "us": t.median_us,
+                                 "spread": t.spread})
+                print(f"{name:12s} k={k} M={M:4d} kernel {rows[-2]['us']:8.1f} us  dequant+cuBLAS "
+                      f"{rows[-1]['us']:8.1f} us", flush=True)
+            del copies, qw
+        del W
+        torch.cuda.empty_cache()
+    return {"device": info, "date": datetime.date.today().isoformat(), "commit": _git_commit(),
+            "torch": torch.__version__, "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+
+
+def crossovers(run: Dict) -> List[Dict]:
+    """Per weight size N*K: the largest grid M up to which the kernel won everywhere, per k."""
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    sizes: Dict[int, Dict[int, int]] = {}
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        r0 = next(r for r in run["rows"] if r["shape"] == name)
+        size = r0["N"] * r0["K"]
+        for k in run["ks"]:
+            best = 0
+            for M in run["ms"]:
+                if t[(name, M, k, "kernel")] <= t[(name, M, k, "dequant_cublas")]:
+                    best = M
+                else:
+                    break
+            cur = sizes.setdefault(size, {})
+            cur[k] = min(cur.get(k, best), best)
+    return [{"weights": size, "max_kernel_m": sizes[size]} for size in sorted(sizes)]
+
+
+def write_header(run: Dict, path: str) -> None:
+    dev = run["device"]
+    major, minor = (int(v) for v in dev["capability"].split("."))
+    rows = crossovers(run)
+    body = ",\n".join(
+        f"    {{{r['weights']}, {{{', '.join(str(r['max_kernel_m'].get(k, 0)) for k in (2, 3, 4, 5))}}}}}"
+        for r in rows)
+    text = f"""#pragma once
+// Generated by `python -m benchmarks.tune_dispatch` - do not edit; rerun it on the GPU.
+// {dev['name']} ({dev['sms']} SMs, sm_{major}{minor}), {run['date']}, commit {run['commit']}:
+// fp16 activations, cold L2, CUDA-graph medians; M grid {run['ms']}.
+// Per weight size N*K: the largest M at which the tensor-core kernel was at least as fast as
+// dequantize + cuBLAS, for k = 2, 3, 4, 5 (see docs/benchmarks/ for the timings).
+#include "tc_dispatch.h"
+
+namespace kbit {{
+namespace cuda {{
+
+inline constexpr TcCrossoverRow kTcRows0[] = {{
+{body},
+}};
+
+inline constexpr TcCrossoverTable kTcCrossoverTables[] = {{
+    {{"{dev['name']}", {major}, {minor}, {dev['sms']}, kTcRows0, {len(rows)}}},
+}};
+inline constexpr int kNumTcCrossoverTables = 1;
+
+}}  // namespace cuda
+}}  // namespace kbit
+"""
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def write_markdown(run: Dict, path: str) -> None:
+    dev = run["device"]
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    lines = [f"# Dense gemm crossover: {dev['name']}", "",
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, "
+             "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `dq+cuBLAS` = "
+             "torch.ops.kbit.dequant_cublas_gemm, `fp16` = cuBLAS on the unquantized weight. "
+             "Produced by `python -m benchmarks.tune_dispatch`; the table it wrote is "
+             "csrc/cuda/gemm/tc_dispatch_table.h.", "",
+             "## Crossover (largest M the kernel wins at, per k)", "",
+             "| N*K | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
+    for r in crossovers(run):
+        lines.append(f"| {r['weights']} | " + " | ".join(str(r["max_kernel_m"].get(k, "-")) for k in (2, 3, 4, 5)) + " |")
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        r0 = next(r for r in run["rows"] if r["shape"] == name)
+        lines += ["", f"## {name} (N={r0['N']}, K={r0['K']})", "",
+                  "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} dq+cuBLAS | k={k} best vs fp16" for k in run["ks"]) + " |",
+                  "|---:|---:|" + "---:|---:|---:|" * len(run["ks"])]
+        for M in run["ms"]:
+            fp = t[(name, M, None, "fp16")]
+            cells = []
+            for k in run["ks"]:
+                a, b = t[(name, M, k, "kernel")], t[(name, M, k, "dequant_cublas")]
+                cells += [f"{a:.1f}", f"{b:.1f}", f"{fp / min(a, b):.2f}x"]
+            lines.append(f"| {M} | {fp:.1f} | " + " | ".join(cells) + " |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="out")
+    ap.add_argument("--from-json", default=None, help="regenerate the .md and .h from an earlier run")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--ms", default=",".join(map(str, MS)))
+    ap.add_argument("--ks", default=",".join(map(str, KS)))
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    if args.from_json:
+        with open(args.from_json) as f:
+            run = json.load(f)
+    else:
+        run = measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
+                      [int(v) for v in args.ks.split(",")])
+        with open(os.path.join(args.out, f"dispatch-{run['device']['slug']}.json"), "w") as f:
+            json.dump(run, f, indent=1)
+    write_markdown(run, os.path.join(args.out, f"dispatch-{run['device']['slug']}.md"))
+    write_header(run, os.path.join(args.out, "tc_dispatch_table.h"))
+    print("crossovers:", json.dumps(crossovers(run)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+#pragma once
+// What the dense gemm dispatch picks, for Python (kbit._C.gemm_dispatch) and the tests;
+// no CUDA headers, so registration.cpp can include it.
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace kbit {
+namespace cuda {
+
+// (true for the tensor-core kernel / false for dequantize + cuBLAS, where the rule came
+// from: the measured table's device name, or "heuristic") on CUDA device `device`.
+std::pair<bool, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device);
+
+}  // namespace cuda
+}  // namespace kbit
