@@ -3,6 +3,7 @@
 # then the benchmarks. Everything lands in ${OUT:-out}/ (logs, JSON, tables).
 #   MODE=fast|full   benchmark mode (default fast)
 #   TESTS=...        pytest selection (default: the whole suite)
+#   PYTEST_STOP=...  how pytest stops (default -x; e.g. --maxfail=20)
 #   SKIP_BENCH=1     tests only
 #   BENCH_ARGS=...   extra arguments for benchmarks.run (e.g. --shapes, --ms, --no-model)
 set -uo pipefail
@@ -22,7 +23,7 @@ KBIT_CUDA_ARCHS=${KBIT_CUDA_ARCHS:-$arch} python3 -m pip install --no-build-isol
 echo "build took $(( $(date +%s) - start )) s on $(nproc) cores"
 python3 -m kbit info
 echo "== tests"
-python3 -m pytest ${TESTS:-tests} -q -x -rs 2>&1 | tee "$OUT/tests.log" | tail -25
+python3 -m pytest ${TESTS:-tests} -q ${PYTEST_STOP:--x} -rs 2>&1 | tee "$OUT/tests.log" | tail -25
 test_rc=${PIPESTATUS[0]}
 if [ -z "${SKIP_BENCH:-}" ]; then
   echo "== benchmarks (${MODE:-fast})"

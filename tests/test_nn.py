@@ -635,4 +635,5 @@ def test_quantize_model_extra_memory_is_at_most_one_layer():
     extra = torch.cuda.max_memory_allocated() - before
     assert len(summary.converted) == 6
     assert extra <= layer_bytes, (extra, layer_bytes)
-    assert torch.cuda.memory_allocated() < before * 0.3  # the fp16 weights are gone
+    freed = before - torch.cuda.memory_allocated()
+    assert freed >= 0.7 * 6 * layer_bytes, (freed, layer_bytes)  # the fp16 weights are gone (k=4 keeps ~27%)
