@@ -18,7 +18,7 @@ __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
 }
 
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
 #else  // sm_80/86/89: no sink operand; the returned state is unused
   uint64_t state;
@@ -31,7 +31,7 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
 // sm_90 has try_wait (the hardware suspends the thread for a while); sm_80/86/89 poll
 // test_wait.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   asm volatile(
       "{\n"
       ".reg .pred done;\n"
