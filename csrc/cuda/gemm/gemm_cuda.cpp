@@ -10,7 +10,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -25,15 +24,6 @@ int tc_gemm_splits(int64_t N, int64_t K, int sm_count) {
   const int64_t want = (2 * int64_t(sm_count) + row_tiles - 1) / row_tiles;  // ~2 CTAs per SM
   const int64_t most = std::max<int64_t>(1, groups / 8);                      // >= 1 group per warp
   return static_cast<int>(std::clamp<int64_t>(want, 1, most));
-}
-
-int tc_row_tiles(int64_t M, int64_t N, int64_t K) {
-  static const int forced = [] {
-    const char* v = std::getenv("KBIT_TC_ROW_TILES");
-    return v == nullptr ? 0 : std::atoi(v);
-  }();
-  if (forced == 1 || forced == 2) return tc_token_tiles(M) <= 2 ? forced : 1;
-  return 1;
 }
 
 namespace {
@@ -70,7 +60,6 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   args.splits = 1;
   args.warps_per_unit = tc_warps_per_unit(g.cols);
   args.tokens_per_unit = args.M;
-  args.row_tiles = 1;
   return args;
 }
 
@@ -86,7 +75,6 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   const int64_t M = x.size(0);
   at::Tensor y = at::empty({M, g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.row_tiles = tc_row_tiles(M, g.rows, g.cols);
   args.splits = tc_gemm_splits(g.rows, g.cols, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
   at::Tensor workspace;
   if (args.splits > 1) {

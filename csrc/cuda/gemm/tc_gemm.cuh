@@ -49,24 +49,22 @@ namespace cuda {
 
 constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
 
-template <int K, int kTokenTiles, int kMinBlocks = (kTokenTiles <= 4 ? 2 : 1), int kRowTiles = 1>
+template <int K, int kTokenTiles, int kMinBlocks = (kTokenTiles <= 4 ? 2 : 1)>
 struct TcGemmConfig {
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
-  static constexpr int kUnitRows = kTileRows * kRowTiles;  // W rows of a unit
   // Pair-table entries are 128 bytes apart (one word per lane). A 256-byte stride would
   // make the address one byte permute (code in byte 1, 4 * lane in byte 0), but the
   // compiler still adds the table base in a register (measured: PRMT + IADD), and the
   // table would take twice the shared memory.
   static constexpr int kLutStride = 128;
-  static constexpr int kStages = kRowTiles > 1 ? 2 : kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
+  static constexpr int kStages = kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
-  static constexpr int kTileStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
-  static constexpr int kStageBytes = kRowTiles * kTileStageBytes;
+  static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
-  // red[2][warps][unit rows][tokens] fp32, then mbarriers full[2][warps], empty[2][warps]
-  static constexpr int kReduceBytes = 2 * kWarps * kUnitRows * kTokens * 4 + 4 * kWarps * 8;
+  // red[2][warps][16][tokens] fp32, then mbarriers full[2][warps], empty[2][warps]
+  static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 4 * kWarps * 8;
   static constexpr int kLutEntries = 1 << (2 * K);
   static constexpr int kLutCopies = K <= 4 ? 32 : 1;
   static constexpr int kLutBytes = K <= 4 ? kLutEntries * kLutStride : kLutEntries * 4;  // dynamic smem offset 0
@@ -97,56 +95,48 @@ __device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
   return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
 }
 
-// One 32-column block of a group (two mma steps per token tile and row tile): D = W_block
-// x^T from fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
-// The x fragments are loaded once and used for all R row tiles of the unit (R = 2 halves
-// the activation traffic from L2, which bounds the kernel from M ~ 8 up); `tiles` (<= R,
-// the same for the whole warp) is how many of them exist.
-template <typename T, int K, int MT, int R>
-__device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[R][4 * K], const uint32_t (&halves)[R][4][2],
-                                         const uint4* const (&xg)[MT], float (&acc)[R][MT][4],
-                                         const unsigned char* lut, uint32_t lane4, int tiles) {
+// One 32-column block of a group (two mma steps per token tile): D = W_block x^T from
+// fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
+template <typename T, int K, int MT>
+__device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
+                                         const uint4* const (&xg)[MT], float (&acc)[MT][4],
+                                         const unsigned char* lut, uint32_t lane4) {
   uint4 xv[MT];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) xv[mt] = __ldg(xg[mt] + blk * 4);
+  float d[MT][4];
 #pragma unroll
-  for (int rt = 0; rt < R; ++rt) {
-    if (R > 1 && rt >= tiles) break;
-    float d[MT][4];
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[mt][i] = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int s = 2 * blk + h;
+    uint32_t a[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane4));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
+      mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
+  }
+  const int q = blk >> 2, j4 = blk & 3;
+  const uint32_t lo_pair = halves[q][j4 & 1], hi_pair = halves[2 + q][j4 & 1];
+  const float s_lo = half_bits_to_float((j4 >> 1) ? lo_pair >> 16 : lo_pair & 0xFFFFu);  // row g
+  const float s_hi = half_bits_to_float((j4 >> 1) ? hi_pair >> 16 : hi_pair & 0xFFFFu);  // row g + 8
 #pragma unroll
-      for (int i = 0; i < 4; ++i) d[mt][i] = 0.0f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int s = 2 * blk + h;
-      uint32_t a[4];
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream[rt], 4 * s + r, lane4));
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
-    }
-    const int q = blk >> 2, j4 = blk & 3;
-    const uint32_t lo_pair = halves[rt][q][j4 & 1], hi_pair = halves[rt][2 + q][j4 & 1];
-    const float s_lo = half_bits_to_float((j4 >> 1) ? lo_pair >> 16 : lo_pair & 0xFFFFu);  // row g
-    const float s_hi = half_bits_to_float((j4 >> 1) ? hi_pair >> 16 : hi_pair & 0xFFFFu);  // row g + 8
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      acc[rt][mt][0] = fmaf(s_lo, d[mt][0], acc[rt][mt][0]);
-      acc[rt][mt][1] = fmaf(s_lo, d[mt][1], acc[rt][mt][1]);
-      acc[rt][mt][2] = fmaf(s_hi, d[mt][2], acc[rt][mt][2]);
-      acc[rt][mt][3] = fmaf(s_hi, d[mt][3], acc[rt][mt][3]);
-    }
+  for (int mt = 0; mt < MT; ++mt) {
+    acc[mt][0] = fmaf(s_lo, d[mt][0], acc[mt][0]);
+    acc[mt][1] = fmaf(s_lo, d[mt][1], acc[mt][1]);
+    acc[mt][2] = fmaf(s_hi, d[mt][2], acc[mt][2]);
+    acc[mt][3] = fmaf(s_hi, d[mt][3], acc[mt][3]);
   }
 }
 
-template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks, int kRowTiles>
+template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
 __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmArgs args) {
-  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks, kRowTiles>;
-  constexpr int S = Cfg::kStages, MT = kTokenTiles, R = kRowTiles, UR = Cfg::kUnitRows;
-  static_assert(R == 1 || !kGrouped, "row-tile groups are for the dense kernel");
+  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
+  constexpr int S = Cfg::kStages, MT = kTokenTiles;
   extern __shared__ __align__(16) unsigned char dyn_smem[];  // [table][ring][reduce][schedule]
   uint32_t* lut = reinterpret_cast<uint32_t*>(dyn_smem);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -156,15 +146,14 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   // and per (parity, slot) two mbarriers: full (the slot's warps wrote their partials)
   // and empty (the slot's reducer has read them). Initialized before the table barrier.
   float* red = reinterpret_cast<float*>(dyn_smem + Cfg::kLutBytes + Cfg::kRingBytes);
-  uint64_t* full_bar = reinterpret_cast<uint64_t*>(red + 2 * Cfg::kWarps * UR * Cfg::kTokens);  // [2][kWarps]
+  uint64_t* full_bar = reinterpret_cast<uint64_t*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
   uint64_t* empty_bar = full_bar + 2 * Cfg::kWarps;                                                    // [2][kWarps]
 
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  const int64_t NU = (NT + R - 1) / R;  // units per token chunk (row tiles in groups of R)
   const T* x = static_cast<const T*>(args.x);
 
-  TcSchedule<Cfg::kTokens, kGrouped> sched{NU, args.M, static_cast<int>(args.experts), nullptr, nullptr};
+  TcSchedule<Cfg::kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   if constexpr (kGrouped) {
     int64_t* scratch = reinterpret_cast<int64_t*>(dyn_smem + Cfg::kLutBytes + Cfg::kRingBytes + Cfg::kReduceBytes);
     int64_t* row_begin = scratch + 32;
@@ -203,25 +192,19 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   // Always commits a group (maybe empty), so "S - 1 pending" means the oldest item has
   // landed. Counters instead of divisions: this runs once per group.
   int64_t p_left = items, p_unit = 0, p_j = 0, p_tile0 = 0;
-  int p_stage = 0, p_tiles = 1;
+  int p_stage = 0;
   const auto issue = [&]() {
     if (p_left > 0) {
       if (p_j == 0) {
         const TcUnit w = sched.unit(unit_of_round(p_unit));
-        p_tile0 = (w.expert * NT + w.tile * R) * G;
-        p_tiles = static_cast<int>(NT - w.tile * R < R ? NT - w.tile * R : R);
+        p_tile0 = (w.expert * NT + w.tile) * G;
       }
+      const int64_t tile = p_tile0 + grp_first + p_j * grp_step;
+      const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
+      unsigned char* st = ring + p_stage * Cfg::kStageBytes;
 #pragma unroll
-      for (int rt = 0; rt < R; ++rt) {
-        if (R > 1 && rt >= p_tiles) break;
-        const int64_t tile = p_tile0 + rt * G + grp_first + p_j * grp_step;
-        const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
-        unsigned char* st = ring + p_stage * Cfg::kStageBytes + rt * Cfg::kTileStageBytes;
-#pragma unroll
-        for (int v = 0; v < K; ++v) cp_async_16(st + (v * 32 + lane) * 16, src + v * 32);
-        if (lane < 8)
-          cp_async_16(st + Cfg::kStreamBytes + lane * 16, args.absmax + tile * kAbsmaxBytesPerTile + lane * 16);
-      }
+      for (int v = 0; v < K; ++v) cp_async_16(st + (v * 32 + lane) * 16, src + v * 32);
+      if (lane < 8) cp_async_16(st + Cfg::kStreamBytes + lane * 16, args.absmax + tile * kAbsmaxBytesPerTile + lane * 16);
       if (++p_j == per_unit) { p_j = 0; ++p_unit; }
       --p_left;
     }
@@ -270,14 +253,11 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       const int r = min(mt * 8 + g, w.rows - 1);
       xrow[mt] = reinterpret_cast<const uint4*>(x + (w.row0 + r) * cols) + t;
     }
-    const int tiles = static_cast<int>(NT - w.tile * R < R ? NT - w.tile * R : R);  // row tiles of this unit
-    float acc[R][MT][4];
+    float acc[MT][4];
 #pragma unroll
-    for (int rt = 0; rt < R; ++rt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[rt][mt][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
 
     for (int64_t j = 0; j < per_unit; ++j) {
       issue();
@@ -286,26 +266,21 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       const unsigned char* st = ring + c_stage * Cfg::kStageBytes;
       c_stage = c_stage + 1 == S ? 0 : c_stage + 1;
       const int64_t grp = grp_first + j * grp_step;
-      uint32_t stream[R][4 * K];
+      uint32_t stream[4 * K];
+#pragma unroll
+      for (int v = 0; v < K; ++v) {
+        const uint4 q = *reinterpret_cast<const uint4*>(st + (v * 32 + lane) * 16);
+        stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
+      }
       // Block scales as fp16 pairs: word (W << 6) & mask holds blocks 0 and 2 of a
       // quad of W's bytes, (W >> 2) & mask blocks 1 and 3.
-      uint32_t halves[R][4][2];
+      const uint4 am = *reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16);
+      const uint32_t quads[4] = {am.x, am.y, am.z, am.w};  // row g: blocks 0-3, 4-7; row g+8: 0-3, 4-7
+      uint32_t halves[4][2];
 #pragma unroll
-      for (int rt = 0; rt < R; ++rt) {
-        if (R > 1 && rt >= tiles) break;
-        const unsigned char* st_r = st + rt * Cfg::kTileStageBytes;
-#pragma unroll
-        for (int v = 0; v < K; ++v) {
-          const uint4 q = *reinterpret_cast<const uint4*>(st_r + (v * 32 + lane) * 16);
-          stream[rt][4 * v] = q.x; stream[rt][4 * v + 1] = q.y; stream[rt][4 * v + 2] = q.z; stream[rt][4 * v + 3] = q.w;
-        }
-        const uint4 am = *reinterpret_cast<const uint4*>(st_r + Cfg::kStreamBytes + g * 16);
-        const uint32_t quads[4] = {am.x, am.y, am.z, am.w};  // row g: blocks 0-3, 4-7; row g+8: 0-3, 4-7
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          halves[rt][q][0] = (quads[q] << 6) & 0x3FC03FC0u;
-          halves[rt][q][1] = (quads[q] >> 2) & 0x3FC03FC0u;
-        }
+      for (int q = 0; q < 4; ++q) {
+        halves[q][0] = (quads[q] << 6) & 0x3FC03FC0u;
+        halves[q][1] = (quads[q] >> 2) & 0x3FC03FC0u;
       }
       const int blocks = static_cast<int>((cols - grp * 256) / 32 < 8 ? (cols - grp * 256) / 32 : 8);
       const uint4* xg[MT];
@@ -313,12 +288,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 32;  // 256 columns = 32 vectors
       if (blocks == 8) {
 #pragma unroll
-        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT, R>(blk, stream, halves, xg, acc, dyn_smem, lane4, tiles);
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
       } else {  // K tail: the same for the whole warp
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) {
           if (blk >= blocks) break;
-          tc_block<T, K, MT, R>(blk, stream, halves, xg, acc, dyn_smem, lane4, tiles);
+          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
         }
       }
       __syncwarp();  // every lane is done with this stage before it is refilled
@@ -334,27 +309,25 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     uint64_t* full = full_bar + parity * Cfg::kWarps + slot;
     uint64_t* empty = empty_bar + parity * Cfg::kWarps + slot;
     if (round >= 2) mbarrier_wait(empty, phase ^ 1u);
-    float* red_p = red + parity * Cfg::kWarps * UR * Cfg::kTokens;
+    float* red_p = red + parity * Cfg::kWarps * kTileRows * Cfg::kTokens;
 #pragma unroll
-    for (int rt = 0; rt < R; ++rt)
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        float* base = red_p + (warp * UR + rt * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
-        base[0] = acc[rt][mt][0];
-        base[1] = acc[rt][mt][1];
-        base[8 * Cfg::kTokens] = acc[rt][mt][2];
-        base[8 * Cfg::kTokens + 1] = acc[rt][mt][3];
-      }
+    for (int mt = 0; mt < MT; ++mt) {
+      float* base = red_p + (warp * kTileRows + g) * Cfg::kTokens + mt * 8 + 2 * t;
+      base[0] = acc[mt][0];
+      base[1] = acc[mt][1];
+      base[8 * Cfg::kTokens] = acc[mt][2];
+      base[8 * Cfg::kTokens + 1] = acc[mt][3];
+    }
     mbarrier_arrive(full);
     if (wi == 0) {  // the slot's reducer
       mbarrier_wait(full, phase);
       const int w0 = slot * wpu;
-      for (int i = lane; i < UR * Cfg::kTokens; i += 32) {
-        const int r = i % UR, tok = i / UR;  // rows fastest: stores along N
-        const int64_t row = w.tile * UR + r;
+      for (int i = lane; i < kTileRows * Cfg::kTokens; i += 32) {
+        const int r = i % kTileRows, tok = i / kTileRows;  // rows fastest: stores along N
+        const int64_t row = w.tile * kTileRows + r;
         if (tok >= w.rows || row >= N) continue;
-        float sum = red_p[(w0 * UR + r) * Cfg::kTokens + tok];
-        for (int v = 1; v < wpu; ++v) sum += red_p[((w0 + v) * UR + r) * Cfg::kTokens + tok];
+        float sum = red_p[(w0 * kTileRows + r) * Cfg::kTokens + tok];
+        for (int v = 1; v < wpu; ++v) sum += red_p[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
         const int64_t out_row = w.row0 + tok;
         if (splits == 1) {
           const float rs = __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix;
@@ -382,10 +355,10 @@ __global__ void tc_reduce_splits(const float* __restrict__ workspace, const floa
   }
 }
 
-template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks, int kRowTiles = 1>
+template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
 void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
-  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks, kRowTiles>;
-  auto kernel = tc_gemm_kernel<T, K, kTokenTiles, kGrouped, kMinBlocks, kRowTiles>;
+  using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
+  auto kernel = tc_gemm_kernel<T, K, kTokenTiles, kGrouped, kMinBlocks>;
   // Grouped: the schedule's shared memory for up to 128 or kTcMaxExperts experts.
   const int bucket = kGrouped && args.experts > 128 ? 1 : 0;
   const auto smem_bytes = [](int b) {
@@ -403,7 +376,7 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const int64_t resident = int64_t(ctas_per_sm[bucket]) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   int64_t ctas_x = resident;
   if constexpr (!kGrouped) {
-    const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * (((args.N + 15) / 16 + kRowTiles - 1) / kRowTiles);
+    const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
     const int64_t rounds = (units + Cfg::kWarps / args.warps_per_unit - 1) / (Cfg::kWarps / args.warps_per_unit);
     ctas_x = std::max<int64_t>(1, std::min<int64_t>(rounds, resident / args.splits));
   }
@@ -424,12 +397,6 @@ void launch_tc_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
   // 2 CTAs of 8 warps per SM (128 registers) up to 32 tokens. Measured on an H200 with 3 CTAs
   // (80 registers, 2 ring stages) at M <= 8: Llama-3 8B and Qwen3 gate/up 6-15% faster,
   // Qwen3 down / KV / MoE 7-20% slower, 70B unchanged (docs/design.md).
-  if constexpr (!kGrouped) {
-    if (args.row_tiles == 2) {  // x fragments shared by two row tiles (tc_row_tiles)
-      if (tc_token_tiles(args.tokens_per_unit) == 1) return launch_tc_gemm_tiles<T, K, 1, false, 1, 2>(args, stream);
-      if (tc_token_tiles(args.tokens_per_unit) == 2) return launch_tc_gemm_tiles<T, K, 2, false, 1, 2>(args, stream);
-    }
-  }
   switch (tc_token_tiles(args.tokens_per_unit)) {
     case 1: launch_tc_gemm_tiles<T, K, 1, kGrouped, 2>(args, stream); break;
     case 2: launch_tc_gemm_tiles<T, K, 2, kGrouped, 2>(args, stream); break;

@@ -21,7 +21,6 @@ struct TcGemmArgs {
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
-  int row_tiles;                  // 16-row tiles per unit sharing the x fragments: tc_row_tiles (dense), 1
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
@@ -45,11 +44,6 @@ inline int tc_warps_per_unit(int64_t K) {
 
 // Grouped: the kernel keeps its schedule (two int64 per expert) in shared memory.
 constexpr int kTcMaxExperts = 1024;
-
-// Dense: 16-row tiles per unit. 2 (one x fragment load feeds two row tiles: half the
-// activation traffic from L2) for token tiles of 1 or 2, else 1; KBIT_TC_ROW_TILES=1|2
-// overrides (A/B measurements).
-int tc_row_tiles(int64_t M, int64_t N, int64_t K);
 
 // Token tiles of 8: 1, 2, 4 or 8 (M <= 8, 16, 32, more).
 inline int tc_token_tiles(int64_t M) { return M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8; }
