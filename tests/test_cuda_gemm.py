@@ -371,3 +371,28 @@ def test_wrong_device_inputs_raise():
         kbit.grouped_gemm(x, qe, off)  # offsets on the CPU
     with pytest.raises(ValueError, match="x is on cpu"):
         kbit.grouped_gemm(x.cpu(), qe, off)
+
+
+def test_gemm_dispatch_follows_the_measured_table():
+    # on the GPU the table was measured on (H100: 132 SMs, sm_90) the crossover comes from
+    # csrc/cuda/gemm/tc_dispatch_table.h; elsewhere from the heuristic. Either way small M goes
+    # to the kernel, large M to dequantize + cuBLAS, and gemm's result matches the path it names.
+    props = torch.cuda.get_device_properties(0)
+    path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
+    assert path == "kernel"
+    assert kbit._C.gemm_dispatch(512, 5120, 2048, 4)[0] == "dequant_cublas"
+    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+        assert source == "NVIDIA H100 80GB HBM3"
+        # table rows (N*K -> largest kernel M at k = 4): 10485760 -> 16, 234881024 -> 48
+        assert kbit._C.gemm_dispatch(16, 5120, 2048, 4)[0] == "kernel"
+        assert kbit._C.gemm_dispatch(17, 5120, 2048, 4)[0] == "dequant_cublas"
+        assert kbit._C.gemm_dispatch(48, 28672, 8192, 4)[0] == "kernel"
+        assert kbit._C.gemm_dispatch(49, 28672, 8192, 4)[0] == "dequant_cublas"
+    else:
+        assert source == "heuristic"
+    qw, W_hat = weight(4, 257, 5120)
+    for M in (16, 17, 40):
+        x = acts(M, 5120, torch.float16, "dispatch")
+        path = kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]
+        op = torch.ops.kbit.mma_gemm if path == "kernel" else torch.ops.kbit.dequant_cublas_gemm
+        assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))
