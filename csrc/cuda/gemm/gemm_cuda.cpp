@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -19,11 +20,26 @@
 namespace kbit {
 namespace cuda {
 
-int tc_gemm_splits(int64_t N, int64_t K, int sm_count) {
+int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count) {
   const int64_t row_tiles = (N + 15) / 16, groups = (K + 255) / 256;
-  const int64_t want = (2 * int64_t(sm_count) + row_tiles - 1) / row_tiles;  // ~2 CTAs per SM
-  const int64_t most = std::max<int64_t>(1, groups / 8);                      // >= 1 group per warp
+  const int64_t tokens = 8 * int64_t(tc_token_tiles(M)), chunks = (M + tokens - 1) / tokens;
+  const int64_t rounds = (chunks * row_tiles * wpu + 7) / 8;                  // CTA rounds without splits
+  const int64_t want = (2 * int64_t(sm_count) + rounds - 1) / rounds;         // ~2 CTAs per SM
+  const int64_t most = std::max<int64_t>(1, groups / wpu);                    // >= 1 group per warp
   return static_cast<int>(std::clamp<int64_t>(want, 1, most));
+}
+
+// Dense: warps per unit. Default: tc_warps_per_unit(K). KBIT_TC_WPU (1, 2, 4, 8) overrides it
+// for M > 8 (A/B measurements: with one warp per unit, a CTA's 8 warps walk 8 row tiles of the
+// same tokens through the same K groups, so they read the same x fragments close together).
+int tc_dense_warps_per_unit(int64_t M, int64_t K) {
+  static const int forced = [] {
+    const char* v = std::getenv("KBIT_TC_WPU");
+    return v == nullptr ? 0 : std::atoi(v);
+  }();
+  const int dflt = tc_warps_per_unit(K);
+  if (M > 8 && (forced == 1 || forced == 2 || forced == 4 || forced == 8)) return std::min(forced, dflt);
+  return dflt;
 }
 
 namespace {
@@ -75,7 +91,9 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   const int64_t M = x.size(0);
   at::Tensor y = at::empty({M, g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.splits = tc_gemm_splits(g.rows, g.cols, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+  args.warps_per_unit = tc_dense_warps_per_unit(M, g.cols);
+  args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
+                               at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
   at::Tensor workspace;
   if (args.splits > 1) {
     workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));

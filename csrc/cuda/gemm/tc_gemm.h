@@ -49,7 +49,8 @@ constexpr int kTcMaxExperts = 1024;
 inline int tc_token_tiles(int64_t M) { return M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8; }
 
 // Splits along K so that small-N shapes still fill the GPU (dense).
-int tc_gemm_splits(int64_t N, int64_t K, int sm_count);
+// (M: the token tile and chunk count; wpu: warps per unit.)
+int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count);
 
 template <typename T, int K>
 void launch_tc_gemm(const TcGemmArgs& args, cudaStream_t stream);
