@@ -55,12 +55,13 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
 
 
 @pytest.mark.parametrize("M", MS)
-@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (4100, 2080)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_mma_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
     # the tensor-core kernel itself at every M (gemm hands M > 16-32 to dequantize + cuBLAS):
-    # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080)
+    # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080), two warps
+    # per unit (N >= 4096, M > 8)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "mma")
     y = torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
@@ -373,6 +374,17 @@ def test_wrong_device_inputs_raise():
         kbit.grouped_gemm(x.cpu(), qe, off)
 
 
+def _table_rows():
+    """(N*K, [max kernel M for k = 2..5]) rows of the generated H100 table, from its source."""
+    import os
+    import re
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
+                        "tc_dispatch_table.h")
+    text = open(path).read()
+    return [(int(w), [int(v) for v in ms.split(",")])
+            for w, ms in re.findall(r"\{(\d+), \{([\d, ]+)\}\}", text)]
+
+
 def test_gemm_dispatch_follows_the_measured_table():
     # on the GPU the table was measured on (H100: 132 SMs, sm_90) the crossover comes from
     # csrc/cuda/gemm/tc_dispatch_table.h; elsewhere from the heuristic. Either way small M goes
@@ -383,11 +395,13 @@ def test_gemm_dispatch_follows_the_measured_table():
     assert kbit._C.gemm_dispatch(512, 5120, 2048, 4)[0] == "dequant_cublas"
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         assert source == "NVIDIA H100 80GB HBM3"
-        # table rows (N*K -> largest kernel M at k = 4): 10485760 -> 16, 234881024 -> 48
-        assert kbit._C.gemm_dispatch(16, 5120, 2048, 4)[0] == "kernel"
-        assert kbit._C.gemm_dispatch(17, 5120, 2048, 4)[0] == "dequant_cublas"
-        assert kbit._C.gemm_dispatch(48, 28672, 8192, 4)[0] == "kernel"
-        assert kbit._C.gemm_dispatch(49, 28672, 8192, 4)[0] == "dequant_cublas"
+        rows = _table_rows()
+        assert len(rows) >= 2
+        for weights, max_m in rows:  # a weight of exactly the row's size, N = weights / 2048
+            N = weights // 2048
+            for k in (2, 4):
+                assert kbit._C.gemm_dispatch(max_m[k - 2], N, 2048, k)[0] == "kernel"
+                assert kbit._C.gemm_dispatch(max_m[k - 2] + 1, N, 2048, k)[0] == "dequant_cublas"
     else:
         assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)

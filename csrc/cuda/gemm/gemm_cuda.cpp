@@ -10,7 +10,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -29,17 +28,14 @@ int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count) {
   return static_cast<int>(std::clamp<int64_t>(want, 1, most));
 }
 
-// Dense: warps per unit. Default: tc_warps_per_unit(K). KBIT_TC_WPU (1, 2, 4, 8) overrides it
-// for M > 8 (A/B measurements: with one warp per unit, a CTA's 8 warps walk 8 row tiles of the
-// same tokens through the same K groups, so they read the same x fragments close together).
-int tc_dense_warps_per_unit(int64_t M, int64_t K) {
-  static const int forced = [] {
-    const char* v = std::getenv("KBIT_TC_WPU");
-    return v == nullptr ? 0 : std::atoi(v);
-  }();
+// Dense: warps per unit. Two for M > 8 on N >= 4096 (the CTA's 8 warps then walk 4 row tiles of
+// the same tokens through the same K groups, reading the same x fragments close together: H100,
+// k = 2 / 4, Llama-3 8B gate/up M = 32: 63 / 76 -> 46 / 49 us, 70B M = 64: 460 / 468 -> 266 /
+// 395 us, Qwen3 gate/up M = 48: 48 -> 36 us; on N <= 2048 it lost, docs/design.md); else
+// tc_warps_per_unit(K).
+int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
   const int dflt = tc_warps_per_unit(K);
-  if (M > 8 && (forced == 1 || forced == 2 || forced == 4 || forced == 8)) return std::min(forced, dflt);
-  return dflt;
+  return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
 namespace {
@@ -91,7 +87,7 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   const int64_t M = x.size(0);
   at::Tensor y = at::empty({M, g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.warps_per_unit = tc_dense_warps_per_unit(M, g.cols);
+  args.warps_per_unit = tc_dense_warps_per_unit(M, g.rows, g.cols);
   args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
                                at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
   at::Tensor workspace;
