@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -142,6 +143,13 @@ at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
+  {  // A/B only: KBIT_TC_GROUPED_WPU (1, 2, 4) caps the warps per unit of the grouped kernel
+    static const int forced = [] {
+      const char* v = std::getenv("KBIT_TC_GROUPED_WPU");
+      return v == nullptr ? 0 : std::atoi(v);
+    }();
+    if (forced == 1 || forced == 2 || forced == 4) args.warps_per_unit = std::min(forced, args.warps_per_unit);
+  }
   launch(x, g.k, args);
   return y;
 }
