@@ -143,13 +143,15 @@ at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
-  {  // A/B only: KBIT_TC_GROUPED_WPU (1, 2, 4) caps the warps per unit of the grouped kernel
-    static const int forced = [] {
-      const char* v = std::getenv("KBIT_TC_GROUPED_WPU");
-      return v == nullptr ? 0 : std::atoi(v);
-    }();
-    if (forced == 1 || forced == 2 || forced == 4) args.warps_per_unit = std::min(forced, args.warps_per_unit);
-  }
+  // One warp per unit once the units alone fill the GPU (at most min(E, T) experts have rows;
+  // no sync to count them exactly): a warp then walks all of K for its 16 rows, so there is no
+  // hand-off of partial sums per unit, and the CTA's 8 warps take 8 row tiles of the same
+  // expert and token(s), sharing the x loads. H100, k = 4, vs 8 warps per unit: Qwen3 MoE
+  // gate/up 256 x 1 token 211.5 -> 89.0 us, 512 x 1 422.6 -> 170.2 us, 64 x 1 38.3 -> 24.0 us;
+  // down 256 x 1 200.4 -> 132.4 us; with 8 experts (too few units) it lost (10.4 -> 14.1 us).
+  const int64_t active_experts = std::min<int64_t>(g.experts, args.M);
+  if (active_experts * g.row_tiles() >= 8 * int64_t(at::cuda::getCurrentDeviceProperties()->multiProcessorCount))
+    args.warps_per_unit = 1;
   launch(x, g.k, args);
   return y;
 }
