@@ -10,7 +10,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
