@@ -2,9 +2,10 @@
 
 Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled), repack,
 unrepack, gemm through the tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
-that is not a multiple of 256, split-K, small K with several units per CTA) and through
+that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
+on N >= 4096) and through
 dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
-(chunked), invalid offsets, and the E > 1024 fallback. Checks results loosely against a dense
+(chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback. Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -63,6 +64,19 @@ def main(dev="cuda"):
         q_long, q_cpu = kbit.quantize(W, k=k, layout="flat"), kbit.quantize(W.cpu(), k=k, layout="flat")
         assert torch.equal(q_long.packed.cpu(), q_cpu.packed) and torch.equal(q_long.absmax.cpu(), q_cpu.absmax), \
             f"quantize long rows k={k}: CUDA differs from CPU"
+    # launch configurations picked by size: two warps per unit (dense, N >= 4096, M > 8) and one
+    # warp per unit (grouped, min(E, T) x row tiles >= 8 x SMs)
+    qw = kbit.quantize(torch.randn(4100, 544, device=dev), k=4)
+    x = torch.randn(12, 544, device=dev, dtype=torch.float16)
+    check(kbit.gemm(x, qw), x.double() @ kbit.dequantize(qw, torch.float32).double().T, "gemm two warps per unit")
+    qe = kbit.quantize(torch.randn(72, 520, 96, device=dev), k=3)
+    x = torch.randn(80, 96, device=dev, dtype=torch.float16)
+    o = torch.arange(0, 81, device=dev, dtype=torch.int32).clamp(max=80)[:73].contiguous()
+    o[-1] = 80
+    We = kbit.dequantize(qe, torch.float32).double()
+    y = kbit.grouped_gemm(x, qe, o)
+    oc = o.tolist()
+    check(y, torch.cat([x[oc[e]:oc[e + 1]].double() @ We[e].T for e in range(72)]), "grouped one warp per unit")
     big = kbit.quantize(torch.randn(1030, 16, 32, device=dev), k=2)
     x = torch.randn(4, 32, device=dev, dtype=torch.float16)
     off = torch.zeros(1031, dtype=torch.int32, device=dev)
