@@ -22,7 +22,6 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 from typing import Dict, List
 
 import torch
@@ -30,19 +29,12 @@ import torch.nn.functional as F
 
 from . import shapes as S
 from .harness import GraphTimer, TimerConfig, Work, device_info
+from .session import git_commit
 from .weights import cold_copies
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
-
-
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
@@ -82,7 +74,7 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
             del copies, qw
         del W
         torch.cuda.empty_cache()
-    return {"device": info, "date": datetime.date.today().isoformat(), "commit": _git_commit(),
+    return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(),
             "torch": torch.__version__, "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
 
 

@@ -69,27 +69,22 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
     _check_qw(qw, "gemm")
     if len(qw.shape) != 2:
         raise ValueError(f"kbit.gemm: qw is an expert stack {qw.shape}; use kbit.grouped_gemm")
-    if qw.layout != "tiled":
-        raise ValueError("kbit.gemm: the weight must be in the tiled layout; use qw.to_layout('tiled')")
-    return gemm_tiled(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, qw.shape, "gemm")
+    _check_x(x, qw, "gemm")
+    return _gemm_call(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, qw.shape)
 
 
 def gemm_tiled(x, packed, absmax, row_scale, codebook, k: int, shape, fn: str) -> torch.Tensor:
     """gemm on the tiled tensors of a weight of ``shape`` (N, K), x ``[..., K]``: the checks
-    and the call, with nothing else on the host path (kbit.gemm and kbit.Linear use it)."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"kbit.{fn}: x must be a torch.Tensor (got {type(x).__name__})")
-    if x.dtype not in _ACT_DTYPES:
-        raise TypeError(f"kbit.{fn}: x must be float16 or bfloat16 (got {x.dtype})")
-    xs = x.shape
-    if len(xs) < 1 or xs[-1] != shape[1]:
-        raise ValueError(f"kbit.{fn}: x's last dim must equal K={shape[1]} (got x of shape {tuple(xs)})")
-    if x.device != packed.device:
-        raise ValueError(f"kbit.{fn}: x is on {x.device} but the weight is on {packed.device}")
-    if len(xs) == 2:
+    and the call, with nothing else on the host path (kbit.Linear uses it)."""
+    _check_activations(x, shape[1], packed.device, fn)
+    return _gemm_call(x, packed, absmax, row_scale, codebook, k, shape)
+
+
+def _gemm_call(x, packed, absmax, row_scale, codebook, k: int, shape) -> torch.Tensor:
+    if x.dim() == 2:
         return _GEMM(x, packed, absmax, row_scale, codebook, k)
     y = _GEMM(x.reshape(-1, shape[1]), packed, absmax, row_scale, codebook, k)
-    return y.view(*xs[:-1], shape[0])
+    return y.view(*x.shape[:-1], shape[0])
 
 
 def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor, *,
@@ -139,15 +134,18 @@ def _check_qw(qw, fn: str) -> None:
         raise TypeError(f"kbit.{fn}: expected a kbit.QuantizedWeight (got {type(qw).__name__})")
 
 
-def _check_x(x, qw: QuantizedWeight, fn: str) -> None:
+def _check_activations(x, K: int, device: torch.device, fn: str) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"kbit.{fn}: x must be a torch.Tensor (got {type(x).__name__})")
     if x.dtype not in _ACT_DTYPES:
         raise TypeError(f"kbit.{fn}: x must be float16 or bfloat16 (got {x.dtype})")
-    if x.dim() < 1 or x.shape[-1] != qw.in_features:
-        raise ValueError(f"kbit.{fn}: x's last dim must equal K={qw.in_features} (got x of shape "
-                         f"{tuple(x.shape)})")
-    if x.device != qw.device:
-        raise ValueError(f"kbit.{fn}: x is on {x.device} but the weight is on {qw.device}")
+    if x.dim() < 1 or x.shape[-1] != K:
+        raise ValueError(f"kbit.{fn}: x's last dim must equal K={K} (got x of shape {tuple(x.shape)})")
+    if x.device != device:
+        raise ValueError(f"kbit.{fn}: x is on {x.device} but the weight is on {device}")
+
+
+def _check_x(x, qw: QuantizedWeight, fn: str) -> None:
+    _check_activations(x, qw.in_features, qw.device, fn)
     if qw.layout != "tiled":
         raise ValueError(f"kbit.{fn}: the weight must be in the tiled layout; use qw.to_layout('tiled')")

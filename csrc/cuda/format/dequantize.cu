@@ -173,6 +173,14 @@ void launch_flat(const at::Tensor& packed, const at::Tensor& absmax, const at::T
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// The dequantized weight of geometry g: [E, N, K] or [N, K] in dtype, on packed_t's device.
+at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at::ScalarType dtype) {
+  std::vector<int64_t> shape;
+  if (g.experts) shape.push_back(g.experts);
+  shape.insert(shape.end(), {g.rows, g.cols});
+  return at::empty(shape, packed_t.options().dtype(dtype));
+}
+
 template <typename out_t>
 void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs,
                   const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
@@ -227,11 +235,7 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   check_out_dtype(dtype);
   check_same_device({{"packed", &packed_t}, {"row_scale", &row_scale}, {"codebook", &codebook}});
   const c10::cuda::CUDAGuard guard(packed_t.device());
-  std::vector<int64_t> shape;
-  if (g.experts) shape.push_back(g.experts);
-  shape.insert(shape.end(), {g.rows, g.cols});
-  at::Tensor out = at::empty(shape, packed_t.options().dtype(dtype));
-  if (g.batch() == 0) return out;
+  at::Tensor out = tiled_output(packed_t, g, dtype);
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
     launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), cb, g, out);
@@ -243,10 +247,7 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
 
 at::Tensor dequantize_tiled_unscaled(const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                      const at::Tensor& codebook, const WeightGeometry& g, at::ScalarType dtype) {
-  std::vector<int64_t> shape;
-  if (g.experts) shape.push_back(g.experts);
-  shape.insert(shape.end(), {g.rows, g.cols});
-  at::Tensor out = at::empty(shape, packed_t.options().dtype(dtype));
+  at::Tensor out = tiled_output(packed_t, g, dtype);
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_unscaled", [&] {
     launch_tiled<scalar_t>(packed_t, absmax_t, nullptr, codebook, g, out);
   });
