@@ -1,17 +1,20 @@
 """Measure the dense gemm crossover on this GPU and write the dispatch table (issue 7).
 
-For each benchmark weight shape, k = 2..5 and M in a grid, times the tensor-core kernel
-(torch.ops.kbit.mma_gemm) and the dequantize + cuBLAS path (torch.ops.kbit.dequant_cublas_gemm),
-fp16 activations, cold L2, CUDA-graph medians (benchmarks/harness.py), plus cuBLAS fp16 on the
-unquantized weight as the yardstick. Writes:
+For each benchmark weight shape, k = 2..5 and M in a grid, times the three dense paths: the
+small-M tensor-core kernel (torch.ops.kbit.mma_gemm), the tile kernel (torch.ops.kbit.tile_gemm,
+where the GPU has the shared memory for it) and dequantize + cuBLAS
+(torch.ops.kbit.dequant_cublas_gemm), fp16 activations, cold L2, CUDA-graph medians
+(benchmarks/harness.py), plus cuBLAS fp16 on the unquantized weight as the yardstick. Writes:
 
 * ``<out>/dispatch-<slug>.json``: every timing;
 * ``<out>/dispatch-<slug>.md``: the tables (kernel / fallback / fp16 per shape, M, k);
 * ``<out>/tc_dispatch_table.h``: the C++ table (copy it to csrc/cuda/gemm/ and rebuild).
 
-A table row per measured weight size N*K (the smallest crossover among shapes of that size):
-the largest M of the grid up to which the kernel won at every grid point. Between grid points
-the fallback is taken from the first M the kernel lost at.
+A table row per measured weight size N*K (the smallest crossovers among shapes of that size),
+per k: the largest M of the grid up to which the small-M kernel was the fastest of the three at
+every grid point, then the largest M up to which the tile kernel beat dequantize + cuBLAS at
+every grid point after that. Between grid points the next path starts right after the last
+grid point its predecessor won.
 
     python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
@@ -34,6 +37,7 @@ from .weights import cold_copies
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
+PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
 
 
@@ -64,13 +68,20 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
                                for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
             for M in ms:
                 x = xs[M]
-                for path, op in (("kernel", torch.ops.kbit.mma_gemm), ("dequant_cublas", torch.ops.kbit.dequant_cublas_gemm)):
+                us = {}
+                for path, op_name in PATHS:
+                    op = getattr(torch.ops.kbit, op_name)
                     fns = [lambda c=c, op=op: op(x, *c, k) for c in copies]
-                    t = timer.measure(fns, Work(0, 0, f"{path} {name} {k} {M}"))
+                    try:
+                        t = timer.measure(fns, Work(0, 0, f"{path} {name} {k} {M}"))
+                    except RuntimeError as e:  # the tile kernel on a GPU without its shared memory
+                        if path != "tile" or "shared memory" not in str(e):
+                            raise
+                        continue
+                    us[path] = t.median_us
                     rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": path, "us": t.median_us,
                                  "spread": t.spread})
-                print(f"{name:12s} k={k} M={M:4d} kernel {rows[-2]['us']:8.1f} us  dequant+cuBLAS "
-                      f"{rows[-1]['us']:8.1f} us", flush=True)
+                print(f"{name:12s} k={k} M={M:4d} " + "  ".join(f"{p} {v:8.1f} us" for p, v in us.items()), flush=True)
             del copies, qw
         del W
         torch.cuda.empty_cache()
@@ -79,37 +90,55 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
 
 
 def crossovers(run: Dict) -> List[Dict]:
-    """Per weight size N*K: the largest grid M up to which the kernel won everywhere, per k."""
+    """Per weight size N*K and k: the largest grid M up to which the small-M kernel was the
+    fastest path everywhere, and the largest after that up to which the tile kernel beat
+    dequantize + cuBLAS everywhere (equal to the first when the tile kernel never won or was
+    not measured)."""
+    inf = float("inf")
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
-    sizes: Dict[int, Dict[int, int]] = {}
+    sizes: Dict[int, Dict[str, Dict[int, int]]] = {}
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         size = r0["N"] * r0["K"]
         for k in run["ks"]:
-            best = 0
+            small = 0
             for M in run["ms"]:
-                if t[(name, M, k, "kernel")] <= t[(name, M, k, "dequant_cublas")]:
-                    best = M
+                kern = t[(name, M, k, "kernel")]
+                if kern <= min(t.get((name, M, k, "tile"), inf), t[(name, M, k, "dequant_cublas")]):
+                    small = M
                 else:
                     break
-            cur = sizes.setdefault(size, {})
-            cur[k] = min(cur.get(k, best), best)
-    return [{"weights": size, "max_kernel_m": sizes[size]} for size in sorted(sizes)]
+            tile = small
+            for M in (m for m in run["ms"] if m > small):
+                if t.get((name, M, k, "tile"), inf) <= t[(name, M, k, "dequant_cublas")]:
+                    tile = M
+                else:
+                    break
+            cur = sizes.setdefault(size, {"max_kernel_m": {}, "max_tile_m": {}})
+            cur["max_kernel_m"][k] = min(cur["max_kernel_m"].get(k, small), small)
+            cur["max_tile_m"][k] = min(cur["max_tile_m"].get(k, tile), tile)
+    out = []
+    for size in sorted(sizes):
+        c = sizes[size]
+        tile = {k: max(v, c["max_kernel_m"][k]) for k, v in c["max_tile_m"].items()}
+        out.append({"weights": size, "max_kernel_m": c["max_kernel_m"], "max_tile_m": tile})
+    return out
 
 
 def write_header(run: Dict, path: str) -> None:
     dev = run["device"]
     major, minor = (int(v) for v in dev["capability"].split("."))
     rows = crossovers(run)
-    body = ",\n".join(
-        f"    {{{r['weights']}, {{{', '.join(str(r['max_kernel_m'].get(k, 0)) for k in (2, 3, 4, 5))}}}}}"
-        for r in rows)
+    def ms(r, key):
+        return ", ".join(str(r[key].get(k, 0)) for k in (2, 3, 4, 5))
+    body = ",\n".join(f"    {{{r['weights']}, {{{ms(r, 'max_kernel_m')}}}, {{{ms(r, 'max_tile_m')}}}}}" for r in rows)
     text = f"""#pragma once
 // Generated by `python -m benchmarks.tune_dispatch` - do not edit; rerun it on the GPU.
 // {dev['name']} ({dev['sms']} SMs, sm_{major}{minor}), {run['date']}, commit {run['commit']}:
 // fp16 activations, cold L2, CUDA-graph medians; M grid {run['ms']}.
-// Per weight size N*K: the largest M at which the tensor-core kernel was at least as fast as
-// dequantize + cuBLAS, for k = 2, 3, 4, 5 (see docs/benchmarks/ for the timings).
+// Per weight size N*K and k = 2, 3, 4, 5: the largest M up to which the small-M kernel was the
+// fastest path, then the largest M up to which the tile kernel beat dequantize + cuBLAS
+// (see docs/benchmarks/ for the timings).
 #include "tc_dispatch.h"
 
 namespace kbit {{
@@ -136,25 +165,30 @@ def write_markdown(run: Dict, path: str) -> None:
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
     lines = [f"# Dense gemm crossover: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, "
-             "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `dq+cuBLAS` = "
+             "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
+             "`dq+cuBLAS` = "
              "torch.ops.kbit.dequant_cublas_gemm, `fp16` = cuBLAS on the unquantized weight. "
              "Produced by `python -m benchmarks.tune_dispatch`; the table it wrote is "
              "csrc/cuda/gemm/tc_dispatch_table.h.", "",
-             "## Crossover (largest M the kernel wins at, per k)", "",
+             "## Crossovers (per k: small-M kernel up to M, tile kernel up to M, dequantize + cuBLAS above)", "",
              "| N*K | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
     for r in crossovers(run):
-        lines.append(f"| {r['weights']} | " + " | ".join(str(r["max_kernel_m"].get(k, "-")) for k in (2, 3, 4, 5)) + " |")
+        lines.append(f"| {r['weights']} | " + " | ".join(
+            f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')}" for k in (2, 3, 4, 5)) + " |")
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         lines += ["", f"## {name} (N={r0['N']}, K={r0['K']})", "",
-                  "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} dq+cuBLAS | k={k} best vs fp16" for k in run["ks"]) + " |",
-                  "|---:|---:|" + "---:|---:|---:|" * len(run["ks"])]
+                  "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} tile | k={k} dq+cuBLAS | k={k} best vs fp16"
+                                               for k in run["ks"]) + " |",
+                  "|---:|---:|" + "---:|---:|---:|---:|" * len(run["ks"])]
         for M in run["ms"]:
             fp = t[(name, M, None, "fp16")]
             cells = []
             for k in run["ks"]:
                 a, b = t[(name, M, k, "kernel")], t[(name, M, k, "dequant_cublas")]
-                cells += [f"{a:.1f}", f"{b:.1f}", f"{fp / min(a, b):.2f}x"]
+                c = t.get((name, M, k, "tile"))
+                cells += [f"{a:.1f}", "-" if c is None else f"{c:.1f}", f"{b:.1f}",
+                          f"{fp / min(a, b, c or float('inf')):.2f}x"]
             lines.append(f"| {M} | {fp:.1f} | " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

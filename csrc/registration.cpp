@@ -38,6 +38,11 @@ TORCH_LIBRARY(kbit, m) {
   // form for any E <= 1024 (no host sync). Same arguments and results as the two above.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k) -> Tensor");
+  // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
+  // sm_90): x staged once per 256-row CTA tile in shared memory; what gemm dispatches to
+  // between the small-M kernel and dequantize + cuBLAS.
+  m.def("tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
   // The large-M path alone (CUDA): W dequantized into a workspace, then cuBLAS (what gemm
   // dispatches to where the kernel loses; benchmarks/tune_dispatch.py times it).
   m.def("dequant_cublas_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
@@ -50,7 +55,7 @@ namespace {
 #ifdef KBIT_WITH_CUDA
 pybind11::tuple gemm_dispatch(int64_t M, int64_t N, int64_t K, int64_t k, int64_t device) {
   const auto r = kbit::cuda::gemm_dispatch(M, N, K, static_cast<int>(k), static_cast<int>(device));
-  return pybind11::make_tuple(r.first ? "kernel" : "dequant_cublas", r.second);
+  return pybind11::make_tuple(r.first, r.second);
 }
 #endif
 
@@ -72,6 +77,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
         pybind11::arg("k"), pybind11::arg("device") = 0,
         "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
-        "'kernel' or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+        "'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
 #endif
 }

@@ -82,6 +82,11 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 
+@register_fake("kbit::tile_gemm")
+def _tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+
+
 @register_fake("kbit::dequant_cublas_gemm")
 def _dequant_cublas_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

@@ -21,6 +21,8 @@ def main():
     ap.add_argument("--experts", type=int, default=0, help="> 0: grouped_gemm over this many experts")
     ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"))
     ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--op", default="gemm", choices=("gemm", "mma_gemm", "tile_gemm"),
+                    help="dense: kbit.gemm (dispatch) or one kernel's op")
     a = ap.parse_args()
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
@@ -33,7 +35,10 @@ def main():
     else:
         x = torch.randn(a.M, a.K, device="cuda", dtype=dtype)
         for _ in range(a.calls):
-            kbit.gemm(x, qw)
+            if a.op == "gemm":
+                kbit.gemm(x, qw)
+            else:
+                getattr(torch.ops.kbit, a.op)(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, a.k)
     torch.cuda.synchronize()
 
 

@@ -5,6 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
 mkdir -p "$OUT"
+# KERNEL=regex for the kernel to profile (default tc_gemm; tile_gemm with --op tile_gemm).
 # STALLS=1: also the per-reason warp stall breakdown (cycles per issued instruction).
 SECTIONS="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis"
 SHAPES=${SHAPES:-"70b_m1: --k 4 --M 1 --N 28672 --K 8192
@@ -16,7 +17,7 @@ while IFS= read -r line; do
   echo "== ncu $label:$args"
   extra=""
   [ -n "${STALLS:-}" ] && extra="--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
-  ncu --kernel-name regex:tc_gemm --launch-skip 3 --launch-count 1 $SECTIONS $extra \
+  ncu --kernel-name regex:${KERNEL:-tc_gemm} --launch-skip 3 --launch-count 1 $SECTIONS $extra \
     python3 scripts/ncu_gemm.py $args > "$OUT/ncu_$label.txt" 2>&1
   [ -n "${STALLS:-}" ] && grep -E "issue_stalled" "$OUT/ncu_$label.txt" | awk '$NF > 0.05' | sort -k3 -rn | head -12
   grep -E "Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Issued Ipc|No Eligible|Stall|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu_$label.txt" | head -40

@@ -1,7 +1,8 @@
 """Every kbit CUDA kernel on small shapes, for compute-sanitizer (scripts/sanitize.sh).
 
 Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled), repack,
-unrepack, gemm through the tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
+unrepack, the tile kernel (token tiles 1/2/4/8, chunks, partial row blocks, K tail, split-K),
+gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
 that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
 on N >= 4096) and through
 dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
@@ -38,6 +39,16 @@ def main(dev="cuda"):
             for M in Ms:
                 x = torch.randn(M, K, device=dev, dtype=xdt)
                 check(kbit.gemm(x, qw), x.double() @ W_hat.T, f"gemm k={k} N={N} K={K} M={M}")
+        # the tile kernel: token tiles 1/2/4/8 and chunks past 64, row blocks N fills partly,
+        # a K tail, split-K (small N), several row blocks
+        for N, K, Ms in ((37, 320, (1, 9, 17, 33, 70)), (300, 2080, (5, 40)), (4100, 544, (24,))):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=k)
+            W_hat = kbit.dequantize(qw, torch.float32).double()
+            for M in Ms:
+                x = torch.randn(M, K, device=dev, dtype=xdt)
+                if dev == "cuda":
+                    y = torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+                    check(y, x.double() @ W_hat.T, f"tile_gemm k={k} N={N} K={K} M={M}")
         # grouped: empty experts, one expert with every token, invalid offsets
         E, N, K = 6, 33, 288
         qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=k)

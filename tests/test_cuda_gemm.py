@@ -70,6 +70,22 @@ def test_mma_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("M", MS)
+@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (4100, 2080)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_tile_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
+    # the tile kernel itself at every M: token tiles of 8/16/32/64 and chunks past 64, a CTA
+    # tile of 256 rows that N fills partly (17, 257: warps with no row tile), split-K chosen
+    # for small N (257 x 5120), a K tail (2080), 17 row blocks (4100)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "tile")
+    y = torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    check(y, x, W_hat, dtype)
+    if M:
+        assert_bitwise_equal(torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
+
+
 @pytest.mark.parametrize("M", [0, 1, 5, 16, 33, 200])
 @pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (6, 32)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -375,38 +391,47 @@ def test_wrong_device_inputs_raise():
 
 
 def _table_rows():
-    """(N*K, [max kernel M for k = 2..5]) rows of the generated H100 table, from its source."""
+    """(N*K, [max small-M kernel M], [max tile kernel M]) for k = 2..5: the rows of the generated
+    H100 table, from its source (a table without tile columns gives the tile kernel no range)."""
     import os
     import re
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
                         "tc_dispatch_table.h")
     text = open(path).read()
-    return [(int(w), [int(v) for v in ms.split(",")])
-            for w, ms in re.findall(r"\{(\d+), \{([\d, ]+)\}\}", text)]
+    ints = lambda v: [int(i) for i in v.split(",")]  # noqa: E731
+    return [(int(w), ints(small), ints(tile) if tile else [0] * 4)
+            for w, small, tile in re.findall(r"\{(\d+), \{([\d, ]+)\}(?:, \{([\d, ]+)\})?\}", text)]
+
+
+OP_OF_PATH = {"kernel": "mma_gemm", "tile": "tile_gemm", "dequant_cublas": "dequant_cublas_gemm"}
 
 
 def test_gemm_dispatch_follows_the_measured_table():
-    # on the GPU the table was measured on (H100: 132 SMs, sm_90) the crossover comes from
+    # on the GPU the table was measured on (H100: 132 SMs, sm_90) the crossovers come from
     # csrc/cuda/gemm/tc_dispatch_table.h; elsewhere from the heuristic. Either way small M goes
-    # to the kernel, large M to dequantize + cuBLAS, and gemm's result matches the path it names.
+    # to the small-M kernel, very large M to dequantize + cuBLAS, and gemm's result matches the
+    # path it names.
     props = torch.cuda.get_device_properties(0)
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
     assert path == "kernel"
-    assert kbit._C.gemm_dispatch(512, 5120, 2048, 4)[0] == "dequant_cublas"
+    assert kbit._C.gemm_dispatch(4096, 5120, 2048, 4)[0] == "dequant_cublas"
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         assert source == "NVIDIA H100 80GB HBM3"
         rows = _table_rows()
         assert len(rows) >= 2
-        for weights, max_m in rows:  # a weight of exactly the row's size, N = weights / 2048
+        for weights, max_small, max_tile in rows:  # a weight of exactly the row's size, N = weights / 2048
             N = weights // 2048
             for k in (2, 4):
-                assert kbit._C.gemm_dispatch(max_m[k - 2], N, 2048, k)[0] == "kernel"
-                assert kbit._C.gemm_dispatch(max_m[k - 2] + 1, N, 2048, k)[0] == "dequant_cublas"
+                a, b = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2])
+                assert kbit._C.gemm_dispatch(a, N, 2048, k)[0] == "kernel"
+                if b > a:
+                    assert kbit._C.gemm_dispatch(a + 1, N, 2048, k)[0] == "tile"
+                    assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == "tile"
+                assert kbit._C.gemm_dispatch(b + 1, N, 2048, k)[0] == "dequant_cublas"
     else:
         assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)
-    for M in (16, 17, 40):
+    for M in (16, 17, 40, 200, 300):
         x = acts(M, 5120, torch.float16, "dispatch")
-        path = kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]
-        op = torch.ops.kbit.mma_gemm if path == "kernel" else torch.ops.kbit.dequant_cublas_gemm
+        op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]])
         assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))

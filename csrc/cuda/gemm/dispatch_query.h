@@ -8,9 +8,10 @@
 namespace kbit {
 namespace cuda {
 
-// (true for the tensor-core kernel / false for dequantize + cuBLAS, where the rule came
-// from: the measured table's device name, or "heuristic") on CUDA device `device`.
-std::pair<bool, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device);
+// (the path: "kernel" (small-M tensor-core kernel), "tile" (tile kernel) or "dequant_cublas";
+// where the rule came from: the measured table's device name, or "heuristic") on CUDA
+// device `device`.
+std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device);
 
 }  // namespace cuda
 }  // namespace kbit

@@ -1,6 +1,6 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
-//   gemm:         the tensor-core kernel over the tiled layout for small M (tc_gemm_wins:
-//                 a measured crossover), dequantize + cuBLAS above.
+//   gemm:         the small-M tensor-core kernel, the tile kernel or dequantize + cuBLAS,
+//                 by measured crossovers (dense_gemm_path, tc_dispatch.h).
 //   grouped_gemm: the grouped tensor-core kernel (one launch, expert_offsets read on the
 //                 device, CUDA-graph capturable) for E <= kTcMaxExperts; above that the
 //                 host-synchronizing per-expert dequantize + cuBLAS loop.
@@ -15,6 +15,7 @@
 #include "gemm_paths.h"
 #include "tc_dispatch.h"
 #include "tc_gemm.h"
+#include "tile_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -38,6 +39,24 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
   return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
+// Tile kernel: one CTA per SM, so the time goes as CTA waves x the bytes a CTA reads (its
+// weights and x over its share of K); each extra split adds an fp32 partial of y to write
+// and read back. The split count with the least of that.
+int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  const int64_t tokens = 8 * int64_t(tile_token_tiles(M)), chunks = (M + tokens - 1) / tokens;
+  const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
+  const int64_t units = row_blocks * chunks, groups = (K + 255) / 256;
+  const double unit_bytes = 16.0 * kTileRowTiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
+  int best = 1;
+  double best_cost = 0;
+  for (int s = 1; s <= std::min<int64_t>(groups, 32); ++s) {
+    const double waves = double((units * s + sm_count - 1) / sm_count);
+    const double cost = waves * unit_bytes / s + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
+    if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
+
 namespace {
 
 template <typename T>
@@ -47,6 +66,16 @@ void launch_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
     case 3: launch_tc_gemm<T, 3>(args, stream); break;
     case 4: launch_tc_gemm<T, 4>(args, stream); break;
     case 5: launch_tc_gemm<T, 5>(args, stream); break;
+  }
+}
+
+template <typename T>
+void launch_tile_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
+  switch (k) {
+    case 2: launch_tile_gemm<T, 2>(args, stream); break;
+    case 3: launch_tile_gemm<T, 3>(args, stream); break;
+    case 4: launch_tile_gemm<T, 4>(args, stream); break;
+    case 5: launch_tile_gemm<T, 5>(args, stream); break;
   }
 }
 
@@ -99,9 +128,32 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   return y;
 }
 
-// gemm (Path::kDispatch: the tensor-core kernel where it wins, else dequantize + cuBLAS),
-// mma_gemm (always the kernel) and dequant_cublas_gemm (always the fallback).
-enum class Path { kDispatch, kKernel, kDequantCublas };
+at::Tensor gemm_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                     const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const int64_t M = x.size(0);
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  TORCH_CHECK(tile_gemm_fits(g.k, M, prop), "kbit: tile_gemm needs ", tile_smem_bytes(g.k, tile_token_tiles(M)),
+              " bytes of shared memory per block for k=", g.k, ", M=", M, "; this GPU (", prop.name, ") allows ",
+              prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
+  at::Tensor y = at::empty({M, g.rows}, x.options());
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  args.splits = tile_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  at::Tensor workspace;
+  if (args.splits > 1) {
+    workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
+    args.workspace = workspace.data_ptr<float>();
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) launch_tile_for_k<c10::Half>(g.k, args, stream);
+  else launch_tile_for_k<c10::BFloat16>(g.k, args, stream);
+  return y;
+}
+
+// gemm (Path::kDispatch: dense_gemm_path, tc_dispatch.h),
+// mma_gemm (always the small-M kernel), tile_gemm (always the tile kernel) and
+// dequant_cublas_gemm (always the fallback).
+enum class Path { kDispatch, kKernel, kTile, kDequantCublas };
 
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, Path path) {
@@ -109,10 +161,13 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  const bool kernel = path == Path::kKernel ||
-                      (path == Path::kDispatch &&
-                       tc_gemm_wins(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties()));
-  if (kernel) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  DensePath chosen = path == Path::kKernel ? DensePath::kSmallM
+                     : path == Path::kTile ? DensePath::kTile
+                     : path == Path::kDequantCublas
+                         ? DensePath::kDequantCublas
+                         : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
+  if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
@@ -124,6 +179,11 @@ at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::
 at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
   return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kKernel);
+}
+
+at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kTile);
 }
 
 at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -191,6 +251,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
+  m.impl("tile_gemm", &cuda::tile_gemm_cuda);
   m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);
   m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
 }

@@ -46,5 +46,18 @@ __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+// Elementwise product of two packed pairs of T (HMUL2), round to nearest.
+template <typename T>
+__device__ __forceinline__ uint32_t mul_pair(uint32_t a, uint32_t b) {
+  if constexpr (std::is_same_v<T, c10::Half>) {
+    const __half2 p = __hmul2(*reinterpret_cast<const __half2*>(&a), *reinterpret_cast<const __half2*>(&b));
+    return *reinterpret_cast<const uint32_t*>(&p);
+  } else {
+    const __nv_bfloat162 p =
+        __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&a), *reinterpret_cast<const __nv_bfloat162*>(&b));
+    return *reinterpret_cast<const uint32_t*>(&p);
+  }
+}
+
 }  // namespace cuda
 }  // namespace kbit

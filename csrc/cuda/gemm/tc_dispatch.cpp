@@ -1,4 +1,4 @@
-// The dense gemm crossover (tc_dispatch.h): a measured table where there is one, else the heuristic.
+// The dense gemm dispatch (tc_dispatch.h): a measured table where there is one, else the heuristic.
 #include "tc_dispatch.h"
 
 #include "tc_dispatch_table.h"
@@ -7,6 +7,7 @@
 
 #include "../../common/checks.h"
 #include "dispatch_query.h"
+#include "tile_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -33,18 +34,30 @@ const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& pr
   return row;
 }
 
-bool tc_gemm_wins(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
-  const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
-  if (row == nullptr) return tc_gemm_wins_heuristic(M, N, K);
-  return M <= row->max_kernel_m[k - 2];
+bool tile_gemm_fits(int k, int64_t M, const cudaDeviceProp& prop) {
+  return size_t(tile_smem_bytes(k, tile_token_tiles(M))) <= prop.sharedMemPerBlockOptin;
 }
 
-std::pair<bool, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device) {
+DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
+  const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
+  // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4):
+  // the small-M kernel up to M = 8, the tile kernel up to M = 128 (64 on weights of < 16M
+  // elements, where dequantize + cuBLAS catches up sooner).
+  const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
+  const int64_t max_tile = row ? row->max_tile_m[k - 2] : (N * K >= (int64_t(16) << 20) ? 128 : 64);
+  if (M <= max_small) return DensePath::kSmallM;
+  if (M <= max_tile && tile_gemm_fits(k, M, prop)) return DensePath::kTile;
+  return DensePath::kDequantCublas;
+}
+
+std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device) {
   check_k(k);
   TORCH_CHECK(M >= 0 && N >= 0 && K >= 0, "kbit: gemm_dispatch needs M, N, K >= 0");
   const cudaDeviceProp& prop = *at::cuda::getDeviceProperties(device);
   const TcCrossoverTable* table = table_for(prop);
-  return {tc_gemm_wins(M, N, K, k, prop), table ? table->device : "heuristic"};
+  const DensePath path = dense_gemm_path(M, N, K, k, prop);
+  const char* name = path == DensePath::kSmallM ? "kernel" : path == DensePath::kTile ? "tile" : "dequant_cublas";
+  return {name, table ? table->device : "heuristic"};
 }
 
 }  // namespace cuda

@@ -31,7 +31,7 @@
 // The warps of a unit add their partial sums in a fixed order in shared memory (the
 // unit's first warp does it, handed the partials through mbarriers: no CTA barrier after
 // the table is built); with splits > 1 the CTAs write fp32 partials that
-// tc_reduce_splits adds in split order: the result is the same bits on every run.
+// reduce_splits_kernel (split_reduce.cuh) adds in split order: the result is the same bits on every run.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -41,59 +41,29 @@
 #include "../common/device_utils.cuh"
 #include "../common/mbarrier.cuh"
 #include "mma.cuh"
+#include "pair_table.cuh"
+#include "split_reduce.cuh"
 #include "tc_gemm.h"
 #include "tc_work.cuh"
 
 namespace kbit {
 namespace cuda {
 
-constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
-
 template <int K, int kTokenTiles, int kMinBlocks = (kTokenTiles <= 4 ? 2 : 1)>
 struct TcGemmConfig {
   static constexpr int kWarps = 8;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTokens = 8 * kTokenTiles;
-  // Pair-table entries are 128 bytes apart (one word per lane). A 256-byte stride would
-  // make the address one byte permute (code in byte 1, 4 * lane in byte 0), but the
-  // compiler still adds the table base in a register (measured: PRMT + IADD), and the
-  // table would take twice the shared memory.
-  static constexpr int kLutStride = 128;
   static constexpr int kStages = kTokenTiles == 1 ? 4 : kTokenTiles == 2 ? 3 : 2;
   static constexpr int kStreamBytes = K * 512;  // one group's lane streams
   static constexpr int kStageBytes = kStreamBytes + kAbsmaxBytesPerTile;
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
   // red[2][warps][16][tokens] fp32, then mbarriers full[2][warps], empty[2][warps]
   static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 4 * kWarps * 8;
-  static constexpr int kLutEntries = 1 << (2 * K);
-  static constexpr int kLutCopies = K <= 4 ? 32 : 1;
-  static constexpr int kLutBytes = K <= 4 ? kLutEntries * kLutStride : kLutEntries * 4;  // dynamic smem offset 0
+  static constexpr int kLutBytes = PairTable<K>::kBytes;  // dynamic smem offset 0
   // Grouped schedule (tc_work.cuh): scan scratch + row_begin[E+1] + unit_end[E], int64.
   static constexpr int schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
 };
-
-// Byte offset in the pair table of the entry of code c of the lane's stream, with lane
-// l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
-// shared memory, whose address the compiler folds into the load's immediate.
-//   k = 4: PRMT + IMAD;  k = 2, 3: shift + LOP3;  k = 5: one copy, index * 4
-template <int K>
-__device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
-  const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
-  if constexpr (K == 4) {
-    return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
-  } else if constexpr (K == 2) {
-    return (at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
-  } else if constexpr (K == 3) {
-    if (c < 48) return (at7(stream[c >> 2], 8 * (c & 3)) & 0x1F80u) | lane4;
-    return (get_lut_index(stream, 3, c) << 7) | lane4;
-  } else {
-    return get_lut_index(stream, 5, c) << 2;
-  }
-}
-
-__device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
-  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
-}
 
 // One 32-column block of a group (two mma steps per token tile): D = W_block x^T from
 // fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
@@ -120,10 +90,8 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
     for (int mt = 0; mt < MT; ++mt)
       mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
   }
-  const int q = blk >> 2, j4 = blk & 3;
-  const uint32_t lo_pair = halves[q][j4 & 1], hi_pair = halves[2 + q][j4 & 1];
-  const float s_lo = half_bits_to_float((j4 >> 1) ? lo_pair >> 16 : lo_pair & 0xFFFFu);  // row g
-  const float s_hi = half_bits_to_float((j4 >> 1) ? hi_pair >> 16 : hi_pair & 0xFFFFu);  // row g + 8
+  const float s_lo = half_bits_to_float(block_scale_bits(halves, blk, false));  // row g
+  const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));   // row g + 8
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
     acc[mt][0] = fmaf(s_lo, d[mt][0], acc[mt][0]);
@@ -138,7 +106,6 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
   constexpr int S = Cfg::kStages, MT = kTokenTiles;
   extern __shared__ __align__(16) unsigned char dyn_smem[];  // [table][ring][reduce][schedule]
-  uint32_t* lut = reinterpret_cast<uint32_t*>(dyn_smem);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   unsigned char* ring = dyn_smem + Cfg::kLutBytes + warp * S * Cfg::kStageBytes;
@@ -214,27 +181,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
 #pragma unroll
   for (int i = 0; i < S - 1; ++i) issue();
 
-  // Pair table, built while the first groups load. 32 copies: 16-byte vector q of the
-  // table holds copies 4 (q % 8) .. +3 of entry q / 8 (entries kLutStride bytes apart);
-  // consecutive threads write consecutive vectors (no bank conflicts).
-  // The codebook is staged in shared memory first (red is free until the main loop): one
+  // Pair table (pair_table.cuh), built while the first groups load. The codebook is staged in shared memory first (red is free until the main loop): one
   // global load per value in parallel, instead of two dependent loads per table entry.
   float* cb = red;
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
   __syncthreads();
-  const auto table_word = [&](uint32_t i) {
-    uint32_t a, b;
-    lut_index_pair(K, i, a, b);
-    return pack_pair<T>(cb[a], cb[b]);
-  };
-  if constexpr (Cfg::kLutCopies == 32) {
-    for (int q = threadIdx.x; q < Cfg::kLutEntries * 8; q += Cfg::kThreads) {
-      const uint32_t v = table_word(static_cast<uint32_t>(q / 8));
-      *reinterpret_cast<uint4*>(dyn_smem + (q / 8) * Cfg::kLutStride + (q % 8) * 16) = make_uint4(v, v, v, v);
-    }
-  } else {
-    for (int i = threadIdx.x; i < Cfg::kLutEntries; i += Cfg::kThreads) lut[i] = table_word(static_cast<uint32_t>(i));
-  }
+  build_pair_table<T, K>(dyn_smem, cb);
   if (threadIdx.x < 2 * Cfg::kWarps) {
     mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
     mbarrier_init(empty_bar + threadIdx.x, 32u);
@@ -272,16 +224,8 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
         const uint4 q = *reinterpret_cast<const uint4*>(st + (v * 32 + lane) * 16);
         stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
       }
-      // Block scales as fp16 pairs: word (W << 6) & mask holds blocks 0 and 2 of a
-      // quad of W's bytes, (W >> 2) & mask blocks 1 and 3.
-      const uint4 am = *reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16);
-      const uint32_t quads[4] = {am.x, am.y, am.z, am.w};  // row g: blocks 0-3, 4-7; row g+8: 0-3, 4-7
       uint32_t halves[4][2];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        halves[q][0] = (quads[q] << 6) & 0x3FC03FC0u;
-        halves[q][1] = (quads[q] >> 2) & 0x3FC03FC0u;
-      }
+      absmax_half_pairs(*reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16), halves);
       const int blocks = static_cast<int>((cols - grp * 256) / 32 < 8 ? (cols - grp * 256) / 32 : 8);
       const uint4* xg[MT];
 #pragma unroll
@@ -342,19 +286,6 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   cp_async_wait<0>();
 }
 
-// y = row_scale * (sum of the splits' partials, in split order).
-template <typename T>
-__global__ void tc_reduce_splits(const float* __restrict__ workspace, const float* __restrict__ row_scale,
-                                 T* __restrict__ y, int64_t M, int64_t N, int64_t n16, int splits) {
-  const int64_t total = M * N;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t tok = i / N, row = i % N;
-    float sum = workspace[tok * n16 + row];
-    for (int s = 1; s < splits; ++s) sum += workspace[(int64_t(s) * M + tok) * n16 + row];
-    y[i] = from_float<T>(sum * (row_scale[row] * kHalfScaleFix));
-  }
-}
-
 template <typename T, int K, int kTokenTiles, bool kGrouped, int kMinBlocks>
 void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   using Cfg = TcGemmConfig<K, kTokenTiles, kMinBlocks>;
@@ -383,13 +314,7 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
   kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (!kGrouped && args.splits > 1) {
-    const int64_t total = args.M * args.N;
-    const unsigned blocks = static_cast<unsigned>(grid_for((total + 255) / 256, 4));
-    tc_reduce_splits<T><<<blocks, 256, 0, stream>>>(args.workspace, args.row_scale, static_cast<T*>(args.y), args.M,
-                                                     args.N, (args.N + 15) / 16 * 16, args.splits);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, kHalfScaleFix, stream);
 }
 
 template <typename T, int K, bool kGrouped>

@@ -42,6 +42,10 @@ inline int tc_warps_per_unit(int64_t K) {
 // Grouped gemm uses the kernel for any tokens per expert (chunks of up to 64 rows; an
 // expert with more re-reads its tiles per chunk). Dense gemm: tc_dispatch.h.
 
+// Bytes of the pair table (pair_table.cuh) both tensor-core kernels keep in shared memory:
+// 2^(2k) entries of 32 per-lane words for k <= 4, one 1024-word copy for k = 5.
+constexpr int pair_table_bytes(int k) { return k <= 4 ? (1 << (2 * k)) * 128 : (1 << (2 * k)) * 4; }
+
 // Grouped: the kernel keeps its schedule (two int64 per expert) in shared memory.
 constexpr int kTcMaxExperts = 1024;
 

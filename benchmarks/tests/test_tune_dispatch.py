@@ -1,0 +1,43 @@
+"""The crossover rule of benchmarks/tune_dispatch.py and the C++ table it writes (CPU only)."""
+import re
+
+from benchmarks import tune_dispatch as T
+
+
+def run_of(times, ms=(1, 8, 16, 32, 64, 128), ks=(2, 4)):
+    """A fake run: times[(shape, path)] = per-M list of us, the same for every k."""
+    rows = []
+    shapes = {"a": (4096, 1024), "b": (2048, 2048), "c": (8192, 4096)}
+    for shape in dict.fromkeys(s for s, _ in times):  # the fp16 yardstick, once per shape and M
+        N, K = shapes[shape]
+        rows += [{"shape": shape, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": 10.0} for M in ms]
+    for (shape, path), us in times.items():
+        N, K = shapes[shape]
+        for k in ks:
+            for M, t in zip(ms, us):
+                rows.append({"shape": shape, "N": N, "K": K, "M": M, "k": k, "path": path, "us": t})
+    return {"ms": list(ms), "ks": list(ks), "rows": rows, "date": "2026-11-26", "commit": "abc",
+            "torch": "2.11", "device": {"name": "GPU", "capability": "9.0", "sms": 132, "slug": "gpu"}}
+
+
+def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
+    run = run_of({
+        # shape a: small kernel best to M=16, tile best to M=64, then dequantize + cuBLAS
+        ("a", "kernel"): [1, 2, 3, 9, 20, 40], ("a", "tile"): [5, 5, 4, 5, 6, 30], ("a", "dequant_cublas"): [9] * 5 + [10],
+        # shape b (same N*K): the small kernel loses already at M=8, the tile kernel wins to the end
+        ("b", "kernel"): [1, 6, 9, 9, 20, 40], ("b", "tile"): [5, 5, 4, 5, 6, 7], ("b", "dequant_cublas"): [9] * 6,
+        # shape c: no tile timings (a GPU without its shared memory): tile range empty
+        ("c", "kernel"): [1, 2, 3, 20, 20, 40], ("c", "dequant_cublas"): [9] * 6,
+    })
+    rows = T.crossovers(run)
+    assert [r["weights"] for r in rows] == [4096 * 1024, 8192 * 4096]
+    ab, c = rows
+    assert ab["max_kernel_m"] == {2: 1, 4: 1} and ab["max_tile_m"] == {2: 64, 4: 64}
+    assert c["max_kernel_m"] == {2: 16, 4: 16} and c["max_tile_m"] == {2: 16, 4: 16}
+    header = tmp_path / "t.h"
+    T.write_header(run, str(header))
+    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}\}", header.read_text())
+    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0"), ("33554432", "16, 0, 16, 0", "16, 0, 16, 0")]
+    T.write_markdown(run, str(tmp_path / "t.md"))
+    md = (tmp_path / "t.md").read_text()
+    assert "| 4194304 | 1 / 64 |" in md and "| 16 | 10.0 | 3.0 | 4.0 | 9.0 | 3.33x |" in md

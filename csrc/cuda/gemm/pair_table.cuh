@@ -1,0 +1,103 @@
+#pragma once
+// The pair table both tensor-core GEMMs decode weights with (docs/format.md section 5):
+// entry i holds the two codebook values (cb[a], cb[b]) of pair-table index i as one packed
+// fp16/bf16 pair, unscaled, at the start of dynamic shared memory.
+//
+//   k <= 4: 32 copies, entry i at byte kPairTableStride * i, lane l's copy at + 4 l
+//           (FLUTE's per-lane copies: random codes never conflict on a bank).
+//   k = 5:  one copy of 1024 words.
+//
+// Absmax scales: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
+// (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift and
+// a mask; kHalfScaleFix = 128 is applied once, where the kernel applies the row scale.
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "../../common/tiled_layout.h"
+#include "mma.cuh"
+#include "tc_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+constexpr float kHalfScaleFix = 128.0f;  // e4m4(b) = 128 * fp16(b << 6)
+
+template <int K>
+struct PairTable {
+  static constexpr int kEntries = 1 << (2 * K);
+  static constexpr int kCopies = K <= 4 ? 32 : 1;
+  // Entries 128 bytes apart (one word per lane). A 256-byte stride would make the address
+  // one byte permute, but the compiler still adds the table base in a register (measured:
+  // PRMT + IADD), and the table would take twice the shared memory.
+  static constexpr int kStride = 128;
+  static constexpr int kBytes = pair_table_bytes(K);
+};
+
+// Byte offset in the pair table of the entry of code c of the lane's stream, with lane
+// l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
+// shared memory, whose address the compiler folds into the load's immediate.
+//   k = 4: PRMT + IMAD;  k = 2, 3: shift + LOP3;  k = 5: one copy, index * 4
+template <int K>
+__device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
+  const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
+  if constexpr (K == 4) {
+    return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
+  } else if constexpr (K == 2) {
+    return (at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
+  } else if constexpr (K == 3) {
+    if (c < 48) return (at7(stream[c >> 2], 8 * (c & 3)) & 0x1F80u) | lane4;
+    return (get_lut_index(stream, 3, c) << 7) | lane4;
+  } else {
+    return get_lut_index(stream, 5, c) << 2;
+  }
+}
+
+__device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
+}
+
+// Block scales of a tile row pair as fp16 bit pairs: for the 16 absmax bytes lane (g, t)
+// reads at 16 g (rows g and g + 8, blocks 0-3 and 4-7 of each), halves[q][j & 1] holds the
+// scales / 128 of blocks j and j + 2 of byte quad q (q = 0, 1: row g; 2, 3: row g + 8).
+__device__ __forceinline__ void absmax_half_pairs(const uint4 am, uint32_t (&halves)[4][2]) {
+  const uint32_t quads[4] = {am.x, am.y, am.z, am.w};
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    halves[q][0] = (quads[q] << 6) & 0x3FC03FC0u;
+    halves[q][1] = (quads[q] >> 2) & 0x3FC03FC0u;
+  }
+}
+
+// The fp16 bits of block blk's scale / 128 for row g (hi = false) or g + 8 (hi = true).
+__device__ __forceinline__ uint32_t block_scale_bits(const uint32_t (&halves)[4][2], int blk, bool hi) {
+  const int q = blk >> 2, j4 = blk & 3;
+  const uint32_t pair = halves[(hi ? 2 : 0) + q][j4 & 1];
+  return (j4 >> 1) ? pair >> 16 : pair & 0xFFFFu;
+}
+
+// Fill the table (all threads of the CTA; cb = the codebook staged in shared memory,
+// 2^K floats). The caller synchronizes before the first lookup.
+template <typename T, int K>
+__device__ __forceinline__ void build_pair_table(unsigned char* table, const float* cb) {
+  using P = PairTable<K>;
+  const auto table_word = [&](uint32_t i) {
+    uint32_t a, b;
+    lut_index_pair(K, i, a, b);
+    return pack_pair<T>(cb[a], cb[b]);
+  };
+  if constexpr (P::kCopies == 32) {
+    // 16-byte vector q holds copies 4 (q % 8) .. +3 of entry q / 8; consecutive threads
+    // write consecutive vectors (no bank conflicts).
+    for (int q = threadIdx.x; q < P::kEntries * 8; q += blockDim.x) {
+      const uint32_t v = table_word(static_cast<uint32_t>(q / 8));
+      *reinterpret_cast<uint4*>(table + (q / 8) * P::kStride + (q % 8) * 16) = make_uint4(v, v, v, v);
+    }
+  } else {
+    uint32_t* words = reinterpret_cast<uint32_t*>(table);
+    for (int i = threadIdx.x; i < P::kEntries; i += blockDim.x) words[i] = table_word(static_cast<uint32_t>(i));
+  }
+}
+
+}  // namespace cuda
+}  // namespace kbit
