@@ -77,6 +77,8 @@ FUTURE_KBIT_OPS = [
     ("MMA", "mma_gemm", False, None, "kbit tensor-core kernel (torch.ops.kbit.mma_gemm)"),
     ("Grouped", "grouped_scalar_gemv", True, 4, "kbit grouped scalar GEMV (torch.ops.kbit.grouped_scalar_gemv)"),
     ("Grp MMA", "grouped_mma_gemm", True, None, "kbit grouped tensor-core kernel (torch.ops.kbit.grouped_mma_gemm)"),
+    ("Tile", "tile_gemm", False, None, "kbit tile kernel (torch.ops.kbit.tile_gemm)"),
+    ("Grp Tile", "grouped_tile_gemm", True, None, "kbit grouped tile kernel (torch.ops.kbit.grouped_tile_gemm)"),
 ]
 
 

@@ -49,6 +49,10 @@ TORCH_LIBRARY(kbit, m) {
         "Tensor codebook, int k) -> Tensor");
   m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // The grouped tile kernel (CUDA, sm_90-size shared memory, E <= 1024): what grouped_gemm
+  // dispatches to when the experts get several tokens each.
+  m.def("grouped_tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
 }
 
 namespace {

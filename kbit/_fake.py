@@ -95,3 +95,8 @@ def _dequant_cublas_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
 @register_fake("kbit::grouped_mma_gemm")
 def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
+
+
+@register_fake("kbit::grouped_tile_gemm")
+def _grouped_tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+    return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)

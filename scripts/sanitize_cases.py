@@ -1,7 +1,8 @@
 """Every kbit CUDA kernel on small shapes, for compute-sanitizer (scripts/sanitize.sh).
 
 Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled), repack,
-unrepack, the tile kernel (token tiles 1/2/4/8, chunks, partial row blocks, K tail, split-K),
+unrepack, the tile kernel (token tiles 1/2/4/8, chunks, partial row blocks, K tail, split-K;
+grouped: empty experts, one expert with every token, invalid offsets),
 gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
 that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
 on N >= 4096) and through
@@ -58,12 +59,17 @@ def main(dev="cuda"):
             for c in counts:
                 o.append(o[-1] + c)
             x = torch.randn(o[-1], K, device=dev, dtype=xdt)
-            y = kbit.grouped_gemm(x, qe, torch.tensor(o, device=dev, dtype=torch.int32))
+            off = torch.tensor(o, device=dev, dtype=torch.int32)
             ref = torch.cat([x[o[e]:o[e + 1]].double() @ We[e].T for e in range(E)])
-            check(y, ref, f"grouped k={k} counts={counts}")
-        if dev == "cuda":  # invalid offsets: the CPU op rejects them; the kernel must stay in bounds
+            check(kbit.grouped_gemm(x, qe, off), ref, f"grouped k={k} counts={counts}")
+            if dev == "cuda":  # the grouped tile kernel too (grouped_gemm takes it for more tokens per expert)
+                y = torch.ops.kbit.grouped_tile_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, k)
+                check(y, ref, f"grouped tile k={k} counts={counts}")
+        if dev == "cuda":  # invalid offsets: the CPU op rejects them; the kernels must stay in bounds
             x = torch.randn(7, K, device=dev, dtype=xdt)
-            kbit.grouped_gemm(x, qe, torch.tensor([0, 9, 2, 2, 5, 3, 99], device=dev, dtype=torch.int32))
+            bad = torch.tensor([0, 9, 2, 2, 5, 3, 99], device=dev, dtype=torch.int32)
+            kbit.grouped_gemm(x, qe, bad)
+            torch.ops.kbit.grouped_tile_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, bad, k)
         if dev == "cuda":  # the dequantize + cuBLAS path alone: column-scale epilogue by 4 (N=40) and by 1
             for N in (40, 37):
                 qw = kbit.quantize(torch.randn(N, 320, device=dev), k=k)

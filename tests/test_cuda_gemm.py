@@ -86,6 +86,19 @@ def test_tile_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("M", [16, 32, 64, 128])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_tile_gemm_one_block_row(k, dtype, M, poisoned_cuda):
+    # one weight row of one block: every output uses the same 32 weights, so their rounding
+    # errors do not average out (k = 2: two magnitudes). A bf16 pair table times a bf16 scale
+    # (two bf16 roundings) measured 4.3e-3 here at k = 2, M = 32, past the bf16 bound. (M >= 16:
+    # with one or two outputs, a single cancelling dot product decides a relative error.)
+    qw, W_hat = weight(k, 1, 32, dtype)
+    x = acts(M, 32, dtype, "tile1row")
+    check(torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), x, W_hat, dtype)
+
+
 @pytest.mark.parametrize("M", [0, 1, 5, 16, 33, 200])
 @pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (6, 32)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -108,8 +121,9 @@ def test_grouped_mma_gemm_matches_grouped_gemm_and_limits_experts(poisoned_cuda)
     assert_bitwise_equal(y, kbit.grouped_gemm(x, qw, off))
     big, _ = weight(2, 16, 32, torch.float16, E=1025)
     off = torch.zeros(1026, dtype=torch.int32, device=DEV)
-    with pytest.raises(RuntimeError, match="at most 1024 experts"):
-        torch.ops.kbit.grouped_mma_gemm(x[:0, :32], big.packed, big.absmax, big.row_scale, big.codebook, off, 2)
+    for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
+        with pytest.raises(RuntimeError, match="at most 1024 experts"):
+            op(x[:0, :32], big.packed, big.absmax, big.row_scale, big.codebook, off, 2)
 
 
 @pytest.mark.parametrize("k", KS)
@@ -254,18 +268,25 @@ def offsets(counts):
 
 
 def check_grouped(qw, W_hat, x, counts, dtype):
+    """grouped_gemm against the reference, and each grouped kernel alone (E <= 1024): the
+    small-M kernel (grouped_mma_gemm) and the tile kernel (grouped_tile_gemm)."""
     off = offsets(counts)
-    y = kbit.grouped_gemm(x, qw, off)
-    assert y.device.type == "cuda" and y.dtype == dtype and y.shape == (x.shape[0], qw.out_features)
-    assert not torch.isnan(y).any()
     ref = torch.zeros(x.shape[0], qw.out_features, dtype=torch.float64, device=DEV)
     o = off.tolist()
     for e in range(len(counts)):
         ref[o[e]:o[e + 1]] = x[o[e]:o[e + 1]].double() @ W_hat[e].T
-    if ref.numel():
-        err = float((y.double() - ref).norm() / ref.norm())
-        assert err <= GEMM_RTOL[dtype], err
-    return y
+    ops = [lambda: kbit.grouped_gemm(x, qw, off)]
+    if len(counts) <= 1024:
+        ops += [lambda op=op: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, qw.k)
+                for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm)]
+    for run in ops:
+        y = run()
+        assert y.device.type == "cuda" and y.dtype == dtype and y.shape == (x.shape[0], qw.out_features)
+        assert not torch.isnan(y).any()
+        if ref.numel():
+            err = float((y.double() - ref).norm() / ref.norm())
+            assert err <= GEMM_RTOL[dtype], err
+    return kbit.grouped_gemm(x, qw, off)
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -278,6 +299,24 @@ def test_grouped_gemm_cuda_random_counts(k, dtype, gen, poisoned_cuda):
         counts = counts.tolist()
         x = acts(T, K, dtype, f"grp{T}")
         check_grouped(qw, W_hat, x, counts, dtype)
+
+
+@pytest.mark.parametrize("mean", [1, 5, 12, 40, 100])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 5])
+def test_grouped_tile_gemm_token_tiles(k, dtype, mean, gen, poisoned_cuda):
+    # the grouped tile kernel's token tile follows twice the mean rows per expert (8/16/32/64
+    # tokens, experts past the tile take several chunks); experts with no rows, 300 rows = a
+    # CTA tile of 256 rows and a partial one, a K tail (2080)
+    E, N, K = 8, 300, 2080
+    qw, W_hat = weight(k, N, K, dtype, E=E)
+    counts = torch.multinomial(torch.ones(E - 2), mean * E, replacement=True, generator=gen).bincount(minlength=E - 2)
+    counts = [0] + counts.tolist() + [0]
+    x = acts(sum(counts), K, dtype, f"gtile{mean}")
+    check_grouped(qw, W_hat, x, counts, dtype)
+    off = offsets(counts)
+    y = torch.ops.kbit.grouped_tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, k)
+    assert_bitwise_equal(torch.ops.kbit.grouped_tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, k), y)
 
 
 @pytest.mark.parametrize("counts", [[5], [0], [256], [0, 0, 0, 0], [0, 200, 0, 0], [0, 0, 0, 33],
@@ -337,8 +376,9 @@ def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda)
     check_grouped(qw, W_hat, acts(8, K, torch.float16, "e1030"), counts, torch.float16)
 
 
+@pytest.mark.parametrize("op", ["grouped_gemm", "grouped_mma_gemm", "grouped_tile_gemm"])
 @pytest.mark.parametrize("bad", ["decreasing", "past_T", "negative", "short_of_T"])
-def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad):
+def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad, op):
     # The CUDA kernel cannot check offsets without a host sync. Invalid values must not fault
     # or touch memory outside x / y, every row is owned by at most one expert, and rows no
     # expert owns come back NaN (never stale memory). check_offsets=True raises instead.
@@ -348,7 +388,10 @@ def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad):
     o = {"decreasing": [0, 6, 3, 8, 10], "past_T": [0, 2, 4, 6, 99], "negative": [-5, 2, 4, 6, 10],
          "short_of_T": [0, 2, 3, 4, 7]}[bad]
     off = torch.tensor(o, dtype=torch.int32, device=DEV)
-    y = kbit.grouped_gemm(x, qw, off)
+    if op == "grouped_gemm":
+        y = kbit.grouped_gemm(x, qw, off)
+    else:
+        y = getattr(torch.ops.kbit, op)(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
     torch.cuda.synchronize()
     # the kernel's documented reading of the offsets: begin_e = running max of clamp(o, 0, T)
     run, begin = 0, []
@@ -363,8 +406,9 @@ def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad):
             ref = x[lo:hi].double() @ W_hat[e].T
             assert float((y[lo:hi].double() - ref).norm() / ref.norm()) <= 1e-3
     assert torch.isnan(y[~owned.to(DEV)]).all()
-    with pytest.raises(ValueError, match="expert_offsets"):
-        kbit.grouped_gemm(x, qw, off, check_offsets=True)
+    if op == "grouped_gemm":
+        with pytest.raises(ValueError, match="expert_offsets"):
+            kbit.grouped_gemm(x, qw, off, check_offsets=True)
 
 
 # ---------------------------------------------------------------------------------------------

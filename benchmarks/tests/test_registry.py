@@ -35,15 +35,15 @@ def test_a_registered_kernel_becomes_a_column_and_wrong_results_are_marked(tmp_p
 
 def test_future_ops_join_without_code_changes(tmp_path):
     # In a fresh process: define kbit::scalar_gemv with kbit::gemm's schema (it joins as "Scalar")
-    # and kbit::mma_gemm with another schema (it is skipped with a reason).
+    # and kbit::grouped_scalar_gemv with another schema (it is skipped with a reason).
     script = textwrap.dedent(f"""
         import torch, kbit
         lib = torch.library.Library("kbit", "FRAGMENT")
         lib.define("scalar_gemv(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
                    "Tensor codebook, int k) -> Tensor")
         lib.impl("scalar_gemv", lambda *a: torch.ops.kbit.gemm(*a), "CPU")
-        lib.define("mma_gemm(Tensor x, int k) -> Tensor")
-        lib.impl("mma_gemm", lambda x, k: x, "CPU")
+        lib.define("grouped_scalar_gemv(Tensor x, int k) -> Tensor")
+        lib.impl("grouped_scalar_gemv", lambda x, k: x, "CPU")
         from benchmarks import run
         raise SystemExit(run.main({ARGS!r} + ["--out", {str(tmp_path)!r}]))
     """)
@@ -53,7 +53,7 @@ def test_future_ops_join_without_code_changes(tmp_path):
     scalar = rs.select(kernel="Scalar")
     assert scalar and all(r.status == "ok" for r in scalar)
     assert {r.m for r in scalar} == {1, 4} and all(r.experts == 0 for r in scalar)
-    assert any("mma_gemm" in n and "own entry" in n for n in rs.notes)
+    assert any("grouped_scalar_gemv" in n and "own entry" in n for n in rs.notes)
 
 
 def test_reference_per_dtype():

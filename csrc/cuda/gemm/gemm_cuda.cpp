@@ -1,9 +1,10 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
 //   gemm:         the small-M tensor-core kernel, the tile kernel or dequantize + cuBLAS,
 //                 by measured crossovers (dense_gemm_path, tc_dispatch.h).
-//   grouped_gemm: the grouped tensor-core kernel (one launch, expert_offsets read on the
-//                 device, CUDA-graph capturable) for E <= kTcMaxExperts; above that the
-//                 host-synchronizing per-expert dequantize + cuBLAS loop.
+//   grouped_gemm: the grouped small-M or grouped tile kernel (grouped_tile_wins; one launch,
+//                 expert_offsets read on the device, CUDA-graph capturable) for
+//                 E <= kTcMaxExperts; above that the host-synchronizing per-expert
+//                 dequantize + cuBLAS loop.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -133,7 +134,8 @@ at::Tensor gemm_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const a
   const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
   const int64_t M = x.size(0);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  TORCH_CHECK(tile_gemm_fits(g.k, M, prop), "kbit: tile_gemm needs ", tile_smem_bytes(g.k, tile_token_tiles(M)),
+  TORCH_CHECK(tile_gemm_fits(g.k, M, false, prop), "kbit: tile_gemm needs ",
+              tile_smem_bytes(g.k, tile_token_tiles(M), false),
               " bytes of shared memory per block for k=", g.k, ", M=", M, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   at::Tensor y = at::empty({M, g.rows}, x.options());
@@ -215,6 +217,29 @@ at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   return y;
 }
 
+at::Tensor grouped_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                        const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
+                        const WeightGeometry& g) {
+  const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
+  const at::Tensor offsets = expert_offsets.contiguous();
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  const int64_t hint = tc_grouped_tokens_hint(x.size(0), g.experts);
+  TORCH_CHECK(tile_gemm_fits(g.k, hint, true, prop), "kbit: grouped_tile_gemm needs ",
+              tile_smem_bytes(g.k, tile_token_tiles(hint), true), " bytes of shared memory per block for k=", g.k,
+              "; this GPU (", prop.name, ") allows ", prop.sharedMemPerBlockOptin,
+              ". Use grouped_gemm, which picks a kernel that fits.");
+  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
+  if (x.size(0) == 0) return y;
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  args.experts = g.experts;
+  args.expert_offsets = offsets.data_ptr<int32_t>();
+  args.tokens_per_unit = hint;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) launch_tile_for_k<c10::Half>(g.k, args, stream);
+  else launch_tile_for_k<c10::BFloat16>(g.k, args, stream);
+  return y;
+}
+
 WeightGeometry check_grouped(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                              const at::Tensor& row_scale, const at::Tensor& codebook,
                              const at::Tensor& expert_offsets, int64_t k) {
@@ -231,7 +256,19 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   const c10::cuda::CUDAGuard guard(x.device());
   if (g.experts > kTcMaxExperts)
     return grouped_gemm_dequant_cublas(x.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
+  if (grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, *at::cuda::getCurrentDeviceProperties()))
+    return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
   return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+}
+
+at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                  const at::Tensor& row_scale, const at::Tensor& codebook,
+                                  const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: grouped_tile_gemm takes at most ", kTcMaxExperts,
+              " experts (got E=", g.experts, "); grouped_gemm handles more");
+  const c10::cuda::CUDAGuard guard(x.device());
+  return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
 }
 
 at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -254,6 +291,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("tile_gemm", &cuda::tile_gemm_cuda);
   m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);
   m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
+  m.impl("grouped_tile_gemm", &cuda::grouped_tile_gemm_cuda);
 }
 
 }  // namespace kbit

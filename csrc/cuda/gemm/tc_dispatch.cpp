@@ -1,6 +1,8 @@
 // The dense gemm dispatch (tc_dispatch.h): a measured table where there is one, else the heuristic.
 #include "tc_dispatch.h"
 
+#include <algorithm>
+
 #include "tc_dispatch_table.h"
 
 #include <ATen/cuda/CUDAContext.h>
@@ -34,8 +36,22 @@ const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& pr
   return row;
 }
 
-bool tile_gemm_fits(int k, int64_t M, const cudaDeviceProp& prop) {
-  return size_t(tile_smem_bytes(k, tile_token_tiles(M))) <= prop.sharedMemPerBlockOptin;
+bool tile_gemm_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& prop) {
+  return size_t(tile_smem_bytes(k, tile_token_tiles(tokens), grouped)) <= prop.sharedMemPerBlockOptin;
+}
+
+bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop) {
+  // H100, k = 4, Qwen3 / GLM MoE shapes, uniform tokens per expert (docs/benchmarks/
+  // nvidia-h100-80gb-hbm3/2026-11-26-session4/grouped.md, grouped-dispatch-check.md): the tile
+  // kernel wins from ~8 tokens per expert (512 x 8 Qwen3 gate/up: 360 -> 172 us) once it has
+  // >= 32 CTA tiles of work (8 experts x 512 rows = 16 tiles: it lost), and from 256 active
+  // experts at any count (256 x 1 down: 131 -> 111 us); at 64 experts x 1-4 tokens it lost.
+  const int64_t hint = tc_grouped_tokens_hint(T, E);
+  if (!tile_gemm_fits(k, hint, true, prop)) return false;
+  const int64_t active = std::min(E, T), tokens = 8 * int64_t(tile_token_tiles(hint));
+  const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
+  const int64_t tiles = active * ((hint + tokens - 1) / tokens) * row_blocks;
+  return (hint >= 16 && tiles >= 32) || active >= 256;
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
@@ -46,7 +62,7 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
   const int64_t max_tile = row ? row->max_tile_m[k - 2] : (N * K >= (int64_t(16) << 20) ? 128 : 64);
   if (M <= max_small) return DensePath::kSmallM;
-  if (M <= max_tile && tile_gemm_fits(k, M, prop)) return DensePath::kTile;
+  if (M <= max_tile && tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
   return DensePath::kDequantCublas;
 }
 

@@ -37,7 +37,13 @@ const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& pr
 // GPU grants its shared memory (tile_gemm_fits).
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
 
-bool tile_gemm_fits(int k, int64_t M, const cudaDeviceProp& prop);
+// Grouped gemm (E <= kTcMaxExperts): the grouped tile kernel instead of the small-M grouped
+// kernel, from T rows over E experts of N rows (no sync: the offsets stay on the device).
+bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop);
+
+// Whether this GPU grants the tile kernel's shared memory for a token tile picked from
+// `tokens` (M dense; the per-expert hint grouped).
+bool tile_gemm_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& prop);
 
 }  // namespace cuda
 }  // namespace kbit

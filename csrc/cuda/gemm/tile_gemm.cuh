@@ -20,11 +20,14 @@
 //   B = x^T: lane (g, t) loads x[8 mt + g][32 b + 8 t .. + 7] (one LDS.128; the layout's
 //            k-slot permutation: .x, .y feed step 2b, .z, .w step 2b + 1), shared by the
 //            warp's two row tiles
-//   A = W:   pair-table lookup (pair_table.cuh) times the block's E4M4 scale as a T pair
-//            (exact in fp16 and bf16), one HMUL2 per register; so the mma accumulates
-//            straight into acc over all of K. The row scale multiplies once at the end.
-// Numerics: each weight is rounded once more than in the small-M kernel (cb[i] * scale in
-//   T, as the dequantize + cuBLAS path does); accumulation is fp32 (docs/numerics.md).
+//   A = W:   pair-table lookup (pair_table.cuh, fp16 pairs) times the block's E4M4 scale as
+//            an fp16 pair (exact), one HMUL2 per register; bf16 activations then convert the
+//            pair to bf16 (3 more instructions). The mma accumulates straight into acc over
+//            all of K; the row scale multiplies once at the end.
+// Numerics: fp16: cb[i] and cb[i] * scale each rounded to fp16 (2^-11 relative). bf16: the
+//   fp16 product rounded once to bf16, as dequantize + cuBLAS rounds W; a bf16 table and
+//   bf16 product (two bf16 roundings) measured 4.3e-3 relative error at k = 2 on one block
+//   (systematic with 4 codebook values), past the 4e-3 bound. Accumulation is fp32.
 #include <algorithm>
 #include <cstdint>
 
@@ -34,31 +37,37 @@
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "split_reduce.cuh"
+#include "tc_work.cuh"
 #include "tile_gemm.h"
 
 namespace kbit {
 namespace cuda {
 
-// fp16 bits of scale / 128 in both halves -> the scale itself as a T pair (exact).
+// fp16 bits of scale / 128 in both halves -> the scale itself as an fp16 pair (exact: the
+// E4M4 values are fp16 normals).
+__device__ __forceinline__ uint32_t scale_pair_f16(uint32_t half_bits_pair) {
+  const __half2 p = __hmul2(*reinterpret_cast<const __half2*>(&half_bits_pair), __float2half2_rn(kHalfScaleFix));
+  return *reinterpret_cast<const uint32_t*>(&p);
+}
+
+// The A operand register from an fp16 pair: itself for fp16; rounded once to bf16 for bf16.
 template <typename T>
-__device__ __forceinline__ uint32_t scale_pair(uint32_t half_bits_pair) {
-  const __half2 h = *reinterpret_cast<const __half2*>(&half_bits_pair);
+__device__ __forceinline__ uint32_t operand_from_f16(uint32_t f16_pair) {
   if constexpr (std::is_same_v<T, c10::Half>) {
-    const __half2 p = __hmul2(h, __float2half2_rn(kHalfScaleFix));
-    return *reinterpret_cast<const uint32_t*>(&p);
+    return f16_pair;
   } else {
-    const float2 f = __half22float2(h);
-    return pack_pair<T>(f.x * kHalfScaleFix, f.y * kHalfScaleFix);
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&f16_pair));
+    return pack_pair<T>(f.x, f.y);
   }
 }
 
-template <typename T, int K, int MT>
+template <typename T, int K, int MT, bool kGrouped>
 __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcGemmArgs args) {
-  constexpr int S = tile_stages(K, MT), TM = 8 * MT, kThreads = kTileWarps * 32;
+  constexpr int S = tile_stages(K, MT, kGrouped), TM = 8 * MT, kThreads = kTileWarps * 32;
   constexpr int kStageBytes = tile_stage_bytes(K, MT), kXBytes = TM * 512;
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2, "tile_gemm: two pipeline stages must fit in shared memory");
-  extern __shared__ __align__(16) unsigned char dyn_smem[];  // [pair table][S stages][codebook]
+  extern __shared__ __align__(16) unsigned char dyn_smem[];  // [pair table][S stages][codebook][schedule]
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -66,168 +75,219 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
 
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  const int64_t chunks = (M + TM - 1) / TM;
-  const int64_t chunk = blockIdx.x % chunks, row_block = blockIdx.x / chunks;
-  const int64_t tok0 = chunk * TM;
-  const int rows = static_cast<int>(std::min<int64_t>(TM, M - tok0));
-  const int split = blockIdx.y, splits = gridDim.y;
+  const int64_t row_blocks = (NT + kTileRowTiles - 1) / kTileRowTiles;
+  const int split = blockIdx.y, splits = gridDim.y;  // splits > 1: dense only
   const int64_t grp_begin = G * split / splits;
   const int n_groups = static_cast<int>(G * (split + 1) / splits - grp_begin);
-  const int64_t tile0 = row_block * kTileRowTiles + warp * kTileTilesPerWarp;  // the warp's first row tile
-  const int my_tiles = static_cast<int>(std::clamp<int64_t>(NT - tile0, 0, kTileTilesPerWarp));
   const T* x = static_cast<const T*>(args.x);
+  T* y = static_cast<T*>(args.y);
 
-  // Group grp_begin + j into stage j % S (nothing past the split's groups); always commits,
-  // so "S - 2 pending" means group j has landed. Rows past the chunk repeat its last row
-  // (their outputs are dropped); columns past K are not loaded (their blocks are skipped).
-  const auto load = [&](int j) {
-    if (j < n_groups) {
-      const int64_t grp = grp_begin + j, col0 = grp * 256;
-      unsigned char* st = stages + (j % S) * kStageBytes;
-      const int64_t valid_chunks = std::min<int64_t>(32, (cols - col0) / 8);
-#pragma unroll
-      for (int i = 0; i < TM * 32 / kThreads; ++i) {
-        const int q = threadIdx.x + i * kThreads, r = q >> 5, c = q & 31;
-        if (c < valid_chunks)
-          cp_async_16(st + r * 512 + ((c ^ ((r & 1) << 2)) << 4),
-                      x + (tok0 + std::min(r, rows - 1)) * cols + col0 + c * 8);
-      }
-      unsigned char* wst = st + kXBytes + warp * kTileTilesPerWarp * kTileBytes;
-      for (int i = 0; i < my_tiles; ++i) {
-        const int64_t tile = (tile0 + i) * G + grp;
-        const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
-        unsigned char* dst = wst + i * kTileBytes;
-#pragma unroll
-        for (int v = 0; v < K; ++v) cp_async_16(dst + (v * 32 + lane) * 16, src + v * 32);
-        if (lane < 8) cp_async_16(dst + K * 512 + lane * 16, args.absmax + tile * kAbsmaxBytesPerTile + lane * 16);
-      }
-    }
-    cp_async_commit();
-  };
-#pragma unroll
-  for (int i = 0; i < S - 1; ++i) load(i);
-
-  // Pair table, built while the first groups load (the loop's first barrier publishes it).
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
-  __syncthreads();
-  build_pair_table<T, K>(dyn_smem, cb);
-  const uint32_t lane4 = 4u * lane;
-
-  float acc[kTileTilesPerWarp][MT][4];
-#pragma unroll
-  for (int i = 0; i < kTileTilesPerWarp; ++i)
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][mt][e] = 0.0f;
-
-  for (int j = 0; j < n_groups; ++j) {
-    cp_async_wait<S - 2>();
-    __syncthreads();  // group j visible to all; everyone is done with stage (j - 1) % S
-    load(j + S - 1);
-    const unsigned char* st = stages + (j % S) * kStageBytes;
-    const unsigned char* wst = st + kXBytes + warp * kTileTilesPerWarp * kTileBytes;
-    const int blocks = static_cast<int>(std::min<int64_t>(8, (cols - (grp_begin + j) * 256) / 32));
-
-    uint32_t stream[kTileTilesPerWarp][4 * K];
-    uint32_t scales[kTileTilesPerWarp][4][2];  // T pairs of block scales, as absmax_half_pairs orders them
-#pragma unroll
-    for (int i = 0; i < kTileTilesPerWarp; ++i) {
-      if (i < my_tiles) {
-#pragma unroll
-        for (int v = 0; v < K; ++v) {
-          const uint4 q = *reinterpret_cast<const uint4*>(wst + i * kTileBytes + (v * 32 + lane) * 16);
-          stream[i][4 * v] = q.x; stream[i][4 * v + 1] = q.y; stream[i][4 * v + 2] = q.z; stream[i][4 * v + 3] = q.w;
-        }
-        uint32_t halves[4][2];
-        absmax_half_pairs(*reinterpret_cast<const uint4*>(wst + i * kTileBytes + K * 512 + g * 16), halves);
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) scales[i][q][h] = scale_pair<T>(halves[q][h]);
-      }
-    }
-
-#pragma unroll
-    for (int blk = 0; blk < 8; ++blk) {
-      if (blk >= blocks) break;  // K tail: the same for the whole CTA
-      uint4 xv[MT];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        xv[mt] = *reinterpret_cast<const uint4*>(st + (mt * 8 + g) * 512 + (((blk * 4 + t) ^ ((g & 1) << 2)) << 4));
-#pragma unroll
-      for (int i = 0; i < kTileTilesPerWarp; ++i) {
-        if (i >= my_tiles) break;
-        // Both halves of the pair = the scale of row g (s_lo) or g + 8 (s_hi) for this block.
-        const int q = blk >> 2, j4 = blk & 3;
-        const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
-        const uint32_t s_lo = __byte_perm(scales[i][q][j4 & 1], 0u, sel);
-        const uint32_t s_hi = __byte_perm(scales[i][2 + q][j4 & 1], 0u, sel);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int s = 2 * blk + h;
-          uint32_t a[4];
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const uint32_t w = *reinterpret_cast<const uint32_t*>(dyn_smem + lut_offset<K>(stream[i], 4 * s + r, lane4));
-            a[r] = mul_pair<T>(w, (r & 1) ? s_hi : s_lo);
-          }
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-            mma_m16n8k16<T>(acc[i][mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
-        }
-      }
+  // Units: (expert, chunk of TM tokens, row block of 256 rows). Dense: unit u = row block
+  // u / chunks, chunk u % chunks (the CTAs sharing W run side by side). Grouped: the
+  // schedule of tc_work.cuh (experts with no rows own no units), CTAs loop over units.
+  TcSchedule<TM, kGrouped> sched{row_blocks, M, static_cast<int>(args.experts), nullptr, nullptr};
+  if constexpr (kGrouped) {
+    int64_t* scratch = reinterpret_cast<int64_t*>(cb + 32);
+    int64_t* row_begin = scratch + 32;
+    int64_t* unit_end = row_begin + args.experts + 1;
+    build_grouped_schedule<TM>(args.expert_offsets, sched.experts, M, row_blocks, row_begin, unit_end, scratch);
+    sched.row_begin = row_begin;
+    sched.unit_end = unit_end;
+    // Rows no expert owns (only for invalid offsets) are NaN, never stale memory.
+    const int64_t lead = row_begin[0], tail = M - row_begin[sched.experts];
+    for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < (lead + tail) * N;
+         i += int64_t(gridDim.x) * kThreads) {
+      const int64_t r = i / N;
+      y[(r < lead ? r : row_begin[sched.experts] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
     }
   }
-  cp_async_wait<0>();
+  const int64_t chunks = (M + TM - 1) / TM;
+  const auto unit_of = [&](int64_t u) {
+    if constexpr (kGrouped) return sched.unit(u);
+    TcUnit w;
+    w.expert = 0;
+    w.tile = u / chunks;  // the row block
+    w.row0 = (u % chunks) * TM;
+    w.rows = static_cast<int>(std::min<int64_t>(TM, M - w.row0));
+    return w;
+  };
 
-  // acc (mma C fragment): e = 0, 1: row g, tokens 2t, 2t + 1; e = 2, 3: row g + 8.
+  // Pair table, built once per CTA (the first unit's first barrier publishes it).
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+  __syncthreads();
+  build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types (see the header)
+  const uint32_t lane4 = 4u * lane;
+
+  const int64_t units = sched.units();
+  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+    const TcUnit w = unit_of(u);
+    const int64_t tok0 = w.row0;
+    const int rows = w.rows;
+    const int64_t tile0 = w.tile * kTileRowTiles + warp * kTileTilesPerWarp;  // the warp's first row tile
+    const int my_tiles = static_cast<int>(std::clamp<int64_t>(NT - tile0, 0, kTileTilesPerWarp));
+    const int64_t expert_tiles = w.expert * NT;
+
+    // Group grp_begin + j into stage j % S (nothing past the split's groups); always commits,
+    // so "S - 2 pending" means group j has landed. Rows past the chunk repeat its last row
+    // (their outputs are dropped); columns past K are not loaded (their blocks are skipped).
+    const auto load = [&](int j) {
+      if (j < n_groups) {
+        const int64_t grp = grp_begin + j, col0 = grp * 256;
+        unsigned char* st = stages + (j % S) * kStageBytes;
+        const int64_t valid_chunks = std::min<int64_t>(32, (cols - col0) / 8);
 #pragma unroll
-  for (int i = 0; i < kTileTilesPerWarp; ++i) {
-    if (i >= my_tiles) break;
+        for (int i = 0; i < TM * 32 / kThreads; ++i) {
+          const int q = threadIdx.x + i * kThreads, r = q >> 5, c = q & 31;
+          if (c < valid_chunks)
+            cp_async_16(st + r * 512 + ((c ^ ((r & 1) << 2)) << 4),
+                        x + (tok0 + std::min(r, rows - 1)) * cols + col0 + c * 8);
+        }
+        unsigned char* wst = st + kXBytes + warp * kTileTilesPerWarp * kTileBytes;
+        for (int i = 0; i < my_tiles; ++i) {
+          const int64_t tile = (expert_tiles + tile0 + i) * G + grp;
+          const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
+          unsigned char* dst = wst + i * kTileBytes;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int64_t row = (tile0 + i) * 16 + g + (e >= 2 ? 8 : 0);
-      if (row >= N) continue;
-      const float rs = __ldg(args.row_scale + row);
+          for (int v = 0; v < K; ++v) cp_async_16(dst + (v * 32 + lane) * 16, src + v * 32);
+          if (lane < 8) cp_async_16(dst + K * 512 + lane * 16, args.absmax + tile * kAbsmaxBytesPerTile + lane * 16);
+        }
+      }
+      cp_async_commit();
+    };
+    __syncthreads();  // every warp is done with the previous unit's stages
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const int tok = mt * 8 + 2 * t + (e & 1);
-        if (tok >= rows) continue;
-        if (splits == 1)
-          static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[i][mt][e] * rs);
-        else
-          args.workspace[(int64_t(split) * M + tok0 + tok) * (NT * 16) + row] = acc[i][mt][e];
+    for (int i = 0; i < S - 1; ++i) load(i);
+
+    float acc[kTileTilesPerWarp][MT][4];
+#pragma unroll
+    for (int i = 0; i < kTileTilesPerWarp; ++i)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][mt][e] = 0.0f;
+
+    for (int j = 0; j < n_groups; ++j) {
+      cp_async_wait<S - 2>();
+      __syncthreads();  // group j visible to all; everyone is done with stage (j - 1) % S
+      load(j + S - 1);
+      const unsigned char* st = stages + (j % S) * kStageBytes;
+      const unsigned char* wst = st + kXBytes + warp * kTileTilesPerWarp * kTileBytes;
+      const int blocks = static_cast<int>(std::min<int64_t>(8, (cols - (grp_begin + j) * 256) / 32));
+
+      uint32_t stream[kTileTilesPerWarp][4 * K];
+      uint32_t scales[kTileTilesPerWarp][4][2];  // fp16 pairs of block scales, as absmax_half_pairs orders them
+#pragma unroll
+      for (int i = 0; i < kTileTilesPerWarp; ++i) {
+        if (i < my_tiles) {
+#pragma unroll
+          for (int v = 0; v < K; ++v) {
+            const uint4 q = *reinterpret_cast<const uint4*>(wst + i * kTileBytes + (v * 32 + lane) * 16);
+            stream[i][4 * v] = q.x; stream[i][4 * v + 1] = q.y; stream[i][4 * v + 2] = q.z; stream[i][4 * v + 3] = q.w;
+          }
+          uint32_t halves[4][2];
+          absmax_half_pairs(*reinterpret_cast<const uint4*>(wst + i * kTileBytes + K * 512 + g * 16), halves);
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) scales[i][q][h] = scale_pair_f16(halves[q][h]);
+        }
+      }
+
+#pragma unroll
+      for (int blk = 0; blk < 8; ++blk) {
+        if (blk >= blocks) break;  // K tail: the same for the whole CTA
+        uint4 xv[MT];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          xv[mt] = *reinterpret_cast<const uint4*>(st + (mt * 8 + g) * 512 + (((blk * 4 + t) ^ ((g & 1) << 2)) << 4));
+#pragma unroll
+        for (int i = 0; i < kTileTilesPerWarp; ++i) {
+          if (i >= my_tiles) break;
+          // Both halves of the pair = the scale of row g (s_lo) or g + 8 (s_hi) for this block.
+          const int q = blk >> 2, j4 = blk & 3;
+          const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
+          const uint32_t s_lo = __byte_perm(scales[i][q][j4 & 1], 0u, sel);
+          const uint32_t s_hi = __byte_perm(scales[i][2 + q][j4 & 1], 0u, sel);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int s = 2 * blk + h;
+            uint32_t a[4];
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+              const uint32_t wv = *reinterpret_cast<const uint32_t*>(dyn_smem + lut_offset<K>(stream[i], 4 * s + r, lane4));
+              a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? s_hi : s_lo));
+            }
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt)
+              mma_m16n8k16<T>(acc[i][mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();
+
+    // acc (mma C fragment): e = 0, 1: row g, tokens 2t, 2t + 1; e = 2, 3: row g + 8.
+#pragma unroll
+    for (int i = 0; i < kTileTilesPerWarp; ++i) {
+      if (i >= my_tiles) break;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t row = (tile0 + i) * 16 + g + (e >= 2 ? 8 : 0);
+        if (row >= N) continue;
+        const float rs = __ldg(args.row_scale + w.expert * N + row);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const int tok = mt * 8 + 2 * t + (e & 1);
+          if (tok >= rows) continue;
+          if (splits == 1)
+            y[(tok0 + tok) * N + row] = from_float<T>(acc[i][mt][e] * rs);
+          else
+            args.workspace[(int64_t(split) * M + tok0 + tok) * (NT * 16) + row] = acc[i][mt][e];
+        }
       }
     }
   }
 }
 
-template <typename T, int K, int MT>
+template <typename T, int K, int MT, bool kGrouped>
 void launch_tile_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
-  constexpr int kSmem = tile_smem_bytes(K, MT);
-  auto kernel = tile_gemm_kernel<T, K, MT>;
-  static const bool configured = [&] {
+  constexpr int kSmem = tile_smem_bytes(K, MT, kGrouped);
+  auto kernel = tile_gemm_kernel<T, K, MT, kGrouped>;
+  static const int ctas_per_sm = [&] {
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
+    int n = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kTileWarps * 32, kSmem));
+    return std::max(n, 1);
   }();
-  (void)configured;
-  const int64_t chunks = (args.M + 8 * MT - 1) / (8 * MT);
   const int64_t row_blocks = ((args.N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
-  const dim3 grid(static_cast<unsigned>(chunks * row_blocks), static_cast<unsigned>(args.splits));
+  int64_t ctas;
+  if constexpr (kGrouped) {  // persistent: the units are only known on the device
+    const int64_t most = std::min<int64_t>(args.M, args.experts) * ((args.M + 8 * MT - 1) / (8 * MT)) * row_blocks;
+    ctas = std::max<int64_t>(1, std::min<int64_t>(most, int64_t(ctas_per_sm) *
+                                                           at::cuda::getCurrentDeviceProperties()->multiProcessorCount));
+  } else {
+    ctas = (args.M + 8 * MT - 1) / (8 * MT) * row_blocks;
+  }
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(kGrouped ? 1 : args.splits));
   kernel<<<grid, kTileWarps * 32, kSmem, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
+  if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
+}
+
+template <typename T, int K, bool kGrouped>
+void launch_tile_gemm_grouping(const TcGemmArgs& args, cudaStream_t stream) {
+  switch (tile_token_tiles(args.tokens_per_unit)) {
+    case 1: launch_tile_gemm_tokens<T, K, 1, kGrouped>(args, stream); break;
+    case 2: launch_tile_gemm_tokens<T, K, 2, kGrouped>(args, stream); break;
+    case 4: launch_tile_gemm_tokens<T, K, 4, kGrouped>(args, stream); break;
+    default: launch_tile_gemm_tokens<T, K, 8, kGrouped>(args, stream); break;
+  }
 }
 
 template <typename T, int K>
 void launch_tile_gemm(const TcGemmArgs& args, cudaStream_t stream) {
-  switch (tile_token_tiles(args.M)) {
-    case 1: launch_tile_gemm_tokens<T, K, 1>(args, stream); break;
-    case 2: launch_tile_gemm_tokens<T, K, 2>(args, stream); break;
-    case 4: launch_tile_gemm_tokens<T, K, 4>(args, stream); break;
-    default: launch_tile_gemm_tokens<T, K, 8>(args, stream); break;
-  }
+  if (args.expert_offsets != nullptr) launch_tile_gemm_grouping<T, K, true>(args, stream);
+  else launch_tile_gemm_grouping<T, K, false>(args, stream);
 }
 
 }  // namespace cuda

@@ -1,0 +1,117 @@
+"""Grouped (MoE) gemm: the small-M grouped kernel vs the grouped tile kernel vs fp16 bmm.
+
+For MoE expert shapes, E experts and a uniform number of tokens per expert, times
+torch.ops.kbit.grouped_mma_gemm and torch.ops.kbit.grouped_tile_gemm (fp16 activations, cold
+L2, CUDA-graph medians; benchmarks/harness.py), and torch.bmm on the unquantized fp16 experts as
+the yardstick. The result picks the tokens-per-expert threshold at which grouped_gemm switches
+kernels (csrc/cuda/gemm/gemm_cuda.cpp). Writes <out>/grouped-<slug>.json and .md.
+
+    python -m benchmarks.tune_grouped --out $OUT          # on the GPU, ~2 min
+    python -m benchmarks.tune_grouped --from-json F --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+from typing import Dict, List
+
+import torch
+
+from . import shapes as S
+from .harness import GraphTimer, TimerConfig, Work, device_info
+from .session import git_commit
+from .weights import cold_copies
+
+SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
+EXPERTS = [8, 64, 512]
+PER_EXPERT = [1, 2, 4, 8, 16, 32, 64]
+PATHS = [("small", "grouped_mma_gemm"), ("tile", "grouped_tile_gemm")]
+
+
+def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k: int) -> Dict:
+    import kbit
+    dev = torch.device("cuda")
+    info = device_info(dev, dry_run=False)
+    timer = GraphTimer(dev, TimerConfig(replays=9, min_replays=5, max_seconds=0.15))
+    rows = []
+    for name in shape_names:
+        shape = S.SHAPES[name]
+        N, K = shape.N, shape.K
+        for E in experts:
+            g = torch.Generator(device=dev).manual_seed(E * 7919 + N * 131 + K)
+            W = torch.randn(E, N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
+            Wt = [W.transpose(1, 2).contiguous()]
+            Wt += [Wt[0].clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+            qw = kbit.quantize(W, k=k)
+            del W
+            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+            nbytes = sum(a.numel() * a.element_size() for a in args)
+            copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            for tpe in per_expert:
+                x = torch.randn(E * tpe, K, device=dev, dtype=torch.float16, generator=g)
+                off = torch.arange(0, E + 1, device=dev, dtype=torch.int32) * tpe
+                xb = x.view(E, tpe, K)
+                us = {}
+                t = timer.measure([lambda w=w: torch.bmm(xb, w) for w in Wt], Work(0, 0, f"bmm {name} {E} {tpe}"))
+                us["fp16_bmm"] = t.median_us
+                for path, op_name in PATHS:
+                    op = getattr(torch.ops.kbit, op_name)
+                    t = timer.measure([lambda c=c, op=op: op(x, *c, off, k) for c in copies],
+                                      Work(0, 0, f"{path} {name} {E} {tpe}"))
+                    us[path] = t.median_us
+                for path, v in us.items():
+                    rows.append({"shape": name, "N": N, "K": K, "E": E, "per_expert": tpe, "k": k, "path": path, "us": v})
+                print(f"{name:10s} E={E:4d} x {tpe:3d} " + "  ".join(f"{p} {v:8.1f} us" for p, v in us.items()), flush=True)
+            del copies, qw, Wt
+            torch.cuda.empty_cache()
+    return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(),
+            "torch": torch.__version__, "k": k, "dtype": "float16", "l2": "cold", "rows": rows}
+
+
+def write_markdown(run: Dict, path: str) -> None:
+    t = {(r["shape"], r["E"], r["per_expert"], r["path"]): r["us"] for r in run["rows"]}
+    keys = list(dict.fromkeys((r["shape"], r["N"], r["K"]) for r in run["rows"]))
+    lines = [f"# Grouped gemm: small-M vs tile kernel, {run['device']['name']}", "",
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; k = {run['k']}, fp16, cold L2, "
+             "CUDA-graph medians (us); uniform tokens per expert. `small` = torch.ops.kbit.grouped_mma_gemm, "
+             "`tile` = torch.ops.kbit.grouped_tile_gemm, `bmm` = torch.bmm on the fp16 experts. "
+             "Produced by `python -m benchmarks.tune_grouped`.", ""]
+    for name, N, K in keys:
+        es = sorted({r["E"] for r in run["rows"] if r["shape"] == name})
+        tpes = sorted({r["per_expert"] for r in run["rows"] if r["shape"] == name})
+        lines += [f"## {name} (per expert N={N}, K={K})", "",
+                  "| E | tokens/expert | bmm fp16 | small | tile | best vs bmm |", "|---:|---:|---:|---:|---:|---:|"]
+        for E in es:
+            for tpe in tpes:
+                b, a, c = (t[(name, E, tpe, p)] for p in ("fp16_bmm", "small", "tile"))
+                lines.append(f"| {E} | {tpe} | {b:.1f} | {a:.1f} | {c:.1f} | {b / min(a, c):.2f}x |")
+        lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="out")
+    ap.add_argument("--from-json", default=None)
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--experts", default=",".join(map(str, EXPERTS)))
+    ap.add_argument("--per-expert", default=",".join(map(str, PER_EXPERT)))
+    ap.add_argument("--k", type=int, default=4)
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    if args.from_json:
+        with open(args.from_json) as f:
+            run = json.load(f)
+    else:
+        run = measure(args.shapes.split(","), [int(v) for v in args.experts.split(",")],
+                      [int(v) for v in args.per_expert.split(",")], args.k)
+        with open(os.path.join(args.out, f"grouped-{run['device']['slug']}.json"), "w") as f:
+            json.dump(run, f, indent=1)
+    write_markdown(run, os.path.join(args.out, f"grouped-{run['device']['slug']}.md"))
+
+
+if __name__ == "__main__":
+    main()
