@@ -50,6 +50,33 @@ def git_commit() -> str:
         return "unknown"
 
 
+def tuning_setup():
+    """(device, device info, timer) for the tuning sweeps (tune_dispatch, tune_grouped): CUDA-graph
+    medians of 5-9 replays, at most 0.15 s per timing."""
+    dev = torch.device("cuda")
+    timer = harness.GraphTimer(dev, harness.TimerConfig(replays=9, min_replays=5, max_seconds=0.15))
+    return dev, harness.device_info(dev, dry_run=False), timer
+
+
+def run_meta(info: Dict) -> Dict:
+    """The header fields of a tuning run's JSON: device, date, commit, torch."""
+    return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(), "torch": torch.__version__}
+
+
+def tuning_run(args, prefix: str, measure) -> Dict:
+    """A tuning sweep's run: read back from args.from_json, or measure() and write
+    <args.out>/<prefix>-<device slug>.json."""
+    import json
+    os.makedirs(args.out, exist_ok=True)
+    if args.from_json:
+        with open(args.from_json) as f:
+            return json.load(f)
+    run = measure()
+    with open(os.path.join(args.out, f"{prefix}-{run['device']['slug']}.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    return run
+
+
 def open_env(args, max_minutes: float, replays: int, min_calls: int, log=print) -> Dict:
     """Device, timer, L2 size and copy bandwidth; returns {"env": Env, "meta": {...}}."""
     if not args.dry_run and not torch.cuda.is_available():

@@ -22,7 +22,6 @@ grid point its predecessor won.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 from typing import Dict, List
@@ -31,8 +30,8 @@ import torch
 import torch.nn.functional as F
 
 from . import shapes as S
-from .harness import GraphTimer, TimerConfig, Work, device_info
-from .session import git_commit
+from .harness import Work
+from .session import run_meta, tuning_run, tuning_setup
 from .weights import cold_copies
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
@@ -43,9 +42,7 @@ SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "l
 
 def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
     import kbit
-    dev = torch.device("cuda")
-    info = device_info(dev, dry_run=False)
-    timer = GraphTimer(dev, TimerConfig(replays=9, min_replays=5, max_seconds=0.15))
+    dev, info, timer = tuning_setup()
     rows = []
     for name in shape_names:
         shape = S.SHAPES[name]
@@ -85,8 +82,7 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
             del copies, qw
         del W
         torch.cuda.empty_cache()
-    return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(),
-            "torch": torch.__version__, "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+    return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
 
 
 def crossovers(run: Dict) -> List[Dict]:
@@ -202,15 +198,8 @@ def main(argv=None) -> None:
     ap.add_argument("--ms", default=",".join(map(str, MS)))
     ap.add_argument("--ks", default=",".join(map(str, KS)))
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    if args.from_json:
-        with open(args.from_json) as f:
-            run = json.load(f)
-    else:
-        run = measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
-                      [int(v) for v in args.ks.split(",")])
-        with open(os.path.join(args.out, f"dispatch-{run['device']['slug']}.json"), "w") as f:
-            json.dump(run, f, indent=1)
+    run = tuning_run(args, "dispatch", lambda: measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
+                                                       [int(v) for v in args.ks.split(",")]))
     write_markdown(run, os.path.join(args.out, f"dispatch-{run['device']['slug']}.md"))
     write_header(run, os.path.join(args.out, "tc_dispatch_table.h"))
     print("crossovers:", json.dumps(crossovers(run)))

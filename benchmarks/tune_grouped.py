@@ -12,16 +12,14 @@ kernels (csrc/cuda/gemm/gemm_cuda.cpp). Writes <out>/grouped-<slug>.json and .md
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 from typing import Dict, List
 
 import torch
 
 from . import shapes as S
-from .harness import GraphTimer, TimerConfig, Work, device_info
-from .session import git_commit
+from .harness import Work
+from .session import run_meta, tuning_run, tuning_setup
 from .weights import cold_copies
 
 SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
@@ -32,9 +30,7 @@ PATHS = [("small", "grouped_mma_gemm"), ("tile", "grouped_tile_gemm")]
 
 def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k: int) -> Dict:
     import kbit
-    dev = torch.device("cuda")
-    info = device_info(dev, dry_run=False)
-    timer = GraphTimer(dev, TimerConfig(replays=9, min_replays=5, max_seconds=0.15))
+    dev, info, timer = tuning_setup()
     rows = []
     for name in shape_names:
         shape = S.SHAPES[name]
@@ -66,8 +62,7 @@ def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k
                 print(f"{name:10s} E={E:4d} x {tpe:3d} " + "  ".join(f"{p} {v:8.1f} us" for p, v in us.items()), flush=True)
             del copies, qw, Wt
             torch.cuda.empty_cache()
-    return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(),
-            "torch": torch.__version__, "k": k, "dtype": "float16", "l2": "cold", "rows": rows}
+    return {**run_meta(info), "k": k, "dtype": "float16", "l2": "cold", "rows": rows}
 
 
 def write_markdown(run: Dict, path: str) -> None:
@@ -101,15 +96,8 @@ def main(argv=None) -> None:
     ap.add_argument("--per-expert", default=",".join(map(str, PER_EXPERT)))
     ap.add_argument("--k", type=int, default=4)
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    if args.from_json:
-        with open(args.from_json) as f:
-            run = json.load(f)
-    else:
-        run = measure(args.shapes.split(","), [int(v) for v in args.experts.split(",")],
-                      [int(v) for v in args.per_expert.split(",")], args.k)
-        with open(os.path.join(args.out, f"grouped-{run['device']['slug']}.json"), "w") as f:
-            json.dump(run, f, indent=1)
+    run = tuning_run(args, "grouped", lambda: measure(args.shapes.split(","), [int(v) for v in args.experts.split(",")],
+                                                      [int(v) for v in args.per_expert.split(",")], args.k))
     write_markdown(run, os.path.join(args.out, f"grouped-{run['device']['slug']}.md"))
 
 

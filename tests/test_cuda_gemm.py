@@ -58,32 +58,19 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
 @pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (4100, 2080)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_mma_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
-    # the tensor-core kernel itself at every M (gemm hands M > 16-32 to dequantize + cuBLAS):
-    # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080), two warps
-    # per unit (N >= 4096, M > 8)
+@pytest.mark.parametrize("op", ["mma_gemm", "tile_gemm"])
+def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
+    # each tensor-core kernel itself at every M (gemm dispatches by measured crossovers):
+    # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080). Small-M
+    # kernel: two warps per unit (N >= 4096, M > 8). Tile kernel: a CTA tile of 256 rows that N
+    # fills partly (17, 257: warps with no row tile), 17 row blocks (4100).
     qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "mma")
-    y = torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    x = acts(M, nk[1], dtype, {"mma_gemm": "mma", "tile_gemm": "tile"}[op])
+    fn = getattr(torch.ops.kbit, op)
+    y = fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     check(y, x, W_hat, dtype)
     if M:
-        assert_bitwise_equal(torch.ops.kbit.mma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
-
-
-@pytest.mark.parametrize("M", MS)
-@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (4100, 2080)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", KS)
-def test_tile_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
-    # the tile kernel itself at every M: token tiles of 8/16/32/64 and chunks past 64, a CTA
-    # tile of 256 rows that N fills partly (17, 257: warps with no row tile), split-K chosen
-    # for small N (257 x 5120), a K tail (2080), 17 row blocks (4100)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "tile")
-    y = torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    check(y, x, W_hat, dtype)
-    if M:
-        assert_bitwise_equal(torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
+        assert_bitwise_equal(fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
 @pytest.mark.parametrize("M", [16, 32, 64, 128])

@@ -261,24 +261,30 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
 }
 
+// The grouped kernels called directly (grouped_mma_gemm / grouped_tile_gemm): E <= kTcMaxExperts.
+enum class GroupedKernel { kSmallM, kTile };
+
+at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                          const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
+                          int64_t k, GroupedKernel kernel) {
+  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", kernel == GroupedKernel::kTile ? "grouped_tile_gemm" : "grouped_mma_gemm",
+              " takes at most ", kTcMaxExperts, " experts (got E=", g.experts, "); grouped_gemm handles more");
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (kernel == GroupedKernel::kTile) return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+}
+
 at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook,
                                   const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
-  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: grouped_tile_gemm takes at most ", kTcMaxExperts,
-              " experts (got E=", g.experts, "); grouped_gemm handles more");
-  const c10::cuda::CUDAGuard guard(x.device());
-  return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, GroupedKernel::kTile);
 }
 
 at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                  const at::Tensor& row_scale, const at::Tensor& codebook,
                                  const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
-  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: grouped_mma_gemm takes at most ", kTcMaxExperts,
-              " experts (got E=", g.experts, "); grouped_gemm handles more");
-  const c10::cuda::CUDAGuard guard(x.device());
-  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, GroupedKernel::kSmallM);
 }
 
 }  // namespace
