@@ -222,14 +222,14 @@ at::Tensor grouped_tile(const at::Tensor& x_in, const at::Tensor& packed_t, cons
                         const WeightGeometry& g) {
   const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
   const at::Tensor offsets = expert_offsets.contiguous();
+  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
+  if (x.size(0) == 0) return y;  // like the dense op: an empty result on any GPU
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   const int64_t hint = tc_grouped_tokens_hint(x.size(0), g.experts);
   TORCH_CHECK(tile_gemm_fits(g.k, hint, true, prop), "kbit: grouped_tile_gemm needs ",
               tile_smem_bytes(g.k, tile_token_tiles(hint), true), " bytes of shared memory per block for k=", g.k,
               "; this GPU (", prop.name, ") allows ", prop.sharedMemPerBlockOptin,
               ". Use grouped_gemm, which picks a kernel that fits.");
-  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
-  if (x.size(0) == 0) return y;
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
