@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
@@ -61,22 +62,13 @@ int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
 namespace {
 
 template <typename T>
-void launch_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
+void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
+  const bool tile = kernel == DensePath::kTile;
   switch (k) {
-    case 2: launch_tc_gemm<T, 2>(args, stream); break;
-    case 3: launch_tc_gemm<T, 3>(args, stream); break;
-    case 4: launch_tc_gemm<T, 4>(args, stream); break;
-    case 5: launch_tc_gemm<T, 5>(args, stream); break;
-  }
-}
-
-template <typename T>
-void launch_tile_for_k(int k, const TcGemmArgs& args, cudaStream_t stream) {
-  switch (k) {
-    case 2: launch_tile_gemm<T, 2>(args, stream); break;
-    case 3: launch_tile_gemm<T, 3>(args, stream); break;
-    case 4: launch_tile_gemm<T, 4>(args, stream); break;
-    case 5: launch_tile_gemm<T, 5>(args, stream); break;
+    case 2: tile ? launch_tile_gemm<T, 2>(args, stream) : launch_tc_gemm<T, 2>(args, stream); break;
+    case 3: tile ? launch_tile_gemm<T, 3>(args, stream) : launch_tc_gemm<T, 3>(args, stream); break;
+    case 4: tile ? launch_tile_gemm<T, 4>(args, stream) : launch_tc_gemm<T, 4>(args, stream); break;
+    case 5: tile ? launch_tile_gemm<T, 5>(args, stream) : launch_tc_gemm<T, 5>(args, stream); break;
   }
 }
 
@@ -105,10 +97,28 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   return args;
 }
 
-void launch(const at::Tensor& x, int k, const TcGemmArgs& args) {
+// The small-M (DensePath::kSmallM) or tile (kTile) kernel in x's dtype, on the current stream.
+void launch(const at::Tensor& x, int k, DensePath kernel, const TcGemmArgs& args) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(k, args, stream);
-  else launch_for_k<c10::BFloat16>(k, args, stream);
+  if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(k, kernel, args, stream);
+  else launch_for_k<c10::BFloat16>(k, kernel, args, stream);
+}
+
+// Dense split-K: the fp32 partials [splits, M, N16] (kept alive by the caller until launch).
+at::Tensor split_workspace(TcGemmArgs& args, const at::Tensor& x, const WeightGeometry& g) {
+  if (args.splits <= 1) return at::Tensor();
+  at::Tensor workspace = at::empty({args.splits, args.M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
+  args.workspace = workspace.data_ptr<float>();
+  return workspace;
+}
+
+// The tile kernel's shared memory for a token tile picked from `tokens`, or a clear error.
+void check_tile_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& prop) {
+  TORCH_CHECK(tile_gemm_fits(k, tokens, grouped, prop), "kbit: ", grouped ? "grouped_tile_gemm" : "tile_gemm",
+              " needs ", tile_smem_bytes(k, tile_token_tiles(tokens), grouped),
+              " bytes of shared memory per block for k=", k, " and ", tokens, " tokens", grouped ? " per expert" : "",
+              "; this GPU (", prop.name, ") allows ", prop.sharedMemPerBlockOptin, ". Use ",
+              grouped ? "grouped_gemm" : "gemm", ", which picks a kernel that fits.");
 }
 
 at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -120,12 +130,8 @@ at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at:
   args.warps_per_unit = tc_dense_warps_per_unit(M, g.rows, g.cols);
   args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
                                at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
-  at::Tensor workspace;
-  if (args.splits > 1) {
-    workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
-    args.workspace = workspace.data_ptr<float>();
-  }
-  launch(x, g.k, args);
+  const at::Tensor workspace = split_workspace(args, x, g);
+  launch(x, g.k, DensePath::kSmallM, args);
   return y;
 }
 
@@ -134,40 +140,26 @@ at::Tensor gemm_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const a
   const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
   const int64_t M = x.size(0);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  TORCH_CHECK(tile_gemm_fits(g.k, M, false, prop), "kbit: tile_gemm needs ",
-              tile_smem_bytes(g.k, tile_token_tiles(M), false),
-              " bytes of shared memory per block for k=", g.k, ", M=", M, "; this GPU (", prop.name, ") allows ",
-              prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
+  check_tile_fits(g.k, M, false, prop);
   at::Tensor y = at::empty({M, g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   args.splits = tile_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  at::Tensor workspace;
-  if (args.splits > 1) {
-    workspace = at::empty({args.splits, M, g.row_tiles() * 16}, x.options().dtype(at::kFloat));
-    args.workspace = workspace.data_ptr<float>();
-  }
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) launch_tile_for_k<c10::Half>(g.k, args, stream);
-  else launch_tile_for_k<c10::BFloat16>(g.k, args, stream);
+  const at::Tensor workspace = split_workspace(args, x, g);
+  launch(x, g.k, DensePath::kTile, args);
   return y;
 }
 
-// gemm (Path::kDispatch: dense_gemm_path, tc_dispatch.h),
-// mma_gemm (always the small-M kernel), tile_gemm (always the tile kernel) and
-// dequant_cublas_gemm (always the fallback).
-enum class Path { kDispatch, kKernel, kTile, kDequantCublas };
-
+// gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
+// tile_gemm (always the tile kernel) and dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, Path path) {
+                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
+                      std::optional<DensePath> path) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
-  DensePath chosen = path == Path::kKernel ? DensePath::kSmallM
-                     : path == Path::kTile ? DensePath::kTile
-                     : path == Path::kDequantCublas
-                         ? DensePath::kDequantCublas
-                         : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
+  const DensePath chosen =
+      path ? *path : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
   if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
@@ -175,68 +167,50 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 
 at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                      const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kDispatch);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, std::nullopt);
 }
 
 at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kKernel);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kSmallM);
 }
 
 at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kTile);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kTile);
 }
 
 at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                     const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, Path::kDequantCublas);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kDequantCublas);
 }
 
-at::Tensor grouped_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                      const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                      const WeightGeometry& g) {
+// Grouped, E <= kTcMaxExperts: the small-M (DensePath::kSmallM) or tile (kTile) kernel.
+at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                          const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
+                          const WeightGeometry& g, DensePath kernel) {
   const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
   const at::Tensor offsets = expert_offsets.contiguous();
   at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
-  if (x.size(0) == 0) return y;
+  if (x.size(0) == 0) return y;  // an empty result on any GPU
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
-  // One warp per unit once the units alone fill the GPU (at most min(E, T) experts have rows;
-  // no sync to count them exactly): a warp then walks all of K for its 16 rows, so there is no
-  // hand-off of partial sums per unit, and the CTA's 8 warps take 8 row tiles of the same
-  // expert and token(s), sharing the x loads. H100, k = 4, vs 8 warps per unit: Qwen3 MoE
-  // gate/up 256 x 1 token 211.5 -> 89.0 us, 512 x 1 422.6 -> 170.2 us, 64 x 1 38.3 -> 24.0 us;
-  // down 256 x 1 200.4 -> 132.4 us; with 8 experts (too few units) it lost (10.4 -> 14.1 us).
-  const int64_t active_experts = std::min<int64_t>(g.experts, args.M);
-  if (active_experts * g.row_tiles() >= 8 * int64_t(at::cuda::getCurrentDeviceProperties()->multiProcessorCount))
+  if (kernel == DensePath::kTile) {
+    check_tile_fits(g.k, args.tokens_per_unit, true, prop);
+  } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {
+    // Small-M kernel: one warp per unit once the units alone fill the GPU (at most min(E, T)
+    // experts have rows; no sync to count them exactly): a warp then walks all of K for its 16
+    // rows, so there is no hand-off of partial sums per unit, and the CTA's 8 warps take 8 row
+    // tiles of the same expert and token(s), sharing the x loads. H100, k = 4, vs 8 warps per
+    // unit: Qwen3 MoE gate/up 256 x 1 token 211.5 -> 89.0 us, 512 x 1 422.6 -> 170.2 us, 64 x 1
+    // 38.3 -> 24.0 us; down 256 x 1 200.4 -> 132.4 us; with 8 experts (too few units) it lost
+    // (10.4 -> 14.1 us).
     args.warps_per_unit = 1;
-  launch(x, g.k, args);
-  return y;
-}
-
-at::Tensor grouped_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                        const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                        const WeightGeometry& g) {
-  const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
-  const at::Tensor offsets = expert_offsets.contiguous();
-  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
-  if (x.size(0) == 0) return y;  // like the dense op: an empty result on any GPU
-  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  const int64_t hint = tc_grouped_tokens_hint(x.size(0), g.experts);
-  TORCH_CHECK(tile_gemm_fits(g.k, hint, true, prop), "kbit: grouped_tile_gemm needs ",
-              tile_smem_bytes(g.k, tile_token_tiles(hint), true), " bytes of shared memory per block for k=", g.k,
-              "; this GPU (", prop.name, ") allows ", prop.sharedMemPerBlockOptin,
-              ". Use grouped_gemm, which picks a kernel that fits.");
-  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.experts = g.experts;
-  args.expert_offsets = offsets.data_ptr<int32_t>();
-  args.tokens_per_unit = hint;
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) launch_tile_for_k<c10::Half>(g.k, args, stream);
-  else launch_tile_for_k<c10::BFloat16>(g.k, args, stream);
+  }
+  launch(x, g.k, kernel, args);
   return y;
 }
 
@@ -256,35 +230,32 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   const c10::cuda::CUDAGuard guard(x.device());
   if (g.experts > kTcMaxExperts)
     return grouped_gemm_dequant_cublas(x.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
-  if (grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, *at::cuda::getCurrentDeviceProperties()))
-    return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
-  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+  const bool tile = grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, *at::cuda::getCurrentDeviceProperties());
+  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g,
+                        tile ? DensePath::kTile : DensePath::kSmallM);
 }
 
 // The grouped kernels called directly (grouped_mma_gemm / grouped_tile_gemm): E <= kTcMaxExperts.
-enum class GroupedKernel { kSmallM, kTile };
-
 at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                          int64_t k, GroupedKernel kernel) {
+                          int64_t k, DensePath kernel) {
   const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
-  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", kernel == GroupedKernel::kTile ? "grouped_tile_gemm" : "grouped_mma_gemm",
+  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", kernel == DensePath::kTile ? "grouped_tile_gemm" : "grouped_mma_gemm",
               " takes at most ", kTcMaxExperts, " experts (got E=", g.experts, "); grouped_gemm handles more");
   const c10::cuda::CUDAGuard guard(x.device());
-  if (kernel == GroupedKernel::kTile) return grouped_tile(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
-  return grouped_tc(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g);
+  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
 }
 
 at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook,
                                   const at::Tensor& expert_offsets, int64_t k) {
-  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, GroupedKernel::kTile);
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kTile);
 }
 
 at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                  const at::Tensor& row_scale, const at::Tensor& codebook,
                                  const at::Tensor& expert_offsets, int64_t k) {
-  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, GroupedKernel::kSmallM);
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kSmallM);
 }
 
 }  // namespace
