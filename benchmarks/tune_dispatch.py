@@ -1,8 +1,9 @@
 """Measure the dense gemm crossover on this GPU and write the dispatch table (issue 7).
 
-For each benchmark weight shape, k = 2..5 and M in a grid, times the three dense paths: the
+For each benchmark weight shape, k = 2..5 and M in a grid, times the dense paths: the
 small-M tensor-core kernel (torch.ops.kbit.mma_gemm), the tile kernel (torch.ops.kbit.tile_gemm,
-where the GPU has the shared memory for it) and dequantize + cuBLAS
+where the GPU has the shared memory for it), its wgmma successor (torch.ops.kbit.wgmma_gemm,
+Hopper) and dequantize + cuBLAS
 (torch.ops.kbit.dequant_cublas_gemm), fp16 activations, cold L2, CUDA-graph medians
 (benchmarks/harness.py), plus cuBLAS fp16 on the unquantized weight as the yardstick. Writes:
 
@@ -11,10 +12,12 @@ where the GPU has the shared memory for it) and dequantize + cuBLAS
 * ``<out>/tc_dispatch_table.h``: the C++ table (copy it to csrc/cuda/gemm/ and rebuild).
 
 A table row per measured weight size N*K (the smallest crossovers among shapes of that size),
-per k: the largest M of the grid up to which the small-M kernel was the fastest of the three at
-every grid point, then the largest M up to which the tile kernel beat dequantize + cuBLAS at
-every grid point after that. Between grid points the next path starts right after the last
-grid point its predecessor won.
+per k: the largest M of the grid up to which the small-M kernel was the fastest path at every
+grid point, then the largest M up to which the faster tile kernel (tile or wgmma) beat
+dequantize + cuBLAS at every grid point after that, and the smallest M in that range from which
+the wgmma kernel beat the tile kernel at every grid point (0: never; the largest such M among
+shapes of the size). Between grid points the next path starts right after the last grid point
+its predecessor won.
 
     python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
@@ -36,7 +39,7 @@ from .weights import cold_copies
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
-PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
+PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
 
 
@@ -67,6 +70,8 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
                 x = xs[M]
                 us = {}
                 for path, op_name in PATHS:
+                    if path == "wgmma" and not kbit._C.wgmma_gemm_runs(k, M):
+                        continue  # not a Hopper GPU (or no sm_90a build)
                     op = getattr(torch.ops.kbit, op_name)
                     fns = [lambda c=c, op=op: op(x, *c, k) for c in copies]
                     try:
@@ -87,9 +92,10 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
 
 def crossovers(run: Dict) -> List[Dict]:
     """Per weight size N*K and k: the largest grid M up to which the small-M kernel was the
-    fastest path everywhere, and the largest after that up to which the tile kernel beat
-    dequantize + cuBLAS everywhere (equal to the first when the tile kernel never won or was
-    not measured)."""
+    fastest path everywhere; the largest after that up to which the faster tile kernel (tile or
+    wgmma) beat dequantize + cuBLAS everywhere (equal to the first when neither won or was
+    measured); and within that range the smallest M from which wgmma beat tile everywhere (0:
+    never)."""
     inf = float("inf")
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
     sizes: Dict[int, Dict[str, Dict[int, int]]] = {}
@@ -97,27 +103,37 @@ def crossovers(run: Dict) -> List[Dict]:
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         size = r0["N"] * r0["K"]
         for k in run["ks"]:
+            tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in run["ms"]}
             small = 0
             for M in run["ms"]:
-                kern = t[(name, M, k, "kernel")]
-                if kern <= min(t.get((name, M, k, "tile"), inf), t[(name, M, k, "dequant_cublas")]):
+                if t[(name, M, k, "kernel")] <= min(tiled[M], t[(name, M, k, "dequant_cublas")]):
                     small = M
                 else:
                     break
             tile = small
             for M in (m for m in run["ms"] if m > small):
-                if t.get((name, M, k, "tile"), inf) <= t[(name, M, k, "dequant_cublas")]:
+                if tiled[M] <= t[(name, M, k, "dequant_cublas")]:
                     tile = M
                 else:
                     break
-            cur = sizes.setdefault(size, {"max_kernel_m": {}, "max_tile_m": {}})
+            wgmma = 0
+            for M in reversed([m for m in run["ms"] if small < m <= tile]):
+                if t.get((name, M, k, "wgmma"), inf) <= t.get((name, M, k, "tile"), inf):
+                    wgmma = M
+                else:
+                    break
+            cur = sizes.setdefault(size, {"max_kernel_m": {}, "max_tile_m": {}, "min_wgmma_m": {}})
             cur["max_kernel_m"][k] = min(cur["max_kernel_m"].get(k, small), small)
             cur["max_tile_m"][k] = min(cur["max_tile_m"].get(k, tile), tile)
+            prev = cur["min_wgmma_m"].get(k)
+            # the most cautious: never (0) if any shape of the size never wants it, else the largest start
+            cur["min_wgmma_m"][k] = wgmma if prev is None else (0 if 0 in (prev, wgmma) else max(prev, wgmma))
     out = []
     for size in sorted(sizes):
         c = sizes[size]
         tile = {k: max(v, c["max_kernel_m"][k]) for k, v in c["max_tile_m"].items()}
-        out.append({"weights": size, "max_kernel_m": c["max_kernel_m"], "max_tile_m": tile})
+        out.append({"weights": size, "max_kernel_m": c["max_kernel_m"], "max_tile_m": tile,
+                    "min_wgmma_m": c["min_wgmma_m"]})
     return out
 
 
@@ -127,14 +143,15 @@ def write_header(run: Dict, path: str) -> None:
     rows = crossovers(run)
     def ms(r, key):
         return ", ".join(str(r[key].get(k, 0)) for k in (2, 3, 4, 5))
-    body = ",\n".join(f"    {{{r['weights']}, {{{ms(r, 'max_kernel_m')}}}, {{{ms(r, 'max_tile_m')}}}}}" for r in rows)
+    body = ",\n".join(f"    {{{r['weights']}, {{{ms(r, 'max_kernel_m')}}}, {{{ms(r, 'max_tile_m')}}}, "
+                       f"{{{ms(r, 'min_wgmma_m')}}}}}" for r in rows)
     text = f"""#pragma once
 // Generated by `python -m benchmarks.tune_dispatch` - do not edit; rerun it on the GPU.
 // {dev['name']} ({dev['sms']} SMs, sm_{major}{minor}), {run['date']}, commit {run['commit']}:
 // fp16 activations, cold L2, CUDA-graph medians; M grid {run['ms']}.
 // Per weight size N*K and k = 2, 3, 4, 5: the largest M up to which the small-M kernel was the
-// fastest path, then the largest M up to which the tile kernel beat dequantize + cuBLAS
-// (see docs/benchmarks/ for the timings).
+// fastest path, then the largest M up to which a tile kernel beat dequantize + cuBLAS, and the M
+// from which the wgmma kernel beat the tile kernel (0: never; see docs/benchmarks/ for the timings).
 #include "tc_dispatch.h"
 
 namespace kbit {{
@@ -162,29 +179,32 @@ def write_markdown(run: Dict, path: str) -> None:
     lines = [f"# Dense gemm crossover: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, "
              "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
+             "`wgmma` = torch.ops.kbit.wgmma_gemm, "
              "`dq+cuBLAS` = "
              "torch.ops.kbit.dequant_cublas_gemm, `fp16` = cuBLAS on the unquantized weight. "
              "Produced by `python -m benchmarks.tune_dispatch`; the table it wrote is "
              "csrc/cuda/gemm/tc_dispatch_table.h.", "",
-             "## Crossovers (per k: small-M kernel up to M, tile kernel up to M, dequantize + cuBLAS above)", "",
+             "## Crossovers (per k: small-M kernel up to M, a tile kernel up to M (wgmma from M), dequantize + "
+             "cuBLAS above)", "",
              "| N*K | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
     for r in crossovers(run):
         lines.append(f"| {r['weights']} | " + " | ".join(
-            f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')}" for k in (2, 3, 4, 5)) + " |")
+            f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')} ({r['min_wgmma_m'].get(k, '-')})"
+            for k in (2, 3, 4, 5)) + " |")
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         lines += ["", f"## {name} (N={r0['N']}, K={r0['K']})", "",
-                  "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} tile | k={k} dq+cuBLAS | k={k} best vs fp16"
-                                               for k in run["ks"]) + " |",
-                  "|---:|---:|" + "---:|---:|---:|---:|" * len(run["ks"])]
+                  "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} tile | k={k} wgmma | k={k} dq+cuBLAS | "
+                                               f"k={k} best vs fp16" for k in run["ks"]) + " |",
+                  "|---:|---:|" + "---:|---:|---:|---:|---:|" * len(run["ks"])]
         for M in run["ms"]:
             fp = t[(name, M, None, "fp16")]
             cells = []
             for k in run["ks"]:
                 a, b = t[(name, M, k, "kernel")], t[(name, M, k, "dequant_cublas")]
-                c = t.get((name, M, k, "tile"))
-                cells += [f"{a:.1f}", "-" if c is None else f"{c:.1f}", f"{b:.1f}",
-                          f"{fp / min(a, b, c or float('inf')):.2f}x"]
+                c, w = t.get((name, M, k, "tile")), t.get((name, M, k, "wgmma"))
+                cells += [f"{a:.1f}", "-" if c is None else f"{c:.1f}", "-" if w is None else f"{w:.1f}", f"{b:.1f}",
+                          f"{fp / min(a, b, c or float('inf'), w or float('inf')):.2f}x"]
             lines.append(f"| {M} | {fp:.1f} | " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

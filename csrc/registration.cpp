@@ -43,6 +43,10 @@ TORCH_LIBRARY(kbit, m) {
   // between the small-M kernel and dequantize + cuBLAS.
   m.def("tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k) -> Tensor");
+  // The warpgroup-MMA kernel for any M (CUDA, Hopper: an sm_90a build on a compute-9.0 GPU):
+  // the tile kernel's design with asynchronous wgmma; errors clearly elsewhere.
+  m.def("wgmma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
   // The large-M path alone (CUDA): W dequantized into a workspace, then cuBLAS (what gemm
   // dispatches to where the kernel loses; benchmarks/tune_dispatch.py times it).
   m.def("dequant_cublas_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
@@ -81,6 +85,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
         pybind11::arg("k"), pybind11::arg("device") = 0,
         "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
-        "'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+        "'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+  m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
+          return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
+        pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,
+        "Whether torch.ops.kbit.wgmma_gemm runs for k bits and M tokens on the device (an sm_90a build on Hopper)");
 #endif
 }

@@ -87,6 +87,11 @@ def _tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 
+@register_fake("kbit::wgmma_gemm")
+def _wgmma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+
+
 @register_fake("kbit::dequant_cublas_gemm")
 def _dequant_cublas_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

@@ -5,7 +5,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-# KERNEL=regex for the kernel to profile (default tc_gemm; tile_gemm with --op tile_gemm).
+# KERNEL=regex for the kernel to profile (default tc_gemm; tile_gemm with --op tile_gemm,
+# wgmma_gemm_kernel with --op wgmma_gemm).
 # STALLS=1: also the per-reason warp stall breakdown (cycles per issued instruction).
 SECTIONS="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis"
 SHAPES=${SHAPES:-"70b_m1: --k 4 --M 1 --N 28672 --K 8192

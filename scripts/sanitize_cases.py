@@ -40,8 +40,8 @@ def main(dev="cuda"):
             for M in Ms:
                 x = torch.randn(M, K, device=dev, dtype=xdt)
                 check(kbit.gemm(x, qw), x.double() @ W_hat.T, f"gemm k={k} N={N} K={K} M={M}")
-        # the tile kernel: token tiles 1/2/4/8 and chunks past 64, row blocks N fills partly,
-        # a K tail, split-K (small N), several row blocks
+        # the tile and wgmma kernels: token tiles of 8-64 and chunks past 64, row blocks N fills
+        # partly, a K tail, split-K (small N), several row blocks
         for N, K, Ms in ((37, 320, (1, 9, 17, 33, 70)), (300, 2080, (5, 40)), (4100, 544, (24,))):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=k)
             W_hat = kbit.dequantize(qw, torch.float32).double()
@@ -50,6 +50,9 @@ def main(dev="cuda"):
                 if dev == "cuda":
                     y = torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
                     check(y, x.double() @ W_hat.T, f"tile_gemm k={k} N={N} K={K} M={M}")
+                if dev == "cuda" and kbit._C.wgmma_gemm_runs(k, M):  # the same cases on the wgmma kernel
+                    y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+                    check(y, x.double() @ W_hat.T, f"wgmma_gemm k={k} N={N} K={K} M={M}")
         # grouped: empty experts, one expert with every token, invalid offsets
         E, N, K = 6, 33, 288
         qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=k)

@@ -32,6 +32,11 @@ def acts(M, K, dtype, tag):
     return torch.randn(M, K, generator=g).to(dtype).to(DEV)
 
 
+def skip_unless_runs(op, k, M):
+    if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, max(M, 1)):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+
+
 def check(y, x, W_hat, dtype):
     ref = x.double() @ W_hat.T
     assert y.device.type == "cuda" and y.dtype == dtype and y.shape == ref.shape
@@ -58,14 +63,16 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
 @pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (4100, 2080)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-@pytest.mark.parametrize("op", ["mma_gemm", "tile_gemm"])
+@pytest.mark.parametrize("op", ["mma_gemm", "tile_gemm", "wgmma_gemm"])
 def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
     # each tensor-core kernel itself at every M (gemm dispatches by measured crossovers):
     # token tiles of 8/16/32/64, chunks past 64, split-K (257 x 5120), a K tail (2080). Small-M
-    # kernel: two warps per unit (N >= 4096, M > 8). Tile kernel: a CTA tile of 256 rows that N
-    # fills partly (17, 257: warps with no row tile), 17 row blocks (4100).
+    # kernel: two warps per unit (N >= 4096, M > 8). Tile and wgmma kernels: a CTA tile of 256
+    # rows that N fills partly (17, 257: warps / 64-row wgmma blocks with no row tile), 17 row
+    # blocks (4100).
+    skip_unless_runs(op, k, M)
     qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, {"mma_gemm": "mma", "tile_gemm": "tile"}[op])
+    x = acts(M, nk[1], dtype, {"mma_gemm": "mma", "tile_gemm": "tile", "wgmma_gemm": "wgmma"}[op])
     fn = getattr(torch.ops.kbit, op)
     y = fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     check(y, x, W_hat, dtype)
@@ -73,17 +80,19 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("op", ["tile_gemm", "wgmma_gemm"])
 @pytest.mark.parametrize("M", [16, 32, 64, 128])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_tile_gemm_one_block_row(k, dtype, M, poisoned_cuda):
+def test_tile_gemm_one_block_row(op, k, dtype, M, poisoned_cuda):
     # one weight row of one block: every output uses the same 32 weights, so their rounding
     # errors do not average out (k = 2: two magnitudes). A bf16 pair table times a bf16 scale
     # (two bf16 roundings) measured 4.3e-3 here at k = 2, M = 32, past the bf16 bound. (M >= 16:
     # with one or two outputs, a single cancelling dot product decides a relative error.)
+    skip_unless_runs(op, k, M)
     qw, W_hat = weight(k, 1, 32, dtype)
     x = acts(M, 32, dtype, "tile1row")
-    check(torch.ops.kbit.tile_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), x, W_hat, dtype)
+    check(getattr(torch.ops.kbit, op)(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), x, W_hat, dtype)
 
 
 @pytest.mark.parametrize("M", [0, 1, 5, 16, 33, 200])
@@ -422,19 +431,19 @@ def test_wrong_device_inputs_raise():
 
 
 def _table_rows():
-    """(N*K, [max small-M kernel M], [max tile kernel M]) for k = 2..5: the rows of the generated
-    H100 table, from its source (a table without tile columns gives the tile kernel no range)."""
+    """(N*K, [max small-M kernel M], [max tile kernel M], [wgmma from M]) for k = 2..5: the rows of
+    the generated H100 table, from its source."""
     import os
     import re
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
                         "tc_dispatch_table.h")
     text = open(path).read()
     ints = lambda v: [int(i) for i in v.split(",")]  # noqa: E731
-    return [(int(w), ints(small), ints(tile) if tile else [0] * 4)
-            for w, small, tile in re.findall(r"\{(\d+), \{([\d, ]+)\}(?:, \{([\d, ]+)\})?\}", text)]
+    return [(int(w), ints(small), ints(tile), ints(wg))
+            for w, small, tile, wg in re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}\}", text)]
 
 
-OP_OF_PATH = {"kernel": "mma_gemm", "tile": "tile_gemm", "dequant_cublas": "dequant_cublas_gemm"}
+OP_OF_PATH = {"kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
 
 
 def test_gemm_dispatch_follows_the_measured_table():
@@ -450,14 +459,20 @@ def test_gemm_dispatch_follows_the_measured_table():
         assert source == "NVIDIA H100 80GB HBM3"
         rows = _table_rows()
         assert len(rows) >= 2
-        for weights, max_small, max_tile in rows:  # a weight of exactly the row's size, N = weights / 2048
+        for weights, max_small, max_tile, min_wgmma in rows:  # a weight of exactly the row's size
             N = weights // 2048
             for k in (2, 4):
-                a, b = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2])
+                a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
+
+                def tiled(M):
+                    return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"
                 assert kbit._C.gemm_dispatch(a, N, 2048, k)[0] == "kernel"
                 if b > a:
-                    assert kbit._C.gemm_dispatch(a + 1, N, 2048, k)[0] == "tile"
-                    assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == "tile"
+                    assert kbit._C.gemm_dispatch(a + 1, N, 2048, k)[0] == tiled(a + 1)
+                    assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == tiled(b)
+                    if a < w <= b:
+                        assert kbit._C.gemm_dispatch(w - 1, N, 2048, k)[0] == tiled(w - 1)
+                        assert kbit._C.gemm_dispatch(w, N, 2048, k)[0] == tiled(w)
                 assert kbit._C.gemm_dispatch(b + 1, N, 2048, k)[0] == "dequant_cublas"
     else:
         assert source == "heuristic"

@@ -32,13 +32,14 @@ def op_args(name, k, stacked, gen):
         "grouped_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "mma_gemm": (x, pt, at, r, cb, k),
         "tile_gemm": (x, pt, at, r, cb, k),
+        "wgmma_gemm": (x, pt, at, r, cb, k),
         "dequant_cublas_gemm": (x, pt, at, r, cb, k),
         "grouped_mma_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "grouped_tile_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
     }[name]
 
 
-CUDA_ONLY_OPS = ["mma_gemm", "tile_gemm", "grouped_mma_gemm", "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
+CUDA_ONLY_OPS = ["mma_gemm", "tile_gemm", "wgmma_gemm", "grouped_mma_gemm", "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
          if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked)]
@@ -72,6 +73,8 @@ def test_torch_compile_fullgraph_gemm(gen):
 @pytest.mark.gpu
 @pytest.mark.parametrize("op,k,stacked", CASES, ids=[f"{o}-k{k}-{'E' if s else '2d'}" for o, k, s in CASES])
 def test_opcheck_cuda(op, k, stacked, gen):
+    if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, 5):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     args = tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in op_args(op, k, stacked, gen))
     result = opcheck(getattr(torch.ops.kbit, op), args)
     assert set(result.values()) == {"SUCCESS"}, result

@@ -36,8 +36,27 @@ def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
     assert c["max_kernel_m"] == {2: 16, 4: 16} and c["max_tile_m"] == {2: 16, 4: 16}
     header = tmp_path / "t.h"
     T.write_header(run, str(header))
-    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}\}", header.read_text())
-    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0"), ("33554432", "16, 0, 16, 0", "16, 0, 16, 0")]
+    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}\}", header.read_text())
+    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0"),
+                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0")]
     T.write_markdown(run, str(tmp_path / "t.md"))
     md = (tmp_path / "t.md").read_text()
-    assert "| 4194304 | 1 / 64 |" in md and "| 16 | 10.0 | 3.0 | 4.0 | 9.0 | 3.33x |" in md
+    assert "| 4194304 | 1 / 64 (0) |" in md and "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
+
+
+def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
+    run = run_of({
+        # shape a: wgmma loses at 8-16, wins from 32 on; it also extends the tiled range past tile's
+        ("a", "kernel"): [1, 9, 9, 20, 20, 40], ("a", "tile"): [5, 4, 4, 6, 8, 12],
+        ("a", "wgmma"): [6, 5, 5, 5, 6, 9], ("a", "dequant_cublas"): [10] * 6,
+        # shape b (same N*K): wgmma wins from 64 only -> the row starts it at 64
+        ("b", "kernel"): [1, 9, 9, 20, 20, 40], ("b", "tile"): [5, 4, 4, 5, 8, 12],
+        ("b", "wgmma"): [6, 5, 5, 6, 6, 9], ("b", "dequant_cublas"): [10] * 6,
+        # shape c: wgmma never wins at the top of the range -> never
+        ("c", "kernel"): [1, 9, 9, 20, 20, 40], ("c", "tile"): [5, 4, 4, 5, 6, 7],
+        ("c", "wgmma"): [6, 3, 3, 3, 6, 8], ("c", "dequant_cublas"): [10] * 6,
+    })
+    ab, c = T.crossovers(run)
+    assert ab["max_kernel_m"] == {2: 1, 4: 1} and ab["max_tile_m"] == {2: 128, 4: 128}
+    assert ab["min_wgmma_m"] == {2: 64, 4: 64}
+    assert c["min_wgmma_m"] == {2: 0, 4: 0}

@@ -8,10 +8,15 @@
 namespace kbit {
 namespace cuda {
 
-// (the path: "kernel" (small-M tensor-core kernel), "tile" (tile kernel) or "dequant_cublas";
+// (the path: "kernel" (small-M tensor-core kernel), "tile" (tile kernel), "wgmma" (its wgmma
+// successor, Hopper) or "dequant_cublas";
 // where the rule came from: the measured table's device name, or "heuristic") on CUDA
 // device `device`.
 std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device);
+
+// Whether torch.ops.kbit.wgmma_gemm runs for k bits and M tokens on CUDA device `device`
+// (an sm_90a build on a compute-9.0 GPU with the shared memory).
+bool wgmma_gemm_runs(int k, int64_t M, int device);
 
 }  // namespace cuda
 }  // namespace kbit

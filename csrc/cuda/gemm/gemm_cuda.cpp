@@ -18,6 +18,7 @@
 #include "tc_dispatch.h"
 #include "tc_gemm.h"
 #include "tile_gemm.h"
+#include "wgmma_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -41,11 +42,11 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
   return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
-// Tile kernel: one CTA per SM, so the time goes as CTA waves x the bytes a CTA reads (its
-// weights and x over its share of K); each extra split adds an fp32 partial of y to write
-// and read back. The split count with the least of that.
-int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  const int64_t tokens = 8 * int64_t(tile_token_tiles(M)), chunks = (M + tokens - 1) / tokens;
+// Tile and wgmma kernels (256 rows x `tokens` per CTA, one CTA per SM): the time goes as CTA
+// waves x the bytes a CTA reads (its weights and x over its share of K); each extra split adds
+// an fp32 partial of y to write and read back. The split count with the least of that.
+static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count) {
+  const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
   const int64_t units = row_blocks * chunks, groups = (K + 255) / 256;
   const double unit_bytes = 16.0 * kTileRowTiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
@@ -59,16 +60,42 @@ int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   return best;
 }
 
+int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), N, K, k, sm_count);
+}
+
+bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
+#ifdef KBIT_HAS_SM90A
+  return prop.major == 9 && prop.minor == 0 &&
+         size_t(wgmma_smem_bytes(k, wgmma_tokens(M))) <= prop.sharedMemPerBlockOptin;
+#else
+  (void)k, (void)M, (void)prop;
+  return false;
+#endif
+}
+
+int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, sm_count);
+}
+
 namespace {
+
+template <typename T, int K>
+void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
+  switch (kernel) {
+    case DensePath::kTile: launch_tile_gemm<T, K>(args, stream); break;
+    case DensePath::kWgmma: launch_wgmma_gemm<T, K>(args, stream); break;
+    default: launch_tc_gemm<T, K>(args, stream); break;
+  }
+}
 
 template <typename T>
 void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
-  const bool tile = kernel == DensePath::kTile;
   switch (k) {
-    case 2: tile ? launch_tile_gemm<T, 2>(args, stream) : launch_tc_gemm<T, 2>(args, stream); break;
-    case 3: tile ? launch_tile_gemm<T, 3>(args, stream) : launch_tc_gemm<T, 3>(args, stream); break;
-    case 4: tile ? launch_tile_gemm<T, 4>(args, stream) : launch_tc_gemm<T, 4>(args, stream); break;
-    case 5: tile ? launch_tile_gemm<T, 5>(args, stream) : launch_tc_gemm<T, 5>(args, stream); break;
+    case 2: launch_path<T, 2>(kernel, args, stream); break;
+    case 3: launch_path<T, 3>(kernel, args, stream); break;
+    case 4: launch_path<T, 4>(kernel, args, stream); break;
+    case 5: launch_path<T, 5>(kernel, args, stream); break;
   }
 }
 
@@ -97,7 +124,7 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   return args;
 }
 
-// The small-M (DensePath::kSmallM) or tile (kTile) kernel in x's dtype, on the current stream.
+// A tensor-core kernel (small-M, tile or wgmma) in x's dtype, on the current stream.
 void launch(const at::Tensor& x, int k, DensePath kernel, const TcGemmArgs& args) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) launch_for_k<c10::Half>(k, kernel, args, stream);
@@ -149,8 +176,27 @@ at::Tensor gemm_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const a
   return y;
 }
 
+at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                      const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const int64_t M = x.size(0);
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs an sm_90a build of kbit on a compute-9.0 GPU "
+              "(Hopper) with ", wgmma_smem_bytes(g.k, wgmma_tokens(M)), " bytes of shared memory per block; this GPU is ",
+              prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
+  const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));
+  at::Tensor y = at::empty({M, g.rows}, x.options());
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  args.x = image.data_ptr();
+  args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  const at::Tensor workspace = split_workspace(args, x, g);
+  launch(x, g.k, DensePath::kWgmma, args);
+  return y;
+}
+
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
-// tile_gemm (always the tile kernel) and dequant_cublas_gemm (always the fallback).
+// tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
+// dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
                       std::optional<DensePath> path) {
@@ -162,6 +208,7 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
       path ? *path : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
   if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (chosen == DensePath::kWgmma) return gemm_wgmma(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
@@ -178,6 +225,11 @@ at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const 
 at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
   return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kTile);
+}
+
+at::Tensor wgmma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                           const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kWgmma);
 }
 
 at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -266,6 +318,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
   m.impl("tile_gemm", &cuda::tile_gemm_cuda);
+  m.impl("wgmma_gemm", &cuda::wgmma_gemm_cuda);
   m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);
   m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
   m.impl("grouped_tile_gemm", &cuda::grouped_tile_gemm_cuda);

@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../../common/tiled_layout.h"
 #include "mma.cuh"
@@ -74,6 +75,24 @@ __device__ __forceinline__ uint32_t block_scale_bits(const uint32_t (&halves)[4]
   const int q = blk >> 2, j4 = blk & 3;
   const uint32_t pair = halves[(hi ? 2 : 0) + q][j4 & 1];
   return (j4 >> 1) ? pair >> 16 : pair & 0xFFFFu;
+}
+
+// fp16 bits of scale / 128 in both halves -> the scale itself as an fp16 pair (exact: the
+// E4M4 values are fp16 normals).
+__device__ __forceinline__ uint32_t scale_pair_f16(uint32_t half_bits_pair) {
+  const __half2 p = __hmul2(*reinterpret_cast<const __half2*>(&half_bits_pair), __float2half2_rn(kHalfScaleFix));
+  return *reinterpret_cast<const uint32_t*>(&p);
+}
+
+// The A operand register from an fp16 pair: itself for fp16; rounded once to bf16 for bf16.
+template <typename T>
+__device__ __forceinline__ uint32_t operand_from_f16(uint32_t f16_pair) {
+  if constexpr (std::is_same_v<T, c10::Half>) {
+    return f16_pair;
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&f16_pair));
+    return pack_pair<T>(f.x, f.y);
+  }
 }
 
 // Fill the table (all threads of the CTA; cb = the codebook staged in shared memory,

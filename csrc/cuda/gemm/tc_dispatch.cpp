@@ -10,6 +10,7 @@
 #include "../../common/checks.h"
 #include "dispatch_query.h"
 #include "tile_gemm.h"
+#include "wgmma_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -56,13 +57,19 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
   const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
-  // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4):
-  // the small-M kernel up to M = 8, the tile kernel up to M = 128 (64 on weights of < 16M
-  // elements, where dequantize + cuBLAS catches up sooner).
+  // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4
+  // and -session5): the small-M kernel up to M = 8, a tile kernel up to M = 128 (64 on weights of
+  // < 16M elements, where dequantize + cuBLAS catches up sooner), the wgmma one from M = 16 on
+  // weights of >= 16M elements (from 64 below: its pass over x costs ~1-2 us there).
+  const bool large = N * K >= (int64_t(16) << 20);
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
-  const int64_t max_tile = row ? row->max_tile_m[k - 2] : (N * K >= (int64_t(16) << 20) ? 128 : 64);
+  const int64_t max_tile = row ? row->max_tile_m[k - 2] : (large ? 128 : 64);
+  const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
   if (M <= max_small) return DensePath::kSmallM;
-  if (M <= max_tile && tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
+  if (M <= max_tile) {
+    if (min_wgmma > 0 && M >= min_wgmma && wgmma_gemm_available(k, M, prop)) return DensePath::kWgmma;
+    if (tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
+  }
   return DensePath::kDequantCublas;
 }
 
@@ -72,8 +79,16 @@ std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t 
   const cudaDeviceProp& prop = *at::cuda::getDeviceProperties(device);
   const TcCrossoverTable* table = table_for(prop);
   const DensePath path = dense_gemm_path(M, N, K, k, prop);
-  const char* name = path == DensePath::kSmallM ? "kernel" : path == DensePath::kTile ? "tile" : "dequant_cublas";
+  const char* name = path == DensePath::kSmallM  ? "kernel"
+                     : path == DensePath::kTile  ? "tile"
+                     : path == DensePath::kWgmma ? "wgmma"
+                                                 : "dequant_cublas";
   return {name, table ? table->device : "heuristic"};
+}
+
+bool wgmma_gemm_runs(int k, int64_t M, int device) {
+  check_k(k);
+  return wgmma_gemm_available(k, M, *at::cuda::getDeviceProperties(device));
 }
 
 }  // namespace cuda

@@ -1,12 +1,14 @@
 #pragma once
 // Dense gemm dispatch, per (M, N, K, k, GPU): the small-M tensor-core kernel (tc_gemm.cuh),
-// the tile kernel (tile_gemm.cuh) or dequantize + cuBLAS.
+// the tile kernel (tile_gemm.cuh) or on Hopper its wgmma successor (wgmma_gemm.cuh), or
+// dequantize + cuBLAS.
 //
 // Where tc_dispatch_table.h (generated on the device by `python -m benchmarks.tune_dispatch`)
 // has a table for this GPU (same compute capability and SM count), the crossovers come from
 // it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
-// small-M kernel was fastest and the largest M up to which the tile kernel then beat the
-// fallback. Elsewhere a heuristic from the H100 measurements.
+// small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
+// two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
+// one. Elsewhere a heuristic from the H100 measurements.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -17,10 +19,12 @@ namespace cuda {
 struct TcCrossoverRow {
   int64_t weights;          // N * K of the shapes measured (the smallest crossover among them)
   int16_t max_kernel_m[4];  // k = 2, 3, 4, 5: the small-M kernel for M <= this
-  int16_t max_tile_m[4];    // then the tile kernel for M <= this; dequantize + cuBLAS above
+  int16_t max_tile_m[4];    // then a tile kernel for M <= this; dequantize + cuBLAS above
+  int16_t min_wgmma_m[4];   // within that range the wgmma kernel from this M on (0: never)
 };
 
-enum class DensePath { kSmallM, kTile, kDequantCublas };
+// kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs).
+enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma };
 
 struct TcCrossoverTable {
   const char* device;       // the GPU it was measured on (for people; matching uses the rest)
@@ -34,7 +38,8 @@ struct TcCrossoverTable {
 const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& prop);
 
 // The path for y[M, N] = x[M, K] @ W^T at k bits on this GPU. The tile kernel only where the
-// GPU grants its shared memory (tile_gemm_fits).
+// GPU grants its shared memory (tile_gemm_fits), the wgmma kernel only where it runs
+// (wgmma_gemm_available).
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
 
 // Grouped gemm (E <= kTcMaxExperts): the grouped tile kernel instead of the small-M grouped

@@ -40,6 +40,7 @@
 #include "../common/async_copy.cuh"
 #include "../common/device_utils.cuh"
 #include "../common/mbarrier.cuh"
+#include "../common/kernel_residency.h"
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "split_reduce.cuh"
@@ -297,14 +298,9 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
            (kGrouped ? Cfg::schedule_bytes(b ? kTcMaxExperts : 128) : 0);
   };
   // Persistent: as many CTAs as fit on the device at once (each builds the table once).
-  static const std::array<int, 2> ctas_per_sm = [&] {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(1)));
-    int n[2] = {0, 0};
-    for (int b = 0; b < 2; ++b)
-      C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n[b], kernel, Cfg::kThreads, smem_bytes(b)));
-    return std::array<int, 2>{std::max(n[0], 1), std::max(n[1], 1)};
-  }();
-  const int64_t resident = int64_t(ctas_per_sm[bucket]) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
+                                               smem_bytes(bucket), smem_bytes(1));
+  const int64_t resident = int64_t(ctas_per_sm) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   int64_t ctas_x = resident;
   if constexpr (!kGrouped) {
     const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);

@@ -34,6 +34,7 @@
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
 #include "../common/device_utils.cuh"
+#include "../common/kernel_residency.h"
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "split_reduce.cuh"
@@ -42,24 +43,6 @@
 
 namespace kbit {
 namespace cuda {
-
-// fp16 bits of scale / 128 in both halves -> the scale itself as an fp16 pair (exact: the
-// E4M4 values are fp16 normals).
-__device__ __forceinline__ uint32_t scale_pair_f16(uint32_t half_bits_pair) {
-  const __half2 p = __hmul2(*reinterpret_cast<const __half2*>(&half_bits_pair), __float2half2_rn(kHalfScaleFix));
-  return *reinterpret_cast<const uint32_t*>(&p);
-}
-
-// The A operand register from an fp16 pair: itself for fp16; rounded once to bf16 for bf16.
-template <typename T>
-__device__ __forceinline__ uint32_t operand_from_f16(uint32_t f16_pair) {
-  if constexpr (std::is_same_v<T, c10::Half>) {
-    return f16_pair;
-  } else {
-    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&f16_pair));
-    return pack_pair<T>(f.x, f.y);
-  }
-}
 
 template <typename T, int K, int MT, bool kGrouped>
 __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcGemmArgs args) {
@@ -253,12 +236,7 @@ template <typename T, int K, int MT, bool kGrouped>
 void launch_tile_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   constexpr int kSmem = tile_smem_bytes(K, MT, kGrouped);
   auto kernel = tile_gemm_kernel<T, K, MT, kGrouped>;
-  static const int ctas_per_sm = [&] {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    int n = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kTileWarps * 32, kSmem));
-    return std::max(n, 1);
-  }();
+  const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kTileWarps * 32, kSmem, kSmem);
   const int64_t row_blocks = ((args.N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
   int64_t ctas;
   if constexpr (kGrouped) {  // persistent: the units are only known on the device

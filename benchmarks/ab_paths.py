@@ -1,0 +1,96 @@
+"""A/B of the dense kernel ops themselves on this GPU (no dispatch): for each weight shape, k and M,
+times each named op (torch.ops.kbit.<op>, e.g. tile_gemm vs wgmma_gemm) and cuBLAS fp16 on the
+unquantized weight; fp16 activations, cold L2, CUDA-graph medians (benchmarks/harness.py).
+Writes ``<out>/ab-<slug>.json`` and ``<out>/ab-<slug>.md`` (us, and fp16 / op).
+
+    python -m benchmarks.ab_paths --ops tile_gemm,wgmma_gemm --shapes llama70b_gu --ms 16,64 --out $OUT
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Dict, List
+
+import torch
+import torch.nn.functional as F
+
+from . import shapes as S
+from .harness import Work
+from .session import run_meta, tuning_run, tuning_setup
+from .weights import cold_copies
+
+
+def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+    import kbit
+    dev, info, timer = tuning_setup()
+    rows = []
+    for name in shape_names:
+        N, K = S.SHAPES[name].N, S.SHAPES[name].K
+        g = torch.Generator(device=dev).manual_seed(N * 131 + K)
+        W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
+        fp16_copies = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+        xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
+        for M in ms:
+            t = timer.measure([lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
+            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "op": "fp16", "us": t.median_us,
+                         "spread": t.spread})
+        del fp16_copies
+        for k in ks:
+            qw = kbit.quantize(W, k=k)
+            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+            nbytes = sum(a.numel() * a.element_size() for a in args)
+            copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            for M in ms:
+                line = []
+                for op_name in ops:
+                    op = getattr(torch.ops.kbit, op_name)
+                    t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k) for c in copies],
+                                      Work(0, 0, f"{op_name} {name} {k} {M}"))
+                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "op": op_name, "us": t.median_us,
+                                 "spread": t.spread})
+                    line.append(f"{op_name} {t.median_us:8.1f} us")
+                print(f"{name:12s} k={k} M={M:4d} " + "  ".join(line), flush=True)
+            del copies, qw
+        del W
+        torch.cuda.empty_cache()
+    return {**run_meta(info), "ops": ops, "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+
+
+def write_markdown(run: Dict, path: str) -> None:
+    dev = run["device"]
+    t = {(r["shape"], r["M"], r["k"], r["op"]): r["us"] for r in run["rows"]}
+    lines = [f"# Kernel A/B: {dev['name']}", "",
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, CUDA-graph "
+             "medians (us), and cuBLAS fp16 time / op time in parentheses. Produced by "
+             f"`python -m benchmarks.ab_paths --ops {','.join(run['ops'])}`.", ""]
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        r0 = next(r for r in run["rows"] if r["shape"] == name)
+        lines += [f"## {name} (N={r0['N']}, K={r0['K']})", "",
+                  "| k | M | fp16 | " + " | ".join(run["ops"]) + " |", "|---:|---:|---:|" + "---:|" * len(run["ops"])]
+        for k in run["ks"]:
+            for M in run["ms"]:
+                fp = t[(name, M, None, "fp16")]
+                cells = [f"{t[(name, M, k, op)]:.1f} ({fp / t[(name, M, k, op)]:.2f}x)" for op in run["ops"]]
+                lines.append(f"| {k} | {M} | {fp:.1f} | " + " | ".join(cells) + " |")
+        lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="out")
+    ap.add_argument("--from-json", default=None, help="regenerate the .md from an earlier run")
+    ap.add_argument("--ops", default="tile_gemm,wgmma_gemm")
+    ap.add_argument("--shapes", default="llama70b_gu,llama8b_gu,gateup")
+    ap.add_argument("--ms", default="16,32,64,128")
+    ap.add_argument("--ks", default="4")
+    args = ap.parse_args(argv)
+    run = tuning_run(args, "ab", lambda: measure(args.ops.split(","), args.shapes.split(","),
+                                                 [int(v) for v in args.ms.split(",")],
+                                                 [int(v) for v in args.ks.split(",")]))
+    write_markdown(run, os.path.join(args.out, f"ab-{run['device']['slug']}.md"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#include "kernel_residency.h"
+
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace kbit {
+namespace cuda {
+
+int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int max_smem_bytes) {
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  using Key = std::tuple<const void*, int, int, int, int>;
+  static std::mutex mutex;
+  static std::map<Key, int> cache;
+  const Key key{kernel, device, threads, smem_bytes, max_smem_bytes};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_smem_bytes));
+  int ctas = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, threads, smem_bytes));
+  ctas = std::max(ctas, 1);
+  cache.emplace(key, ctas);
+  return ctas;
+}
+
+}  // namespace cuda
+}  // namespace kbit

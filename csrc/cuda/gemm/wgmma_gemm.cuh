@@ -1,0 +1,218 @@
+#pragma once
+// Warpgroup-MMA GEMM (dense, sm_90a): y[M, N] = x[M, K] @ W^T straight from the tiled layout
+// (docs/format.md section 5). The tile kernel's structure (tile_gemm.cuh: x staged once per CTA,
+// pair-table decode of A in registers) with the matrix math moved to asynchronous wgmma, so a
+// warp decodes step s + 1 while the tensor cores run step s, x read by the tensor cores from
+// shared memory, and the stages filled by the copy engine from a producer warp.
+//
+// Work partition:
+//   CTA    = 4 consumer warpgroups on 256 rows of W (16 row tiles) x TN tokens (16, 32 or 64),
+//            plus one producer warp. Warpgroup wg owns the 64-row wgmma block of row tiles
+//            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
+//            per thread (wgmma D layout, wgmma.cuh).
+//   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
+//   grid.y = splits along K (as the tile kernel; partials reduced in split order)
+// Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warp's lane 0
+//   fills a stage with bulk copies (bulk_copy.cuh): x as one block of the prepared image
+//   (wgmma_x_image) and each live weight tile as two (k x 512 stream bytes [v][lane][16 B], 128
+//   absmax bytes), completing on the stage's `full` mbarrier. A consumer warp releases a stage
+//   (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
+//   that group are complete, which it knows a few steps into the next group, so the
+//   tensor cores never drain between groups; the producer refills a stage when all 16 warps
+//   released it. No CTA-wide barrier in the main loop.
+// x in shared memory (wgmma B operand, K-major, no swizzle): 16-byte chunk c of token r at
+//   (c TN + r) 16 bytes; chunk 2 s + h is core matrix h of step s, so step s starts at s 32 TN,
+//   LBO = 16 TN (h = 0 -> 1), SBO = 128 (8 tokens). Tokens past M and columns past K are zeros
+//   in the image (and W's padding has zero scales), so every group runs all 16 steps.
+// Per step s = 2 b + h of a group: each warp decodes its row tile's A fragment (pair-table
+//   lookup x block scale, as the tile kernel) into register set s % kWgInFlight; wgmma_fence;
+//   one wgmma per warpgroup; commit; wait until at most kWgInFlight - 1 steps are pending (the
+//   oldest one's register set is then free for step s + 1). Up to kWgInFlight wgmmas in flight
+//   per warpgroup hide the wgmma latency behind the decode of the following steps.
+//   No branch around a wgmma (ptxas serializes wgmmas on divergent paths): a K tail runs all
+//   16 steps on zeros, a warp whose row tile is past N feeds zeros.
+// History (H100, 70B gate/up, k = 4; docs/design.md): per-thread cp.async stages and 8 warps
+//   (2 row tiles each) were no faster than the tile kernel at any M; bulk copies made M = 64
+//   122 -> 98 us; ncu then showed the per-group CTA barrier and too few warps for the decode
+//   latency (barrier, wait and gmma stalls), hence this partition.
+// Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums).
+#include <algorithm>
+#include <cstdint>
+
+#include "../../common/tiled_layout.h"
+#include "../common/bulk_copy.cuh"
+#include "../common/device_utils.cuh"
+#include "../common/kernel_residency.h"
+#include "mma.cuh"
+#include "pair_table.cuh"
+#include "split_reduce.cuh"
+#include "wgmma.cuh"
+#include "wgmma_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+template <typename T, int K, int TN>
+__global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmArgs args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int S = wgmma_stages(K, TN);
+  constexpr int kStageBytes = wgmma_stage_bytes(K, TN), kXBytes = TN * 512, kStepBytes = TN * 32;
+  constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
+  static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
+  extern __shared__ __align__(128) unsigned char dyn_smem[];  // [pair table][S stages][codebook][barriers]
+  unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
+  float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
+  uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  const int64_t N = args.N, cols = args.K, M = args.M;
+  const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
+  const int split = blockIdx.y, splits = gridDim.y;
+  const int64_t grp_begin = G * split / splits;
+  const int n_groups = static_cast<int>(G * (split + 1) / splits - grp_begin);
+  const int64_t chunks = (M + TN - 1) / TN;
+  const int64_t chunk = blockIdx.x % chunks, tok0 = chunk * TN, cta_tile0 = (blockIdx.x / chunks) * kWgRowTiles;
+
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      mbarrier_init(&full[i], 1);
+      mbarrier_init(&empty[i], kWgConsumerWarps * 32);
+    }
+  }
+  __syncthreads();
+  build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
+  __syncthreads();  // the table and the barriers, before any use; no CTA barrier after this
+
+  if (warp == kWgConsumerWarps) {  // producer: group grp_begin + j into stage j % S
+    if (lane == 0) {
+      const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
+      const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
+      for (int j = 0; j < n_groups; ++j) {
+        const int stage = j % S;
+        if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
+        const int64_t grp = grp_begin + j;
+        unsigned char* st = stages + stage * kStageBytes;
+        mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
+        bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+        for (int c = 0; c < live_tiles; ++c) {
+          const int64_t tile = (cta_tile0 + c) * G + grp;
+          unsigned char* dst = st + kXBytes + c * kTileBytes;
+          bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
+          bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile,
+                              &full[stage]);
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
+  const int g = lane >> 2, t = lane & 3;
+  const bool has_tile = cta_tile0 + warp < NT;
+  const uint32_t lane4 = 4u * lane;
+  float acc[TN / 2];
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
+
+  for (int j = 0; j < n_groups; ++j) {
+    const int stage = j % S;
+    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
+    const unsigned char* st = stages + stage * kStageBytes;
+    const unsigned char* wt = st + kXBytes + warp * kTileBytes;
+    const uint64_t desc0 = smem_matrix_desc(st, 16 * TN, 128);
+
+    uint32_t stream[4 * K];
+    uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
+    if (has_tile) {
+#pragma unroll
+      for (int v = 0; v < K; ++v) {
+        const uint4 q = *reinterpret_cast<const uint4*>(wt + (v * 32 + lane) * 16);
+        stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
+      }
+      uint32_t halves[4][2];
+      absmax_half_pairs(*reinterpret_cast<const uint4*>(wt + K * 512 + g * 16), halves);
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) scales[q][h] = scale_pair_f16(halves[q][h]);
+    } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
+#pragma unroll
+      for (int w = 0; w < 4 * K; ++w) stream[w] = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
+    }
+
+    uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
+#pragma unroll
+    for (int blk = 0; blk < 8; ++blk) {
+      const int q = blk >> 2, j4 = blk & 3;
+      const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
+      const uint32_t s_lo = __byte_perm(scales[q][j4 & 1], 0u, sel);      // row g, this block
+      const uint32_t s_hi = __byte_perm(scales[2 + q][j4 & 1], 0u, sel);  // row g + 8
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * blk + h;
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const uint32_t wv = *reinterpret_cast<const uint32_t*>(dyn_smem + lut_offset<K>(stream, 4 * s + r, lane4));
+          a[s % kWgInFlight][r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? s_hi : s_lo));
+        }
+        wgmma_fence();
+        wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4));
+        wgmma_commit();
+        // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
+        wgmma_wait<kWgInFlight - 1>();
+        // ... and from step kWgInFlight - 2 on, every wgmma of group j - 1: release its stage
+        // (every thread arrives).
+        if (s == kWgInFlight - 2 && j > 0) mbarrier_arrive(&empty[(j - 1) % S]);
+      }
+    }
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e) pin_register(acc[e]);
+
+  // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
+  const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
+  if (!has_tile) return;
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e) {
+    const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
+    const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
+    if (row >= N || tok >= rows) continue;
+    if (splits == 1)
+      static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * __ldg(args.row_scale + row));
+    else
+      args.workspace[(int64_t(split) * M + tok0 + tok) * (NT * 16) + row] = acc[e];
+  }
+#else
+  __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
+#endif
+}
+
+template <typename T, int K, int TN>
+void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
+  constexpr int kSmem = wgmma_smem_bytes(K, TN);
+  auto kernel = wgmma_gemm_kernel<T, K, TN>;
+  resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
+  const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
+  const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
+  kernel<<<grid, kWgThreads, kSmem, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
+}
+
+template <typename T, int K>
+void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream) {
+  switch (wgmma_tokens(args.M)) {
+    case 16: launch_wgmma_gemm_tokens<T, K, 16>(args, stream); break;
+    case 32: launch_wgmma_gemm_tokens<T, K, 32>(args, stream); break;
+    default: launch_wgmma_gemm_tokens<T, K, 64>(args, stream); break;
+  }
+}
+
+}  // namespace cuda
+}  // namespace kbit

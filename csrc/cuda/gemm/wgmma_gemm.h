@@ -1,0 +1,60 @@
+#pragma once
+// Host interface of the warpgroup-MMA GEMM (wgmma_gemm.cuh, sm_90a only): dense
+// y[M, N] = x[M, K] @ W^T from the tiled layout, the tile kernel's successor on Hopper.
+// It reads x as an image of its shared-memory stages (wgmma_x_image below; a pass over x
+// before the launch), so the tensor cores take B straight from shared memory and one bulk
+// copy fills a stage's x. Arguments: TcGemmArgs (x = that image; packed, absmax, row_scale,
+// codebook, y, workspace, M, N, K, splits).
+#include <ATen/ATen.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../../common/tiled_layout.h"
+#include "tc_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+constexpr int kWgConsumerWarps = 16;               // four warpgroups, one 64-row wgmma block each
+constexpr int kWgRowTiles = kWgConsumerWarps;      // 16-row tiles per CTA: 256 rows
+constexpr int kWgThreads = (kWgConsumerWarps + 1) * 32;  // + the producer warp
+constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
+constexpr int kWgSmemBudget = 227 * 1024;
+
+// Tokens per CTA: 16, 32 or 64 (M <= 16, <= 32, more: chunks of 64).
+inline int wgmma_tokens(int64_t M) { return M <= 16 ? 16 : M <= 32 ? 32 : 64; }
+
+// One pipeline stage: x[tokens][256] in the wgmma B layout + the CTA's 16 weight tiles.
+constexpr int wgmma_stage_bytes(int k, int tokens) { return tokens * 512 + kWgRowTiles * (k * 512 + kAbsmaxBytesPerTile); }
+// pair table + codebook + two mbarriers per stage (at most 4 stages)
+constexpr int wgmma_reserved_bytes(int k) { return pair_table_bytes(k) + 32 * 4 + 8 * 8; }
+constexpr int wgmma_stages(int k, int tokens) {
+  const int fit = (kWgSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens);
+  return fit > 4 ? 4 : fit;
+}
+constexpr int wgmma_smem_bytes(int k, int tokens) {
+  return wgmma_reserved_bytes(k) + wgmma_stages(k, tokens) * wgmma_stage_bytes(k, tokens);
+}
+
+// Whether this build has the kernel (an sm_90a target) and the GPU runs it (compute 9.0,
+// enough opt-in shared memory for k and M).
+bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
+
+// x [M, K] (fp16/bf16, contiguous, K % 32 == 0) as the kernel's shared-memory stages:
+// [chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros past
+// M and K. 16-byte chunk c of token r holds the group's columns 8 c .. 8 c + 7 in the layout's
+// k-slot order: each 32-column block's 4 x 4 matrix of 2-element words transposed,
+// out[32 b + 8 p + 2 t + e] = x[32 b + 8 t + 2 p + e], so chunk 2 s + h is core matrix h of
+// wgmma step s (docs/format.md section 5: the k-slots of step s = 2 b + h are columns
+// 32 b + 8 t + 4 h + {0, 1} and + {2, 3}). One bulk copy per stage reads it.
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
+
+// Splits along K (grid.y) for y[M, N] on a GPU of sm_count SMs (one CTA per SM).
+int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
+
+template <typename T, int K>
+void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace kbit

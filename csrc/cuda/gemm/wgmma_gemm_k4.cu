@@ -1,0 +1,9 @@
+// Instantiations of the warpgroup-MMA GEMM for k = 4 (one file per k: parallel builds).
+#include "wgmma_gemm.cuh"
+
+namespace kbit {
+namespace cuda {
+template void launch_wgmma_gemm<c10::Half, 4>(const TcGemmArgs&, cudaStream_t);
+template void launch_wgmma_gemm<c10::BFloat16, 4>(const TcGemmArgs&, cudaStream_t);
+}  // namespace cuda
+}  // namespace kbit
