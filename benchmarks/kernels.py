@@ -78,6 +78,7 @@ FUTURE_KBIT_OPS = [
     ("Grouped", "grouped_scalar_gemv", True, 4, "kbit grouped scalar GEMV (torch.ops.kbit.grouped_scalar_gemv)"),
     ("Grp MMA", "grouped_mma_gemm", True, None, "kbit grouped tensor-core kernel (torch.ops.kbit.grouped_mma_gemm)"),
     ("Tile", "tile_gemm", False, None, "kbit tile kernel (torch.ops.kbit.tile_gemm)"),
+    ("Wgmma", "wgmma_gemm", False, None, "kbit wgmma tile kernel (torch.ops.kbit.wgmma_gemm; Hopper, sm_90a build)"),
     ("Grp Tile", "grouped_tile_gemm", True, None, "kbit grouped tile kernel (torch.ops.kbit.grouped_tile_gemm)"),
 ]
 
@@ -90,6 +91,10 @@ def _register_kbit_op(column: str, op: str, moe: bool, max_m, doc: str) -> None:
         if types is not None and types != schema_types(template):
             return (f"torch.ops.kbit.{op} takes {types}, not {template}'s arguments: "
                     f"give it its own entry in benchmarks/kernels.py")
+        runs = getattr(kbit._C, "wgmma_gemm_runs", None)
+        if op == "wgmma_gemm" and types is not None and not (runs and device.type == "cuda"
+                                                             and runs(4, 64, device.index or 0)):
+            return "torch.ops.kbit.wgmma_gemm runs on Hopper GPUs with an sm_90a build only"
         return None
 
     @register(column, family=KBIT, per_k=True, requires=(qualified, same_arguments),

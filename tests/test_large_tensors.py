@@ -62,11 +62,14 @@ def test_format_ops_past_2_31_elements(k):
     assert_bitwise_equal(out[TAIL], want, "dequantize_tiled tail")
     del out
 
-    x = torch.randn(3, K, device="cuda", dtype=torch.float16)
+    # seeded: an unseeded x made this check depend on the RNG state the earlier tests left (the
+    # full GPU suite on a 2 x H100 machine once failed here with "A...", not reproduced alone)
+    x = torch.randn(3, K, generator=torch.Generator(device="cuda").manual_seed(3 + k), device="cuda",
+                    dtype=torch.float16)
     y = ops.gemm(x, tp, ta, rs, cb, k)
     ref = x.double().cpu() @ want.double().t()
     err = (y[:, TAIL].double().cpu() - ref).norm() / ref.norm()
-    assert err < 1e-3, float(err)
+    assert err < 1e-3, f"gemm tail relative error {float(err):.3e} (k={k})"
 
 
 def test_grouped_stack_past_2_31_elements():
@@ -86,7 +89,7 @@ def test_grouped_stack_past_2_31_elements():
     del packed, absmax
     want = ops.dequantize(p_cpu, a_cpu, r_cpu, cb.cpu(), k, torch.float16)
 
-    x = torch.randn(5, K, device="cuda", dtype=torch.float16)
+    x = torch.randn(5, K, generator=torch.Generator(device="cuda").manual_seed(5), device="cuda", dtype=torch.float16)
     offsets = torch.tensor([0, 2, 5], dtype=torch.int32, device="cuda")  # expert 1 owns rows 2..4
     y = ops.grouped_gemm(x, tp, ta, rs, cb, offsets, k)
     ref = x[2:].double().cpu() @ want.double().t()
