@@ -7,20 +7,23 @@ Writes ``<out>/ab-<slug>.json`` and ``<out>/ab-<slug>.md`` (us, and fp16 / op).
 """
 from __future__ import annotations
 
-import argparse
 import os
-from typing import Dict, List
+from typing import Callable, Dict, List, Tuple
 
 import torch
 import torch.nn.functional as F
 
 from . import shapes as S
 from .harness import Work
-from .session import run_meta, tuning_run, tuning_setup
+from .session import run_meta, tuning_parser, tuning_run, tuning_setup
 from .weights import cold_copies
 
 
-def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+def sweep(paths: List[Tuple[str, str]], shape_names: List[str], ms: List[int], ks: List[int],
+          runs: Callable[[str, int, int], bool] = lambda path, k, M: True) -> Dict:
+    """Time each (label, torch.ops.kbit op) of `paths` (where runs(label, k, M)) and cuBLAS fp16 on the
+    unquantized weight (label "fp16", k None) for every shape, k and M: fp16 activations, cold L2
+    (rotated weight copies), CUDA-graph medians. Rows: shape, N, K, M, k, path, us, spread."""
     import kbit
     dev, info, timer = tuning_setup()
     rows = []
@@ -32,7 +35,7 @@ def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]
         xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
         for M in ms:
             t = timer.measure([lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
-            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "op": "fp16", "us": t.median_us,
+            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": t.median_us,
                          "spread": t.spread})
         del fp16_copies
         for k in ks:
@@ -42,23 +45,34 @@ def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]
             copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
             for M in ms:
                 line = []
-                for op_name in ops:
+                for label, op_name in paths:
+                    if not runs(label, k, M):
+                        continue
                     op = getattr(torch.ops.kbit, op_name)
-                    t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k) for c in copies],
-                                      Work(0, 0, f"{op_name} {name} {k} {M}"))
-                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "op": op_name, "us": t.median_us,
+                    try:
+                        t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k) for c in copies],
+                                          Work(0, 0, f"{label} {name} {k} {M}"))
+                    except RuntimeError as e:  # a tile kernel on a GPU without its shared memory
+                        if "shared memory" not in str(e):
+                            raise
+                        continue
+                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": label, "us": t.median_us,
                                  "spread": t.spread})
-                    line.append(f"{op_name} {t.median_us:8.1f} us")
+                    line.append(f"{label} {t.median_us:8.1f} us")
                 print(f"{name:12s} k={k} M={M:4d} " + "  ".join(line), flush=True)
             del copies, qw
         del W
         torch.cuda.empty_cache()
-    return {**run_meta(info), "ops": ops, "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+    return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+
+
+def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+    return {**sweep([(op, op) for op in ops], shape_names, ms, ks), "ops": ops}
 
 
 def write_markdown(run: Dict, path: str) -> None:
     dev = run["device"]
-    t = {(r["shape"], r["M"], r["k"], r["op"]): r["us"] for r in run["rows"]}
+    t = {(r["shape"], r["M"], r["k"], r.get("path", r.get("op"))): r["us"] for r in run["rows"]}  # "op": older runs
     lines = [f"# Kernel A/B: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, CUDA-graph "
              "medians (us), and cuBLAS fp16 time / op time in parentheses. Produced by "
@@ -78,9 +92,7 @@ def write_markdown(run: Dict, path: str) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="out")
-    ap.add_argument("--from-json", default=None, help="regenerate the .md from an earlier run")
+    ap = tuning_parser(__doc__)
     ap.add_argument("--ops", default="tile_gemm,wgmma_gemm")
     ap.add_argument("--shapes", default="llama70b_gu,llama8b_gu,gateup")
     ap.add_argument("--ms", default="16,32,64,128")

@@ -63,6 +63,15 @@ def run_meta(info: Dict) -> Dict:
     return {"device": info, "date": datetime.date.today().isoformat(), "commit": git_commit(), "torch": torch.__version__}
 
 
+def tuning_parser(doc: str) -> argparse.ArgumentParser:
+    """The argument parser of a tuning sweep (tune_dispatch, tune_grouped, ab_paths), described by
+    the first line of its module docstring, with --out and --from-json."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default="out")
+    ap.add_argument("--from-json", default=None, help="render the tables from an earlier run's JSON")
+    return ap
+
+
 def tuning_run(args, prefix: str, measure) -> Dict:
     """A tuning sweep's run: read back from args.from_json, or measure() and write
     <args.out>/<prefix>-<device slug>.json."""

@@ -24,18 +24,12 @@ its predecessor won.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from typing import Dict, List
 
-import torch
-import torch.nn.functional as F
-
-from . import shapes as S
-from .harness import Work
-from .session import run_meta, tuning_run, tuning_setup
-from .weights import cold_copies
+from .ab_paths import sweep
+from .session import tuning_parser, tuning_run
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
@@ -45,49 +39,10 @@ SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "l
 
 def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
     import kbit
-    dev, info, timer = tuning_setup()
-    rows = []
-    for name in shape_names:
-        shape = S.SHAPES[name]
-        N, K = shape.N, shape.K
-        g = torch.Generator(device=dev).manual_seed(N * 131 + K)
-        W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
-        fp16_copies = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
-        xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
-        for M in ms:
-            x = xs[M]
-            t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
-            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": t.median_us,
-                         "spread": t.spread})
-        del fp16_copies
-        for k in ks:
-            qw = kbit.quantize(W, k=k)
-            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-            nbytes = sum(a.numel() * a.element_size() for a in args)
-            copies = [args] + [tuple(a.clone() for a in args)
-                               for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
-            for M in ms:
-                x = xs[M]
-                us = {}
-                for path, op_name in PATHS:
-                    if path == "wgmma" and not kbit._C.wgmma_gemm_runs(k, M):
-                        continue  # not a Hopper GPU (or no sm_90a build)
-                    op = getattr(torch.ops.kbit, op_name)
-                    fns = [lambda c=c, op=op: op(x, *c, k) for c in copies]
-                    try:
-                        t = timer.measure(fns, Work(0, 0, f"{path} {name} {k} {M}"))
-                    except RuntimeError as e:  # the tile kernel on a GPU without its shared memory
-                        if path != "tile" or "shared memory" not in str(e):
-                            raise
-                        continue
-                    us[path] = t.median_us
-                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": path, "us": t.median_us,
-                                 "spread": t.spread})
-                print(f"{name:12s} k={k} M={M:4d} " + "  ".join(f"{p} {v:8.1f} us" for p, v in us.items()), flush=True)
-            del copies, qw
-        del W
-        torch.cuda.empty_cache()
-    return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+    # the wgmma kernel only where it runs (Hopper, sm_90a build); a tile kernel that the GPU lacks
+    # the shared memory for is left out by sweep
+    return sweep(PATHS, shape_names, ms, ks,
+                 runs=lambda path, k, M: path != "wgmma" or kbit._C.wgmma_gemm_runs(k, M))
 
 
 def crossovers(run: Dict) -> List[Dict]:
@@ -211,9 +166,7 @@ def write_markdown(run: Dict, path: str) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="out")
-    ap.add_argument("--from-json", default=None, help="regenerate the .md and .h from an earlier run")
+    ap = tuning_parser(__doc__)
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--ms", default=",".join(map(str, MS)))
     ap.add_argument("--ks", default=",".join(map(str, KS)))

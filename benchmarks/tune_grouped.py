@@ -11,7 +11,6 @@ kernels (csrc/cuda/gemm/gemm_cuda.cpp). Writes <out>/grouped-<slug>.json and .md
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Dict, List
 
@@ -19,7 +18,7 @@ import torch
 
 from . import shapes as S
 from .harness import Work
-from .session import run_meta, tuning_run, tuning_setup
+from .session import run_meta, tuning_parser, tuning_run, tuning_setup
 from .weights import cold_copies
 
 SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
@@ -88,9 +87,7 @@ def write_markdown(run: Dict, path: str) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="out")
-    ap.add_argument("--from-json", default=None)
+    ap = tuning_parser(__doc__)
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--experts", default=",".join(map(str, EXPERTS)))
     ap.add_argument("--per-expert", default=",".join(map(str, PER_EXPERT)))
