@@ -256,6 +256,18 @@ def test_gemm_cuda_graph(k, M):
     check_graph_replay(lambda x: kbit.gemm(x, qw), [x0.clone()], [x1])
 
 
+@pytest.mark.parametrize("M", [16, 100])
+def test_wgmma_gemm_graph(M):
+    # the wgmma path is two kernels (x's stage image, then the GEMM, + the split reduction here:
+    # 257 x 5120 splits K) with the image from the allocator: capture and replay like gemm
+    skip_unless_runs("wgmma_gemm", 4, M)
+    qw, _ = weight(4, 257, 5120)
+    x0 = acts(M, 5120, torch.float16, "wg0")
+    x1 = acts(M, 5120, torch.float16, "wg1")
+    op = torch.ops.kbit.wgmma_gemm
+    check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
+
+
 # ---------------------------------------------------------------------------------------------
 # grouped_gemm
 # ---------------------------------------------------------------------------------------------
