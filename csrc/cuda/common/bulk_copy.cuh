@@ -12,6 +12,14 @@
 namespace kbit {
 namespace cuda {
 
+// After mbarrier_init by the initializing thread, before the CTA barrier that publishes the
+// barriers: makes the initialized barriers visible to the async proxy (the copy engine that
+// reports bytes to them), which a CTA barrier alone does not order.
+__device__ __forceinline__ void fence_barrier_init_for_async_proxy() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
                : "memory");

@@ -10,7 +10,9 @@ namespace cuda {
 
 // CTAs of `threads` threads with `smem_bytes` of dynamic shared memory that fit on one SM
 // of the current device (at least 1), after raising the kernel's dynamic limit on that
-// device to `max_smem_bytes` (the most any launch of it will ask for).
+// device to `max_smem_bytes` (the most any launch of it will ask for; each kernel's callers
+// pass one fixed value: the attribute is per (kernel, device), so a smaller value passed later
+// would lower the limit under earlier cache entries).
 int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int max_smem_bytes);
 
 }  // namespace cuda

@@ -181,9 +181,15 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
   const int64_t M = x.size(0);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs an sm_90a build of kbit on a compute-9.0 GPU "
-              "(Hopper) with ", wgmma_smem_bytes(g.k, wgmma_tokens(M)), " bytes of shared memory per block; this GPU is ",
+#ifndef KBIT_HAS_SM90A
+  TORCH_CHECK(false, "kbit: wgmma_gemm is not in this build (no sm_90a target: build with KBIT_CUDA_ARCHS "
+              "including 90a). Use gemm, which picks a kernel this build has.");
+#endif
+  TORCH_CHECK(prop.major == 9 && prop.minor == 0, "kbit: wgmma_gemm runs on compute-9.0 GPUs (Hopper) only; this GPU is ",
               prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
+  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs ", wgmma_smem_bytes(g.k, wgmma_tokens(M)),
+              " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
+              prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));
   at::Tensor y = at::empty({M, g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);

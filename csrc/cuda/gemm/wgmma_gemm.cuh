@@ -46,6 +46,7 @@
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "split_reduce.cuh"
+#include "tile_gemm.h"
 #include "wgmma.cuh"
 #include "wgmma_gemm.h"
 
@@ -59,6 +60,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   constexpr int kStageBytes = wgmma_stage_bytes(K, TN), kXBytes = TN * 512, kStepBytes = TN * 32;
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
+  static_assert(kWgInFlight >= 2 && kWgInFlight - 2 < 16, "wgmma_gemm: the stage release needs a step >= 0 to fire on");
+  static_assert(kWgRowTiles == kTileRowTiles, "wgmma_gemm: the split cost model (gemm_cuda.cpp) assumes tile_gemm's 256 rows");
   extern __shared__ __align__(128) unsigned char dyn_smem[];  // [pair table][S stages][codebook][barriers]
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
@@ -80,6 +83,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       mbarrier_init(&full[i], 1);
       mbarrier_init(&empty[i], kWgConsumerWarps * 32);
     }
+    fence_barrier_init_for_async_proxy();
   }
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
