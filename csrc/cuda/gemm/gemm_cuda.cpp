@@ -148,37 +148,46 @@ void check_tile_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& 
               grouped ? "grouped_gemm" : "gemm", ", which picks a kernel that fits.");
 }
 
+// y = x @ W^T by one tensor-core kernel on x (aligned, contiguous); configure(args) sets what
+// the kernel needs beyond tc_args (splits, warps per unit, its own form of x).
+template <typename Configure>
+at::Tensor run_dense_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                            const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                            DensePath kernel, Configure&& configure) {
+  const at::Tensor cb = codebook.contiguous();
+  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  configure(args);
+  const at::Tensor workspace = split_workspace(args, x, g);
+  launch(x, g.k, kernel, args);
+  return y;
+}
+
 at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                    const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
-  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const at::Tensor x = aligned_activations(x_in);
   const int64_t M = x.size(0);
-  at::Tensor y = at::empty({M, g.rows}, x.options());
-  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.warps_per_unit = tc_dense_warps_per_unit(M, g.rows, g.cols);
-  args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
-                               at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
-  const at::Tensor workspace = split_workspace(args, x, g);
-  launch(x, g.k, DensePath::kSmallM, args);
-  return y;
+  return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kSmallM, [&](TcGemmArgs& args) {
+    args.warps_per_unit = tc_dense_warps_per_unit(M, g.rows, g.cols);
+    args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
+                                 at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+  });
 }
 
 at::Tensor gemm_tile(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                      const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
-  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const at::Tensor x = aligned_activations(x_in);
   const int64_t M = x.size(0);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   check_tile_fits(g.k, M, false, prop);
-  at::Tensor y = at::empty({M, g.rows}, x.options());
-  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.splits = tile_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  const at::Tensor workspace = split_workspace(args, x, g);
-  launch(x, g.k, DensePath::kTile, args);
-  return y;
+  return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kTile, [&](TcGemmArgs& args) {
+    args.splits = tile_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  });
 }
 
 at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                       const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
-  const at::Tensor x = aligned_activations(x_in), cb = codebook.contiguous();
+  const at::Tensor x = aligned_activations(x_in);
   const int64_t M = x.size(0);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
 #ifndef KBIT_HAS_SM90A
@@ -190,14 +199,11 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs ", wgmma_smem_bytes(g.k, wgmma_tokens(M)),
               " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
-  const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));
-  at::Tensor y = at::empty({M, g.rows}, x.options());
-  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-  args.x = image.data_ptr();
-  args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  const at::Tensor workspace = split_workspace(args, x, g);
-  launch(x, g.k, DensePath::kWgmma, args);
-  return y;
+  const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));  // alive until the launch
+  return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
+    args.x = image.data_ptr();
+    args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  });
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),

@@ -95,6 +95,49 @@ __device__ __forceinline__ uint32_t operand_from_f16(uint32_t f16_pair) {
   }
 }
 
+// The lane's stream of a weight tile staged in shared memory ([v][lane][16 B], k vectors) as
+// 4 k words (word w = vector w / 4, component w % 4).
+template <int K>
+__device__ __forceinline__ void load_lane_stream(const unsigned char* tile, int lane, uint32_t (&stream)[4 * K]) {
+#pragma unroll
+  for (int v = 0; v < K; ++v) {
+    const uint4 q = *reinterpret_cast<const uint4*>(tile + (v * 32 + lane) * 16);
+    stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
+  }
+}
+
+// The block scales of lane (g, t)'s row pair as fp16 pairs (scale_pair_f16 of absmax_half_pairs):
+// absmax = the tile's 128 staged absmax bytes.
+__device__ __forceinline__ void load_scale_pairs(const unsigned char* absmax, int g, uint32_t (&scales)[4][2]) {
+  uint32_t halves[4][2];
+  absmax_half_pairs(*reinterpret_cast<const uint4*>(absmax + g * 16), halves);
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) scales[q][h] = scale_pair_f16(halves[q][h]);
+}
+
+// Block blk's scale in both halves of a pair, for row g (lo) and row g + 8 (hi).
+__device__ __forceinline__ void block_scale_splats(const uint32_t (&scales)[4][2], int blk, uint32_t& lo, uint32_t& hi) {
+  const int q = blk >> 2, j4 = blk & 3;
+  const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
+  lo = __byte_perm(scales[q][j4 & 1], 0u, sel);
+  hi = __byte_perm(scales[2 + q][j4 & 1], 0u, sel);
+}
+
+// The A fragment of step s (docs/format.md section 5) in T: register r = the pair-table entry of
+// code 4 s + r times the block scale of its row (lo: g for even r, hi: g + 8 for odd r), an fp16
+// product rounded once to T. table = the pair table at the start of dynamic shared memory.
+template <typename T, int K>
+__device__ __forceinline__ void decode_a_fragment(const unsigned char* table, const uint32_t* stream, int s,
+                                                  uint32_t lane4, uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint32_t wv = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 4 * s + r, lane4));
+    a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? hi : lo));
+  }
+}
+
 // Fill the table (all threads of the CTA; cb = the codebook staged in shared memory,
 // 2^K floats). The caller synchronizes before the first lookup.
 template <typename T, int K>

@@ -220,11 +220,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       c_stage = c_stage + 1 == S ? 0 : c_stage + 1;
       const int64_t grp = grp_first + j * grp_step;
       uint32_t stream[4 * K];
-#pragma unroll
-      for (int v = 0; v < K; ++v) {
-        const uint4 q = *reinterpret_cast<const uint4*>(st + (v * 32 + lane) * 16);
-        stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
-      }
+      load_lane_stream<K>(st, lane, stream);
       uint32_t halves[4][2];
       absmax_half_pairs(*reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16), halves);
       const int blocks = static_cast<int>((cols - grp * 256) / 32 < 8 ? (cols - grp * 256) / 32 : 8);

@@ -162,17 +162,8 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
 #pragma unroll
       for (int i = 0; i < kTileTilesPerWarp; ++i) {
         if (i < my_tiles) {
-#pragma unroll
-          for (int v = 0; v < K; ++v) {
-            const uint4 q = *reinterpret_cast<const uint4*>(wst + i * kTileBytes + (v * 32 + lane) * 16);
-            stream[i][4 * v] = q.x; stream[i][4 * v + 1] = q.y; stream[i][4 * v + 2] = q.z; stream[i][4 * v + 3] = q.w;
-          }
-          uint32_t halves[4][2];
-          absmax_half_pairs(*reinterpret_cast<const uint4*>(wst + i * kTileBytes + K * 512 + g * 16), halves);
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) scales[i][q][h] = scale_pair_f16(halves[q][h]);
+          load_lane_stream<K>(wst + i * kTileBytes, lane, stream[i]);
+          load_scale_pairs(wst + i * kTileBytes + K * 512, g, scales[i]);
         }
       }
 
@@ -186,20 +177,12 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
 #pragma unroll
         for (int i = 0; i < kTileTilesPerWarp; ++i) {
           if (i >= my_tiles) break;
-          // Both halves of the pair = the scale of row g (s_lo) or g + 8 (s_hi) for this block.
-          const int q = blk >> 2, j4 = blk & 3;
-          const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
-          const uint32_t s_lo = __byte_perm(scales[i][q][j4 & 1], 0u, sel);
-          const uint32_t s_hi = __byte_perm(scales[i][2 + q][j4 & 1], 0u, sel);
+          uint32_t s_lo, s_hi;
+          block_scale_splats(scales[i], blk, s_lo, s_hi);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int s = 2 * blk + h;
             uint32_t a[4];
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              const uint32_t wv = *reinterpret_cast<const uint32_t*>(dyn_smem + lut_offset<K>(stream[i], 4 * s + r, lane4));
-              a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? s_hi : s_lo));
-            }
+            decode_a_fragment<T, K>(dyn_smem, stream[i], 2 * blk + h, lane4, s_lo, s_hi, a);
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt)
               mma_m16n8k16<T>(acc[i][mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);

@@ -46,7 +46,6 @@
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "split_reduce.cuh"
-#include "tile_gemm.h"
 #include "wgmma.cuh"
 #include "wgmma_gemm.h"
 
@@ -61,7 +60,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
   static_assert(kWgInFlight >= 2 && kWgInFlight - 2 < 16, "wgmma_gemm: the stage release needs a step >= 0 to fire on");
-  static_assert(kWgRowTiles == kTileRowTiles, "wgmma_gemm: the split cost model (gemm_cuda.cpp) assumes tile_gemm's 256 rows");
   extern __shared__ __align__(128) unsigned char dyn_smem[];  // [pair table][S stages][codebook][barriers]
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
@@ -130,17 +128,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     uint32_t stream[4 * K];
     uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
     if (has_tile) {
-#pragma unroll
-      for (int v = 0; v < K; ++v) {
-        const uint4 q = *reinterpret_cast<const uint4*>(wt + (v * 32 + lane) * 16);
-        stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
-      }
-      uint32_t halves[4][2];
-      absmax_half_pairs(*reinterpret_cast<const uint4*>(wt + K * 512 + g * 16), halves);
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) scales[q][h] = scale_pair_f16(halves[q][h]);
+      load_lane_stream<K>(wt, lane, stream);
+      load_scale_pairs(wt + K * 512, g, scales);
     } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
 #pragma unroll
       for (int w = 0; w < 4 * K; ++w) stream[w] = 0;
@@ -151,18 +140,12 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
     for (int blk = 0; blk < 8; ++blk) {
-      const int q = blk >> 2, j4 = blk & 3;
-      const uint32_t sel = (j4 >> 1) ? 0x3232u : 0x1010u;
-      const uint32_t s_lo = __byte_perm(scales[q][j4 & 1], 0u, sel);      // row g, this block
-      const uint32_t s_hi = __byte_perm(scales[2 + q][j4 & 1], 0u, sel);  // row g + 8
+      uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
+      block_scale_splats(scales, blk, s_lo, s_hi);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * blk + h;
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const uint32_t wv = *reinterpret_cast<const uint32_t*>(dyn_smem + lut_offset<K>(stream, 4 * s + r, lane4));
-          a[s % kWgInFlight][r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? s_hi : s_lo));
-        }
+        decode_a_fragment<T, K>(dyn_smem, stream, s, lane4, s_lo, s_hi, a[s % kWgInFlight]);
         wgmma_fence();
         wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4));
         wgmma_commit();

@@ -12,15 +12,16 @@
 
 #include "../../common/tiled_layout.h"
 #include "tc_gemm.h"
+#include "tile_gemm.h"
 
 namespace kbit {
 namespace cuda {
 
 constexpr int kWgConsumerWarps = 16;               // four warpgroups, one 64-row wgmma block each
-constexpr int kWgRowTiles = kWgConsumerWarps;      // 16-row tiles per CTA: 256 rows
+constexpr int kWgRowTiles = kTileRowTiles;         // 16-row tiles per CTA: 256 rows, as the tile kernel
+static_assert(kWgRowTiles == kWgConsumerWarps, "wgmma_gemm: one row tile per consumer warp");
 constexpr int kWgThreads = (kWgConsumerWarps + 1) * 32;  // + the producer warp
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
-constexpr int kWgSmemBudget = 227 * 1024;
 
 // Tokens per CTA: 16, 32 or 64 (M <= 16, <= 32, more: chunks of 64).
 inline int wgmma_tokens(int64_t M) { return M <= 16 ? 16 : M <= 32 ? 32 : 64; }
@@ -30,7 +31,7 @@ constexpr int wgmma_stage_bytes(int k, int tokens) { return tokens * 512 + kWgRo
 // pair table + codebook + two mbarriers per stage (at most 4 stages)
 constexpr int wgmma_reserved_bytes(int k) { return pair_table_bytes(k) + 32 * 4 + 8 * 8; }
 constexpr int wgmma_stages(int k, int tokens) {
-  const int fit = (kWgSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens);
+  const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens);
   return fit > 4 ? 4 : fit;
 }
 constexpr int wgmma_smem_bytes(int k, int tokens) {
