@@ -8,6 +8,7 @@ mkdir -p "$OUT"
 # KERNEL=regex for the kernel to profile (default tc_gemm; tile_gemm with --op tile_gemm,
 # wgmma_gemm_kernel with --op wgmma_gemm).
 # STALLS=1: also the per-reason warp stall breakdown (cycles per issued instruction).
+# SOURCE=1: also the SASS lines with the most stall samples (SourceCounters).
 SECTIONS="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis"
 SHAPES=${SHAPES:-"70b_m1: --k 4 --M 1 --N 28672 --K 8192
 gateup_m1: --k 4 --M 1 --N 5120 --K 2048
@@ -18,6 +19,7 @@ while IFS= read -r line; do
   echo "== ncu $label:$args"
   extra=""
   [ -n "${STALLS:-}" ] && extra="--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
+  [ -n "${SOURCE:-}" ] && extra="$extra --section SourceCounters --import-source no"
   ncu --kernel-name regex:${KERNEL:-tc_gemm} --launch-skip 3 --launch-count 1 $SECTIONS $extra \
     python3 scripts/ncu_gemm.py $args > "$OUT/ncu_$label.txt" 2>&1
   [ -n "${STALLS:-}" ] && grep -E "issue_stalled" "$OUT/ncu_$label.txt" | awk '$NF > 0.05' | sort -k3 -rn | head -12

@@ -149,11 +149,16 @@ __device__ __forceinline__ void build_pair_table(unsigned char* table, const flo
     return pack_pair<T>(cb[a], cb[b]);
   };
   if constexpr (P::kCopies == 32) {
-    // 16-byte vector q holds copies 4 (q % 8) .. +3 of entry q / 8; consecutive threads
-    // write consecutive vectors (no bank conflicts).
-    for (int q = threadIdx.x; q < P::kEntries * 8; q += blockDim.x) {
-      const uint32_t v = table_word(static_cast<uint32_t>(q / 8));
-      *reinterpret_cast<uint4*>(table + (q / 8) * P::kStride + (q % 8) * 16) = make_uint4(v, v, v, v);
+    // A thread computes entry e once and writes its 8 16-byte vectors (copies 4 c .. 4 c + 3);
+    // store c goes to vector (c + e) % 8, so the 8 threads of a quarter-warp store phase hit 8
+    // different vectors (no bank conflicts). (One vector per thread recomputed each entry 8
+    // times: k = 4 spent ~8x the instructions, a fixed cost every CTA pays before its first
+    // lookup.)
+    for (int e = threadIdx.x; e < P::kEntries; e += blockDim.x) {
+      const uint32_t v = table_word(static_cast<uint32_t>(e));
+#pragma unroll
+      for (int c = 0; c < 8; ++c)
+        *reinterpret_cast<uint4*>(table + e * P::kStride + ((c + e) & 7) * 16) = make_uint4(v, v, v, v);
     }
   } else {
     uint32_t* words = reinterpret_cast<uint32_t*>(table);

@@ -211,6 +211,11 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
+    // The reducer lane's output row is the same for all its tokens (i % 16 = lane % 16 in the
+    // reduction below): its row scale is loaded now, off the path after the partial sums.
+    float rs = 0.0f;
+    if (wi == 0 && splits == 1 && w.tile * kTileRows + (lane & 15) < N)
+      rs = __ldg(args.row_scale + w.expert * N + w.tile * kTileRows + (lane & 15)) * kHalfScaleFix;
 
     for (int64_t j = 0; j < per_unit; ++j) {
       issue();
@@ -271,7 +276,6 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
         for (int v = 1; v < wpu; ++v) sum += red_p[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
         const int64_t out_row = w.row0 + tok;
         if (splits == 1) {
-          const float rs = __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix;
           static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
         } else {
           args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
