@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "../../common/checks.h"
@@ -43,9 +44,27 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
 }
 
 // Tile and wgmma kernels (256 rows x `tokens` per CTA, one CTA per SM): the time goes as CTA
-// waves x the bytes a CTA reads (its weights and x over its share of K); each extra split adds
-// an fp32 partial of y to write and read back. The split count with the least of that.
+// waves x (the bytes a CTA reads -- its weights and x over its share of K -- plus a fixed cost
+// per CTA: table build, pipeline fill and drain, worth kCtaFixedBytes); each extra split adds an
+// fp32 partial of y to write and read back. The split count with the least of that.
+// kCtaFixedBytes from forced-split sweeps on the H100 (k = 4, session 6): without it the model
+// split 70B gate/up at M <= 15 seven ways (6 waves of short CTAs: 80 us at M = 8 vs 64 us
+// unsplit) and 8B gate/up at M <= 9 seven ways (31 vs 23 us at 2 splits); with it both pick the
+// measured best, and the one-wave splits of Qwen3-size weights (5-16) stay as they were.
+constexpr double kCtaFixedBytes = 80e3;
+// Tuning aid: KBIT_TUNE_CTA_SPLITS=n (read once per process) forces n splits on the tile and wgmma
+// kernels (clamped to 1..groups), for sweeps that measure the split model. Unset in normal use.
+static int forced_cta_splits() {
+  static const int forced = [] {
+    const char* v = std::getenv("KBIT_TUNE_CTA_SPLITS");
+    return v != nullptr ? std::atoi(v) : 0;
+  }();
+  return forced;
+}
+
 static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count) {
+  if (forced_cta_splits() > 0)
+    return static_cast<int>(std::clamp<int64_t>(forced_cta_splits(), 1, std::min<int64_t>((K + 255) / 256, 32)));
   const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
   const int64_t units = row_blocks * chunks, groups = (K + 255) / 256;
@@ -54,7 +73,7 @@ static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K,
   double best_cost = 0;
   for (int s = 1; s <= std::min<int64_t>(groups, 32); ++s) {
     const double waves = double((units * s + sm_count - 1) / sm_count);
-    const double cost = waves * unit_bytes / s + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
+    const double cost = waves * (unit_bytes / s + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
     if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;
   }
   return best;
