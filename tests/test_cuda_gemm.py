@@ -482,7 +482,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 if b > a:
                     assert kbit._C.gemm_dispatch(a + 1, N, 2048, k)[0] == tiled(a + 1)
                     assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == tiled(b)
-                    if a < w <= b:
+                    if a + 1 < w <= b:  # w = a + 1: M = w - 1 = a is the small-M kernel's (checked above)
                         assert kbit._C.gemm_dispatch(w - 1, N, 2048, k)[0] == tiled(w - 1)
                         assert kbit._C.gemm_dispatch(w, N, 2048, k)[0] == tiled(w)
                 assert kbit._C.gemm_dispatch(b + 1, N, 2048, k)[0] == "dequant_cublas"
