@@ -95,10 +95,6 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
     return w;
   };
 
-  // Pair table, built once per CTA (the first unit's first barrier publishes it).
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
-  __syncthreads();
-  build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types (see the header)
   const uint32_t lane4 = 4u * lane;
 
   const int64_t units = sched.units();
@@ -140,6 +136,14 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
     __syncthreads();  // every warp is done with the previous unit's stages
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) load(i);
+    if (u == blockIdx.x) {
+      // Pair table, built once per CTA while its first stages load (the codebook load and the
+      // build overlap that latency instead of preceding it); the first group's barrier
+      // publishes it.
+      if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+      __syncthreads();
+      build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types (see the header)
+    }
 
     float acc[kTileTilesPerWarp][MT][4];
 #pragma unroll

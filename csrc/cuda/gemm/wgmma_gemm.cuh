@@ -75,38 +75,44 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t chunks = (M + TN - 1) / TN;
   const int64_t chunk = blockIdx.x % chunks, tok0 = chunk * TN, cta_tile0 = (blockIdx.x / chunks) * kWgRowTiles;
 
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
-  if (threadIdx.x == 0) {
+  // The producer's first S groups are on their way before the table is built: the codebook
+  // load + table build and the first stages' memory latency overlap (they were serial, part of
+  // the per-CTA fixed cost the split model charges). The producer lane initializes the
+  // barriers itself (init, then the fence for the async proxy, then its copies); the consumers
+  // touch them only after the second CTA barrier.
+  const bool producer = warp == kWgConsumerWarps && lane == 0;
+  const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
+  const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
+  const auto fill = [&](int j) {  // group grp_begin + j into stage j % S (producer lane)
+    const int stage = j % S;
+    if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
+    const int64_t grp = grp_begin + j;
+    unsigned char* st = stages + stage * kStageBytes;
+    mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
+    bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+    for (int c = 0; c < live_tiles; ++c) {
+      const int64_t tile = (cta_tile0 + c) * G + grp;
+      unsigned char* dst = st + kXBytes + c * kTileBytes;
+      bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
+      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
+    }
+  };
+  if (producer) {
     for (int i = 0; i < S; ++i) {
       mbarrier_init(&full[i], 1);
       mbarrier_init(&empty[i], kWgConsumerWarps * 32);
     }
     fence_barrier_init_for_async_proxy();
+    for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table and the barriers, before any use; no CTA barrier after this
 
-  if (warp == kWgConsumerWarps) {  // producer: group grp_begin + j into stage j % S
-    if (lane == 0) {
-      const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
-      const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
-      for (int j = 0; j < n_groups; ++j) {
-        const int stage = j % S;
-        if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
-        const int64_t grp = grp_begin + j;
-        unsigned char* st = stages + stage * kStageBytes;
-        mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
-        bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
-        for (int c = 0; c < live_tiles; ++c) {
-          const int64_t tile = (cta_tile0 + c) * G + grp;
-          unsigned char* dst = st + kXBytes + c * kTileBytes;
-          bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
-          bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile,
-                              &full[stage]);
-        }
-      }
-    }
+  if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
+    if (producer)
+      for (int j = S; j < n_groups; ++j) fill(j);
     return;
   }
 
