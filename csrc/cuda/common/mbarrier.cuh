@@ -12,7 +12,9 @@ __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// One thread; the CTA must synchronize (e.g. __syncthreads) before the barrier is used.
+// One thread. Other threads may use the barrier only after a CTA barrier (e.g. __syncthreads);
+// the initializing thread itself (and the copy engine, for its bulk copies) after
+// fence_barrier_init_for_async_proxy (bulk_copy.cuh).
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
 }

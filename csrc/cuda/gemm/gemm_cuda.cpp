@@ -51,13 +51,22 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
 // split 70B gate/up at M <= 15 seven ways (6 waves of short CTAs: 80 us at M = 8 vs 64 us
 // unsplit) and 8B gate/up at M <= 9 seven ways (31 vs 23 us at 2 splits); with it both pick the
 // measured best, and the one-wave splits of Qwen3-size weights (5-16) stay as they were.
+// (A fit on one GPU at k = 4, applied to every k and GPU: re-check it where the table is re-tuned.)
 constexpr double kCtaFixedBytes = 80e3;
 // Tuning aid: KBIT_TUNE_CTA_SPLITS=n (read once per process) forces n splits on the tile and wgmma
-// kernels (clamped to 1..groups), for sweeps that measure the split model. Unset in normal use.
+// kernels (clamped to 1..min(groups, 32)), for sweeps that measure the split model. Unset in normal
+// use: it changes the summation order, so results differ in the last bits; a warning says it is on.
 static int forced_cta_splits() {
   static const int forced = [] {
     const char* v = std::getenv("KBIT_TUNE_CTA_SPLITS");
-    return v != nullptr ? std::atoi(v) : 0;
+    if (v == nullptr || *v == '\0') return 0;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    TORCH_CHECK(*end == '\0' && n >= 0 && n <= 1024, "kbit: KBIT_TUNE_CTA_SPLITS must be an integer in 0..1024 (0: the "
+                "split model), got '", v, "'");
+    if (n > 0)
+      TORCH_WARN("kbit: KBIT_TUNE_CTA_SPLITS=", n, " forces the tile and wgmma kernels' K-splits (a tuning aid)");
+    return static_cast<int>(n);
   }();
   return forced;
 }

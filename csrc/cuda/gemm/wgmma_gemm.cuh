@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
-  __syncthreads();  // the table and the barriers, before any use; no CTA barrier after this
+  __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
   if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
     if (producer)
