@@ -15,12 +15,12 @@ from benchmarks.weights import cold_copies
 def main():
     dev, info, timer = tuning_setup()
     t = lambda fns, label: timer.measure(fns, Work(0, 0, label)).median_us
+    n_cold = lambda nb: min(cold_copies(nb, info["l2_bytes"]), 1024)  # tiny weights: not cold, just many
     small = torch.zeros(64, device=dev)
     print(f"trivial add (64 floats): {t([lambda: small.add(1.0)], 'add'):.2f} us")
     for (N, K) in [(16, 256), (512, 2048), (5120, 2048), (14336, 4096)]:
         W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
         x = torch.randn(1, K, device=dev, dtype=torch.float16)
-        n_cold = lambda nb: min(cold_copies(nb, info["l2_bytes"]), 1024)  # tiny weights: not cold, just many
         cold = [W] + [W.clone() for _ in range(n_cold(W.numel() * 2) - 1)]
         f16 = [t([lambda: torch.nn.functional.linear(x, W)], "f16 hot"),
                t([lambda w=w: torch.nn.functional.linear(x, w) for w in cold], "f16 cold")]

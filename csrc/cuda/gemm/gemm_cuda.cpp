@@ -72,15 +72,15 @@ static int forced_cta_splits() {
 }
 
 static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count) {
-  if (forced_cta_splits() > 0)
-    return static_cast<int>(std::clamp<int64_t>(forced_cta_splits(), 1, std::min<int64_t>((K + 255) / 256, 32)));
+  const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, 32);
+  if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
-  const int64_t units = row_blocks * chunks, groups = (K + 255) / 256;
+  const int64_t units = row_blocks * chunks;
   const double unit_bytes = 16.0 * kTileRowTiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
   int best = 1;
   double best_cost = 0;
-  for (int s = 1; s <= std::min<int64_t>(groups, 32); ++s) {
+  for (int s = 1; s <= most; ++s) {
     const double waves = double((units * s + sm_count - 1) / sm_count);
     const double cost = waves * (unit_bytes / s + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
     if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;

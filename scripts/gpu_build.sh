@@ -1,0 +1,15 @@
+# Sourced by the GPU-machine scripts (gpu_check.sh, ab_trees.sh): build a source tree for this GPU.
+#   build_tree DIR LOG   editable install of DIR (the last tree built is the one imported), output
+#                        in LOG; prints the build time, or the log's tail and returns 1 on failure.
+# Arch: this GPU's (90a on Hopper), unless KBIT_CUDA_ARCHS is set. Compiler: the system g++ where
+# there is one: a compiler that links libstdc++ statically into _C.so makes every C++ exception
+# carrying a message crash the process (seen with /opt/gcc on the GPU machine; docs/build.md).
+gpu_arch=$(python3 -c "import torch; p = torch.cuda.get_device_capability(); print(f'{p[0]}{p[1]}' + ('a' if p[0] == 9 else ''))")
+if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++; fi
+build_tree() {
+  local start=$(date +%s)
+  echo "== build $1 for sm_${KBIT_CUDA_ARCHS:-$gpu_arch} with ${CXX:-default c++}"
+  (cd "$1" && KBIT_CUDA_ARCHS=${KBIT_CUDA_ARCHS:-$gpu_arch} python3 -m pip install --no-build-isolation --no-deps -q -e . \
+    > "$2" 2>&1) || { tail -50 "$2"; return 1; }
+  echo "built in $(( $(date +%s) - start )) s on $(nproc) cores"
+}
