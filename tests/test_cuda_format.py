@@ -70,6 +70,57 @@ def test_quantize_cuda_user_codebook(k, gen):
         assert_all_bitwise_equal(got, want, Q_NAMES)
 
 
+def _bucket_grid_codebook(k):
+    # 2^k ascending values (n + 1/2) / 64 whose midpoints are bucket edges (m + 1/2) / 64
+    # of the CUDA kernel's 1/64-wide nearest-index buckets (csrc/cuda/format/bucket_search.cuh),
+    # 2^(7-k) / 64 apart: every bucket holds at most one midpoint, so the lookup is used.
+    step = 1 << (7 - k)
+    n = torch.arange(1 << k) * step - 64 + step // 2
+    return ((n + 0.5) / 64).float()
+
+
+def _bucket_edge_weight(k, cb, dtype, gen):
+    """[40, 1056] weights whose normalized values x = w / s sit on bucket edges, midpoints and
+    codebook values of cb: blocks with absmax 128 (one candidate scale, x = w / 128), 132 (the
+    'down' scale 128 gives |x| <= 1.03) and 1.99 / 2048 (E4M4 codes 1 and 2: the 'down' x
+    reaches 1.99, the far end of the buckets), each row's first block of absmax 128 (row scale 1)."""
+    edges = (torch.arange(-128, 129, dtype=torch.float64) - 0.5) / 64
+    cbd = cb.double()
+    values = torch.cat([edges, (cbd[1:] + cbd[:-1]) / 2, cbd, torch.zeros(1)])
+    rows, blocks = 40, 33
+    W = torch.empty(rows, blocks, 32, dtype=torch.float64)
+    kinds = torch.randint(0, 3, (rows, blocks), generator=gen)
+    kinds[:, 0] = 0
+    for kind, (absmax, unit) in enumerate([(128.0, 128.0), (132.0, 128.0), (1.99 / 2048, 1 / 2048)]):
+        pool = values[values.abs() * unit <= absmax] * unit
+        sel = kinds == kind
+        count = int(sel.sum())
+        picks = pool[torch.randint(0, pool.numel(), (count, 32), generator=gen)]
+        sign = torch.where(torch.rand(count, generator=gen) < 0.5, -1.0, 1.0).double()
+        picks[:, torch.randint(0, 32, (1,), generator=gen).item()] = absmax * sign
+        W[sel] = picks
+    W = W.view(rows, blocks * 32).to(dtype)
+    assert W.double().view(rows, blocks, 32).abs().amax(-1).ge(1.98 / 2048).all()  # exact in dtype
+    return W
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_quantize_cuda_bucket_lookup_and_fallback(k, dtype, gen):
+    # For k >= 4 the CUDA kernel finds nearest indices in a bucket table where that reproduces
+    # the binary search and falls back to the binary search elsewhere (k = 2, 3: always the
+    # binary search); every path must match the CPU op bit for bit. Codebooks: on the bucket grid (lookup; weights exactly on bucket edges and on
+    # midpoints), the default (lookup), two entries 1/256 apart (fallback), unsorted through
+    # the raw op (fallback: the binary search's answer for unsorted midpoints is the rule).
+    dense = kbit.codebook(k).clone()
+    dense[1] = dense[0] + 1 / 256
+    unsorted = kbit.codebook(k).flip(0).contiguous()
+    for cb in (_bucket_grid_codebook(k), kbit.codebook(k), dense, unsorted):
+        W = _bucket_edge_weight(k, cb, dtype, gen)
+        got, want = cpu_and_cuda_quantize(W, cb, k)
+        assert_all_bitwise_equal(got, want, Q_NAMES)
+
+
 @pytest.mark.parametrize("shape", [(70001, 32), (1, 65536), (3, 40000, 64)], ids=ids)
 def test_quantize_cuda_extreme_grids(shape, gen):
     # many rows (more than a 65535 grid dimension), one very long row, big expert stack

@@ -8,8 +8,10 @@
 // per-block work (absmax, E4M4 bracketing, the reciprocal, the error sums) is then done
 // once instead of 32 times in lock-step, and no shuffles are needed.
 //
-// Cost (SASS, k=4): the two candidate scales' binary searches dominate; the plane bits
-// are set by predicated ORs inside the searches, and the row max runs on the raw bits
+// Cost: the two candidate scales' nearest-index searches dominate. For k >= 4 they go
+// through BucketSearch (one LDS.128 per weight and candidate; bucket_search.cuh) where its
+// table reproduces the binary search, else (and for k = 2, 3) through BlockQuantizer's
+// binary search (plane bits set by predicated ORs inside the search). The row max runs on the raw bits
 // (|w| as an unsigned integer is monotone in |w|; >= the Inf pattern means non-finite),
 // two integer ops per weight on 16-byte loads. The row is read twice; the second read
 // hits L1/L2.
@@ -22,6 +24,7 @@
 #include "../../common/block_quantizer.h"
 #include "../../common/quant_math.h"
 #include "../common/device_utils.cuh"
+#include "bucket_search.cuh"
 
 namespace kbit {
 namespace cuda {
@@ -122,11 +125,20 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      uint8_t* __restrict__ absmax,          // [rows, cols/32]
                      float* __restrict__ row_scale) {       // [rows]
   __shared__ float table[BlockQuantizer<K>::kTableSize];
+  // The bucket lookup pays from k = 4 on (H100, 8192 x 28672: k = 4 543 -> 431 us, k = 5 632
+  // -> 445 us); at k = 2, 3 the binary search is as short and the lookup's LDS.128s cost more
+  // (k = 2: 371 vs 414 us; docs/design.md, "Quantize v3").
+  constexpr bool kLookup = K >= 4;
+  __shared__ float4 buckets[kLookup ? BucketSearch<K>::kBuckets * BucketSearch<K>::kCopies : 1];
   __shared__ uint32_t red_max[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (threadIdx.x < (1 << K)) BlockQuantizer<K>::fill_table(codebook, table, threadIdx.x);
   __syncthreads();
   const BlockQuantizer<K> quantizer{table};
+  // The bucket lookup where it reproduces the binary search (every default codebook), else
+  // the binary search itself: the same for the whole CTA.
+  const bool use_buckets = kLookup && BucketSearch<K>::build(table, buckets);
+  const BucketSearch<K> bucket_search(buckets);
 
   constexpr int G = kWarpPerRow ? 32 : kThreads;   // threads per row
   const int t = kWarpPerRow ? lane : threadIdx.x;  // this thread's rank in its row
@@ -152,7 +164,12 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
       float w[32];
       load_block<scalar_t, kAligned>(wr + b * 32, w);
       uint32_t planes[K];
-      const uint32_t code = quantizer.quantize(w, rs, planes);
+      uint32_t code;
+      if constexpr (kLookup) {
+        code = use_buckets ? quantize_block<K>(bucket_search, w, rs, planes) : quantizer.quantize(w, rs, planes);
+      } else {
+        code = quantizer.quantize(w, rs, planes);
+      }
       uint32_t* dst = packed + (r * blocks + b) * K;
 #pragma unroll
       for (int j = 0; j < K; ++j) dst[j] = planes[j];
