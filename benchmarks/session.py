@@ -40,6 +40,10 @@ def add_common_args(ap: argparse.ArgumentParser) -> None:
 
 
 def git_commit() -> str:
+    """The checkout's commit (+dirty), or $KBIT_BENCH_COMMIT where set: the GPU machine receives a
+    copy of the working tree whose git metadata can lag, so device runs pass the commit in."""
+    if os.environ.get("KBIT_BENCH_COMMIT"):
+        return os.environ["KBIT_BENCH_COMMIT"]
     try:
         head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, timeout=10).stdout.strip()

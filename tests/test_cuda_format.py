@@ -104,12 +104,12 @@ def _bucket_edge_weight(k, cb, dtype, gen):
     return W
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_quantize_cuda_bucket_lookup_and_fallback(k, dtype, gen):
-    # For k >= 4 the CUDA kernel finds nearest indices in a bucket table where that reproduces
-    # the binary search and falls back to the binary search elsewhere (k = 2, 3: always the
-    # binary search); every path must match the CPU op bit for bit. Codebooks: on the bucket grid (lookup; weights exactly on bucket edges and on
+    # For k >= 4 (and k = 3 from bf16) the CUDA kernel finds nearest indices in a bucket table
+    # where that reproduces the binary search and falls back to the binary search elsewhere
+    # (otherwise: always the binary search); every path must match the CPU op bit for bit. Codebooks: on the bucket grid (lookup; weights exactly on bucket edges and on
     # midpoints), the default (lookup), two entries 1/256 apart (fallback), unsorted through
     # the raw op (fallback: the binary search's answer for unsorted midpoints is the rule).
     dense = kbit.codebook(k).clone()

@@ -19,6 +19,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <type_traits>
+
 #include "../../common/checks.h"
 #include "../../common/dispatch.h"
 #include "../../common/block_quantizer.h"
@@ -125,10 +127,11 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
                      uint8_t* __restrict__ absmax,          // [rows, cols/32]
                      float* __restrict__ row_scale) {       // [rows]
   __shared__ float table[BlockQuantizer<K>::kTableSize];
-  // The bucket lookup pays from k = 4 on (H100, 8192 x 28672: k = 4 543 -> 431 us, k = 5 632
-  // -> 445 us); at k = 2, 3 the binary search is as short and the lookup's LDS.128s cost more
-  // (k = 2: 371 vs 414 us; docs/design.md, "Quantize v3").
-  constexpr bool kLookup = K >= 4;
+  // Where the bucket lookup pays (H100, 8192 x 28672; docs/design.md, "Quantize v3"): k >= 4
+  // (fp16: k = 4 543 -> 434 us, k = 5 632 -> 447 us) and k = 3 from bf16 (455 -> 434 us). The
+  // binary search is shorter at k = 2 (fp16 356 vs 414 us) and at k = 3 from fp16 (414 vs 434
+  // us): its cost grows with k, the lookup's does not. (fp32 input: k = 3 not measured.)
+  constexpr bool kLookup = K >= 4 || (K == 3 && std::is_same_v<scalar_t, c10::BFloat16>);
   __shared__ float4 buckets[kLookup ? BucketSearch<K>::kBuckets * BucketSearch<K>::kCopies : 1];
   __shared__ uint32_t red_max[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
