@@ -493,3 +493,42 @@ def test_gemm_dispatch_follows_the_measured_table():
         x = acts(M, 5120, torch.float16, "dispatch")
         op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]])
         assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))
+
+
+# ---------------------------------------------------------------------------------------------
+# tuning overrides (read once per process: each case runs in a fresh interpreter)
+# ---------------------------------------------------------------------------------------------
+_TUNING_SNIPPET = """
+import torch, kbit
+torch.manual_seed(0)
+W = torch.randn(300, 2048, dtype=torch.float16)
+qw = kbit.quantize(W, k=4).to("cuda")
+x = torch.randn(3, 2048, dtype=torch.float16, device="cuda")
+W_hat = kbit.dequantize(qw, torch.float32).double()
+ref = x.double() @ W_hat.T
+for op in (torch.ops.kbit.mma_gemm, torch.ops.kbit.tile_gemm):
+    y = op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+    err = float((y.double() - ref).norm() / ref.norm())
+    assert err <= 1e-3, err
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("name,value,ok", [
+    ("KBIT_TUNE_WARPS_PER_UNIT", "4", True), ("KBIT_TUNE_WARPS_PER_UNIT", "1", True),
+    ("KBIT_TUNE_WARPS_PER_UNIT", "3", False), ("KBIT_TUNE_WARPS_PER_UNIT", "x", False),
+    ("KBIT_TUNE_CTA_SPLITS", "5", True), ("KBIT_TUNE_CTA_SPLITS", "-1", False)])
+def test_tuning_overrides_run_correctly_or_are_rejected(name, value, ok):
+    # the sweep aids of benchmarks/README.md: a forced setting still computes x @ W^T and says
+    # it is on; a bad value fails the call with a message naming the variable
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, name: value}
+    proc = subprocess.run([sys.executable, "-c", _TUNING_SNIPPET], capture_output=True, text=True, env=env,
+                          timeout=300)
+    if ok:
+        assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-2000:]
+        assert f"{name}={value} forces" in proc.stderr
+    else:
+        assert proc.returncode != 0 and name in proc.stderr, proc.stderr[-2000:]

@@ -24,6 +24,35 @@
 namespace kbit {
 namespace cuda {
 
+// Tuning aids, read once per process, for sweeps that measure the launch rules; unset in normal
+// use (they change the summation order, so results differ in the last bits; a warning says one
+// is on). 0 or unset: the rule. A value that is not an integer in 0..hi is rejected.
+static int tuning_override(const char* name, long hi, const char* what) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  TORCH_CHECK(*end == '\0' && n >= 0 && n <= hi, "kbit: ", name, " must be an integer in 0..", hi,
+              " (0: the rule), got '", v, "'");
+  if (n > 0) TORCH_WARN("kbit: ", name, "=", n, " forces ", what, " (a tuning aid)");
+  return static_cast<int>(n);
+}
+// KBIT_TUNE_CTA_SPLITS=n: the tile and wgmma kernels' K-splits (clamped to 1..min(groups, 32)).
+static int forced_cta_splits() {
+  static const int forced = tuning_override("KBIT_TUNE_CTA_SPLITS", 1024, "the tile and wgmma kernels' K-splits");
+  return forced;
+}
+// KBIT_TUNE_WARPS_PER_UNIT=w: the dense small-M kernel's warps per 16-row unit (1, 2, 4 or 8; at
+// most tc_warps_per_unit(K)); its K-splits then follow tc_gemm_splits as usual.
+static int forced_warps_per_unit() {
+  static const int forced = [] {
+    const int w = tuning_override("KBIT_TUNE_WARPS_PER_UNIT", 8, "the small-M kernel's warps per unit");
+    TORCH_CHECK(w == 0 || w == 1 || w == 2 || w == 4 || w == 8, "kbit: KBIT_TUNE_WARPS_PER_UNIT must be 1, 2, 4 or 8");
+    return w;
+  }();
+  return forced;
+}
+
 int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count) {
   const int64_t row_tiles = (N + 15) / 16, groups = (K + 255) / 256;
   const int64_t tokens = 8 * int64_t(tc_token_tiles(M)), chunks = (M + tokens - 1) / tokens;
@@ -40,6 +69,7 @@ int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count) {
 // tc_warps_per_unit(K).
 int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
   const int dflt = tc_warps_per_unit(K);
+  if (const int forced = forced_warps_per_unit(); forced > 0) return std::min(forced, dflt);
   return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
@@ -53,24 +83,6 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
 // measured best, and the one-wave splits of Qwen3-size weights (5-16) stay as they were.
 // (A fit on one GPU at k = 4, applied to every k and GPU: re-check it where the table is re-tuned.)
 constexpr double kCtaFixedBytes = 80e3;
-// Tuning aid: KBIT_TUNE_CTA_SPLITS=n (read once per process) forces n splits on the tile and wgmma
-// kernels (clamped to 1..min(groups, 32)), for sweeps that measure the split model. Unset in normal
-// use: it changes the summation order, so results differ in the last bits; a warning says it is on.
-static int forced_cta_splits() {
-  static const int forced = [] {
-    const char* v = std::getenv("KBIT_TUNE_CTA_SPLITS");
-    if (v == nullptr || *v == '\0') return 0;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    TORCH_CHECK(*end == '\0' && n >= 0 && n <= 1024, "kbit: KBIT_TUNE_CTA_SPLITS must be an integer in 0..1024 (0: the "
-                "split model), got '", v, "'");
-    if (n > 0)
-      TORCH_WARN("kbit: KBIT_TUNE_CTA_SPLITS=", n, " forces the tile and wgmma kernels' K-splits (a tuning aid)");
-    return static_cast<int>(n);
-  }();
-  return forced;
-}
-
 static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count) {
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, 32);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
