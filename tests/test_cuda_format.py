@@ -110,10 +110,11 @@ def test_quantize_cuda_bucket_lookup_and_fallback(k, dtype, gen):
     # For k >= 4 (and k = 3 from bf16) the CUDA kernel finds nearest indices in a bucket table
     # where that reproduces the binary search and falls back to the binary search elsewhere
     # (otherwise: always the binary search); every path must match the CPU op bit for bit. Codebooks: on the bucket grid (lookup; weights exactly on bucket edges and on
-    # midpoints), the default (lookup), two entries 1/256 apart (fallback), unsorted through
+    # midpoints), the default (lookup), three entries 1/256 apart (two midpoints 1/256 apart:
+    # fallback; one close pair alone still leaves its midpoints a bucket apart), unsorted through
     # the raw op (fallback: the binary search's answer for unsorted midpoints is the rule).
     dense = kbit.codebook(k).clone()
-    dense[1] = dense[0] + 1 / 256
+    dense[1:3] = dense[0] + torch.tensor([1 / 256, 2 / 256])
     unsorted = kbit.codebook(k).flip(0).contiguous()
     for cb in (_bucket_grid_codebook(k), kbit.codebook(k), dense, unsorted):
         W = _bucket_edge_weight(k, cb, dtype, gen)

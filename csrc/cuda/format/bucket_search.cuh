@@ -6,7 +6,7 @@
 //
 // Buckets. Every normalized weight x = w' / s the rule searches lies in [-2, 2] (|w'| <= the
 // block absmax a; the 'up' scale is >= a, the 'down' scale > a / 2: E4M4 codes 1 and 2 are
-// the widest bracket). t = fma(x, 64, 1.5 * 2^23 + 128) is computed exactly and rounded
+// the widest bracket; a 'down' code 0 has s = 0, so x = 0). t = fma(x, 64, 1.5 * 2^23 + 128) is computed exactly and rounded
 // once to an integer-valued float in [2^23, 2^24), so bits(t) = kMagicBits + b with
 // b = round_rn(64 x + 128) in [0, 256]: a monotone bucket of width 1/64. Bucket b holds
 // only x in [(b - 128.5) / 64, (b - 127.5) / 64] (both ends exact floats).

@@ -8,10 +8,10 @@
 // per-block work (absmax, E4M4 bracketing, the reciprocal, the error sums) is then done
 // once instead of 32 times in lock-step, and no shuffles are needed.
 //
-// Cost: the two candidate scales' nearest-index searches dominate. For k >= 4 they go
-// through BucketSearch (one LDS.128 per weight and candidate; bucket_search.cuh) where its
-// table reproduces the binary search, else (and for k = 2, 3) through BlockQuantizer's
-// binary search (plane bits set by predicated ORs inside the search). The row max runs on the raw bits
+// Cost: the two candidate scales' nearest-index searches dominate. For k >= 4 and for k = 3
+// from bf16 they go through BucketSearch (one LDS.128 per weight and candidate;
+// bucket_search.cuh) where its table reproduces the binary search; otherwise through
+// BlockQuantizer's binary search (plane bits set by predicated ORs inside the search). The row max runs on the raw bits
 // (|w| as an unsigned integer is monotone in |w|; >= the Inf pattern means non-finite),
 // two integer ops per weight on 16-byte loads. The row is read twice; the second read
 // hits L1/L2.
@@ -130,7 +130,8 @@ quantize_rows_kernel(const scalar_t* __restrict__ W,        // [rows, cols]
   // Where the bucket lookup pays (H100, 8192 x 28672; docs/design.md, "Quantize v3"): k >= 4
   // (fp16: k = 4 543 -> 434 us, k = 5 632 -> 447 us) and k = 3 from bf16 (455 -> 434 us). The
   // binary search is shorter at k = 2 (fp16 356 vs 414 us) and at k = 3 from fp16 (414 vs 434
-  // us): its cost grows with k, the lookup's does not. (fp32 input: k = 3 not measured.)
+  // us): its cost grows with k, the lookup's does not. (fp32 input at k = 3, and GPUs other than
+  // the H100, where the table's 33 KB of shared memory allows fewer CTAs per SM: not measured.)
   constexpr bool kLookup = K >= 4 || (K == 3 && std::is_same_v<scalar_t, c10::BFloat16>);
   __shared__ float4 buckets[kLookup ? BucketSearch<K>::kBuckets * BucketSearch<K>::kCopies : 1];
   __shared__ uint32_t red_max[kWarps];
