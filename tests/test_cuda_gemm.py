@@ -1,5 +1,8 @@
 """CUDA kbit.gemm / kbit.grouped_gemm against the float64 reference."""
 import functools
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -521,9 +524,6 @@ print("ok")
 def test_tuning_overrides_run_correctly_or_are_rejected(name, value, ok):
     # the sweep aids of benchmarks/README.md: a forced setting still computes x @ W^T and says
     # it is on; a bad value fails the call with a message naming the variable
-    import os
-    import subprocess
-    import sys
     env = {**os.environ, name: value}
     proc = subprocess.run([sys.executable, "-c", _TUNING_SNIPPET], capture_output=True, text=True, env=env,
                           timeout=300)

@@ -11,9 +11,9 @@
 // Cost: the two candidate scales' nearest-index searches dominate. For k >= 4 and for k = 3
 // from bf16 they go through BucketSearch (one LDS.128 per weight and candidate;
 // bucket_search.cuh) where its table reproduces the binary search; otherwise through
-// BlockQuantizer's binary search (plane bits set by predicated ORs inside the search). The row max runs on the raw bits
-// (|w| as an unsigned integer is monotone in |w|; >= the Inf pattern means non-finite),
-// two integer ops per weight on 16-byte loads. The row is read twice; the second read
+// BlockQuantizer's binary search (plane bits set by predicated ORs inside the search). The
+// row max runs on the raw bits (|w| as an unsigned integer is monotone in |w|; >= the Inf
+// pattern means non-finite), two integer ops per weight on 16-byte loads. The row is read twice; the second read
 // hits L1/L2.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
