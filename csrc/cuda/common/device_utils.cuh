@@ -12,6 +12,13 @@ namespace cuda {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// a / b for a >= 0, b > 0: a 32-bit division where both fit. A kernel's prologue divides
+// before its first loads are issued; 64-bit divisions there were measured to add hundreds of
+// cycles to every call (docs/design.md, "Session 8").
+__device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {
+  return ((a | b) >> 31) == 0 ? static_cast<int64_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b)) : a / b;
+}
+
 // fp32 <-> storage type conversions (round to nearest even).
 template <typename T> __device__ __forceinline__ float to_float(T v);
 template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }

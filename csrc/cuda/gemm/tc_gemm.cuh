@@ -117,6 +117,17 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   uint64_t* full_bar = reinterpret_cast<uint64_t*>(red + 2 * Cfg::kWarps * kTileRows * Cfg::kTokens);  // [2][kWarps]
   uint64_t* empty_bar = full_bar + 2 * Cfg::kWarps;                                                    // [2][kWarps]
 
+  // The reduction's mbarriers are initialized first, before any copy is in flight: the init
+  // compiles to an async-proxy fence (FENCE.VIEW.ASYNC.S) + SYNCS.EXCH, and placed after the
+  // first loads that fence held the CTA barrier behind it for ~1850 cycles (clock64 probe,
+  // docs/design.md "Session 8"). The CTA barrier after the codebook store publishes them.
+  if (threadIdx.x < 2 * Cfg::kWarps) {
+    mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
+    mbarrier_init(empty_bar + threadIdx.x, 32u);
+  }
+  // The codebook is loaded first, so that its latency overlaps the setup and the first
+  // weight loads (it is staged in shared memory for the table build below).
+  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const T* x = static_cast<const T*>(args.x);
@@ -143,23 +154,31 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
 
   // A unit gets wpu warps (8, or fewer when K has fewer than 8 groups); the CTA runs
   // 8 / wpu units side by side: round r takes units (blockIdx.x + r * gridDim.x) * U + slot.
-  const int64_t units = sched.units();
-  const int wpu = args.warps_per_unit, U = Cfg::kWarps / wpu;
-  const int slot = warp / wpu, wi = warp % wpu;
+  // Partition counts in 32 bits (the launcher checks that units fit), the divisions done by
+  // the launcher: the 64-bit ones here held the first weight load back by ~450 cycles.
+  const uint32_t units = static_cast<uint32_t>(sched.units());
+  const uint32_t wpu = static_cast<uint32_t>(args.warps_per_unit), U = Cfg::kWarps / wpu;
+  const uint32_t slot = warp / wpu, wi = warp % wpu;
   const int split = blockIdx.y, splits = gridDim.y;
-  const int64_t grp_first = int64_t(split) * wpu + wi, grp_step = int64_t(splits) * wpu;
-  const int64_t per_unit = grp_first < G ? (G - grp_first + grp_step - 1) / grp_step : 0;
-  const int64_t rounds_total = (units + U - 1) / U;
-  const int64_t my_rounds = blockIdx.x < rounds_total ? (rounds_total - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
-  const auto unit_of_round = [&](int64_t r) { return (blockIdx.x + r * gridDim.x) * U + slot; };
+  const uint32_t grp_first = split * wpu + wi, grp_step = splits * wpu;
+  const uint32_t per_unit = args.groups_per_warp + (grp_first < args.groups_extra ? 1u : 0u);
+  uint32_t my_rounds;
+  if constexpr (kGrouped) {  // units known only now
+    const uint32_t rounds_total = (units + U - 1) / U;
+    my_rounds = blockIdx.x < rounds_total ? (rounds_total - blockIdx.x + gridDim.x - 1) / gridDim.x : 0u;
+  } else {
+    my_rounds = args.rounds_per_cta + (blockIdx.x < args.rounds_extra ? 1u : 0u);
+  }
+  const auto unit_of_round = [&](uint32_t r) { return (blockIdx.x + r * gridDim.x) * U + slot; };
   // Only the last round can hold a unit past the end.
-  const int64_t my_units = my_rounds - (my_rounds > 0 && unit_of_round(my_rounds - 1) >= units ? 1 : 0);
-  const int64_t items = my_units * per_unit;
+  const uint32_t my_units = my_rounds - (my_rounds > 0 && unit_of_round(my_rounds - 1) >= units ? 1u : 0u);
+  const uint32_t items = my_units * per_unit;
 
   // Producer: the warp's items (unit, group) in order, each into the next ring stage.
   // Always commits a group (maybe empty), so "S - 1 pending" means the oldest item has
   // landed. Counters instead of divisions: this runs once per group.
-  int64_t p_left = items, p_unit = 0, p_j = 0, p_tile0 = 0;
+  uint32_t p_left = items, p_unit = 0, p_j = 0;
+  int64_t p_tile0 = 0;
   int p_stage = 0;
   const auto issue = [&]() {
     if (p_left > 0) {
@@ -167,7 +186,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
         const TcUnit w = sched.unit(unit_of_round(p_unit));
         p_tile0 = (w.expert * NT + w.tile) * G;
       }
-      const int64_t tile = p_tile0 + grp_first + p_j * grp_step;
+      const int64_t tile = p_tile0 + grp_first + int64_t(p_j) * grp_step;
       const uint4* src = reinterpret_cast<const uint4*>(args.packed + tile * tile_words(K)) + lane;
       unsigned char* st = ring + p_stage * Cfg::kStageBytes;
 #pragma unroll
@@ -185,18 +204,14 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   // Pair table (pair_table.cuh), built while the first groups load. The codebook is staged in shared memory first (red is free until the main loop): one
   // global load per value in parallel, instead of two dependent loads per table entry.
   float* cb = red;
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<T, K>(dyn_smem, cb);
-  if (threadIdx.x < 2 * Cfg::kWarps) {
-    mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
-    mbarrier_init(empty_bar + threadIdx.x, 32u);
-  }
   __syncthreads();  // table, barriers ready; cb (in red) is dead from here
   const uint32_t lane4 = 4u * lane;
 
   int c_stage = 0;  // consumer's ring stage
-  for (int64_t round = 0; round < my_units; ++round) {
+  for (uint32_t round = 0; round < my_units; ++round) {
     const TcUnit w = sched.unit(unit_of_round(round));
     // x rows this lane feeds as B (token mt * 8 + g of the chunk); rows past the chunk
     // repeat its last row: their outputs are computed and dropped.
@@ -217,13 +232,13 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     if (wi == 0 && splits == 1 && w.tile * kTileRows + (lane & 15) < N)
       rs = __ldg(args.row_scale + w.expert * N + w.tile * kTileRows + (lane & 15)) * kHalfScaleFix;
 
-    for (int64_t j = 0; j < per_unit; ++j) {
+    for (uint32_t j = 0; j < per_unit; ++j) {
       issue();
       cp_async_wait<S - 1>();
       __syncwarp();
       const unsigned char* st = ring + c_stage * Cfg::kStageBytes;
       c_stage = c_stage + 1 == S ? 0 : c_stage + 1;
-      const int64_t grp = grp_first + j * grp_step;
+      const int64_t grp = grp_first + int64_t(j) * grp_step;
       uint32_t stream[4 * K];
       load_lane_stream<K>(st, lane, stream);
       uint32_t halves[4][2];
@@ -297,6 +312,13 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
     return Cfg::kLutBytes + Cfg::kRingBytes + Cfg::kReduceBytes +
            (kGrouped ? Cfg::schedule_bytes(b ? kTcMaxExperts : 128) : 0);
   };
+  // The kernel counts units and groups in 32 bits; grouped units are at most
+  // (chunks of all rows + one partial chunk per expert) x row tiles.
+  const int64_t unit_bound = ((args.M + Cfg::kTokens - 1) / Cfg::kTokens + (kGrouped ? args.experts : 0)) *
+                             ((args.N + 15) / 16);
+  TORCH_CHECK(unit_bound < (int64_t(1) << 31) && args.K < (int64_t(1) << 31),
+              "kbit: the small-M kernel takes fewer than 2^31 work units (x rows / ", Cfg::kTokens,
+              " x N / 16); got M=", args.M, ", N=", args.N, ", K=", args.K);
   // Persistent: as many CTAs as fit on the device at once (each builds the table once).
   const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                                smem_bytes(bucket), smem_bytes(1));
@@ -308,7 +330,17 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
     ctas_x = std::max<int64_t>(1, std::min<int64_t>(rounds, resident / args.splits));
   }
   const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
-  kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(args);
+  TcGemmArgs a = args;
+  const int64_t groups = (args.K + 255) / 256, group_step = int64_t(args.warps_per_unit) * grid.y;
+  a.groups_per_warp = static_cast<uint32_t>(groups / group_step);
+  a.groups_extra = static_cast<uint32_t>(groups % group_step);
+  if constexpr (!kGrouped) {
+    const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
+    const int64_t rounds = (units + Cfg::kWarps / args.warps_per_unit - 1) / (Cfg::kWarps / args.warps_per_unit);
+    a.rounds_per_cta = static_cast<uint32_t>(rounds / ctas_x);
+    a.rounds_extra = static_cast<uint32_t>(rounds % ctas_x);
+  }
+  kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, kHalfScaleFix, stream);
 }

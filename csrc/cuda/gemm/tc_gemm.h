@@ -21,7 +21,12 @@ struct TcGemmArgs {
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
+  // Set by the launcher (so the kernel divides nothing before its first loads): a warp takes
+  // groups_per_warp (+1 if its first group < groups_extra) groups of each unit; a dense CTA
+  // takes rounds_per_cta (+1 if blockIdx.x < rounds_extra) rounds.
+  uint32_t groups_per_warp, groups_extra, rounds_per_cta, rounds_extra;
 };
+
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
 // the mean rows per expert (capped by T). An expert with more rows than the tile takes

@@ -14,6 +14,7 @@
 //          Experts with no rows own no units: they cost nothing but their scan entry.
 #include <cstdint>
 
+#include "../common/device_utils.cuh"
 #include "tc_gemm.h"
 
 namespace kbit {
@@ -76,9 +77,8 @@ struct TcSchedule {
     } else {
       w.expert = 0;
     }
-    const int64_t chunk = (local >> 31) == 0 && (row_tiles >> 31) == 0
-                              ? static_cast<int64_t>(static_cast<uint32_t>(local) / static_cast<uint32_t>(row_tiles))
-                              : local / row_tiles;  // 32-bit division where it fits
+    // No division for the first chunk (decode: M <= kTokens).
+    const int64_t chunk = local < row_tiles ? 0 : div_nonneg(local, row_tiles);
     w.tile = local - chunk * row_tiles;
     w.row0 = begin + chunk * kTokens;
     const int64_t left = end - w.row0;

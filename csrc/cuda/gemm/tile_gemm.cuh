@@ -54,14 +54,17 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // The codebook first: its load then overlaps the setup and the first stages' latency
+  // instead of queueing behind the weight copies (staged in shared memory for the table).
+  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
   const int g = lane >> 2, t = lane & 3;
 
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int64_t row_blocks = (NT + kTileRowTiles - 1) / kTileRowTiles;
   const int split = blockIdx.y, splits = gridDim.y;  // splits > 1: dense only
-  const int64_t grp_begin = G * split / splits;
-  const int n_groups = static_cast<int>(G * (split + 1) / splits - grp_begin);
+  const int64_t grp_begin = div_nonneg(G * split, splits);
+  const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
 
@@ -89,8 +92,8 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
     if constexpr (kGrouped) return sched.unit(u);
     TcUnit w;
     w.expert = 0;
-    w.tile = u / chunks;  // the row block
-    w.row0 = (u % chunks) * TM;
+    w.tile = div_nonneg(u, chunks);  // the row block
+    w.row0 = (u - w.tile * chunks) * TM;
     w.rows = static_cast<int>(std::min<int64_t>(TM, M - w.row0));
     return w;
   };
@@ -140,7 +143,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
       // Pair table, built once per CTA while its first stages load (the codebook load and the
       // build overlap that latency instead of preceding it); the first group's barrier
       // publishes it.
-      if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+      if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
       __syncthreads();
       build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types (see the header)
     }

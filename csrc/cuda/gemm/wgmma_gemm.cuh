@@ -66,14 +66,18 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // The codebook first: its load then overlaps the setup and the first stages' latency
+  // instead of queueing behind the weight copies (staged in shared memory for the table).
+  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
 
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int split = blockIdx.y, splits = gridDim.y;
-  const int64_t grp_begin = G * split / splits;
-  const int n_groups = static_cast<int>(G * (split + 1) / splits - grp_begin);
+  const int64_t grp_begin = div_nonneg(G * split, splits);
+  const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
   const int64_t chunks = (M + TN - 1) / TN;
-  const int64_t chunk = blockIdx.x % chunks, tok0 = chunk * TN, cta_tile0 = (blockIdx.x / chunks) * kWgRowTiles;
+  const int64_t row_block = div_nonneg(blockIdx.x, chunks);
+  const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
   // The producer's first S groups are on their way before the table is built: the codebook
   // load + table build and the first stages' memory latency overlap (they were serial, part of
@@ -105,7 +109,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     fence_barrier_init_for_async_proxy();
     for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = __ldg(args.codebook + threadIdx.x);
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
