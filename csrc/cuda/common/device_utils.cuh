@@ -12,7 +12,7 @@ namespace cuda {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// a / b for a >= 0, b > 0: a 32-bit division where both fit. A kernel's prologue divides
+// a / b (b != 0): a 32-bit division where both are in [0, 2^31), else the 64-bit one. A kernel's prologue divides
 // before its first loads are issued; 64-bit divisions there were measured to add hundreds of
 // cycles to every call (docs/design.md, "Session 8").
 __device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
@@ -317,8 +318,10 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const int64_t unit_bound = ((args.M + Cfg::kTokens - 1) / Cfg::kTokens + (kGrouped ? args.experts : 0)) *
                              ((args.N + 15) / 16);
   TORCH_CHECK(unit_bound < (int64_t(1) << 31) && args.K < (int64_t(1) << 31),
-              "kbit: the small-M kernel takes fewer than 2^31 work units (x rows / ", Cfg::kTokens,
-              " x N / 16); got M=", args.M, ", N=", args.N, ", K=", args.K);
+              "kbit: the small-M kernel counts its work in 32 bits: it needs K < 2^31 and fewer than 2^31 work "
+              "units (ceil(rows / ", Cfg::kTokens, ") x ceil(N / 16)", kGrouped ? ", plus ceil(N / 16) per expert" : "",
+              "); got M=", args.M, ", N=", args.N, ", K=", args.K, kGrouped ? ", experts=" : "",
+              kGrouped ? std::to_string(args.experts) : std::string());
   // Persistent: as many CTAs as fit on the device at once (each builds the table once).
   const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                                smem_bytes(bucket), smem_bytes(1));

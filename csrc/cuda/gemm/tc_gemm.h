@@ -27,7 +27,6 @@ struct TcGemmArgs {
   uint32_t groups_per_warp, groups_extra, rounds_per_cta, rounds_extra;
 };
 
-
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
 // the mean rows per expert (capped by T). An expert with more rows than the tile takes
 // several chunks (correct, slower); a tile sized by T alone made 64 experts x 1 token run
