@@ -138,6 +138,14 @@ __device__ __forceinline__ void decode_a_fragment(const unsigned char* table, co
   }
 }
 
+// Thread i's codebook value (i < 2^K; 0 for the others), for staging in shared memory before
+// build_pair_table. Kernels call this first thing: the load's latency then overlaps their setup
+// and first weight copies instead of queueing behind those copies (docs/design.md, "Session 8").
+template <int K>
+__device__ __forceinline__ float codebook_entry(const float* codebook) {
+  return threadIdx.x < (1 << K) ? __ldg(codebook + threadIdx.x) : 0.0f;
+}
+
 // Fill the table (all threads of the CTA; cb = the codebook staged in shared memory,
 // 2^K floats). The caller synchronizes before the first lookup.
 template <typename T, int K>

@@ -126,9 +126,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
     mbarrier_init(empty_bar + threadIdx.x, 32u);
   }
-  // The codebook is loaded first, so that its latency overlaps the setup and the first
-  // weight loads (it is staged in shared memory for the table build below).
-  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
+  const float cb_value = codebook_entry<K>(args.codebook);
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const T* x = static_cast<const T*>(args.x);
@@ -326,23 +324,21 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                                smem_bytes(bucket), smem_bytes(1));
   const int64_t resident = int64_t(ctas_per_sm) * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  // The kernel's partition counts, divided here: groups per warp of a unit and (dense) CTA
+  // rounds, each as quotient + remainder.
+  TcGemmArgs a = args;
   int64_t ctas_x = resident;
   if constexpr (!kGrouped) {
     const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
     const int64_t rounds = (units + Cfg::kWarps / args.warps_per_unit - 1) / (Cfg::kWarps / args.warps_per_unit);
     ctas_x = std::max<int64_t>(1, std::min<int64_t>(rounds, resident / args.splits));
-  }
-  const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
-  TcGemmArgs a = args;
-  const int64_t groups = (args.K + 255) / 256, group_step = int64_t(args.warps_per_unit) * grid.y;
-  a.groups_per_warp = static_cast<uint32_t>(groups / group_step);
-  a.groups_extra = static_cast<uint32_t>(groups % group_step);
-  if constexpr (!kGrouped) {
-    const int64_t units = (args.M + Cfg::kTokens - 1) / Cfg::kTokens * ((args.N + 15) / 16);
-    const int64_t rounds = (units + Cfg::kWarps / args.warps_per_unit - 1) / (Cfg::kWarps / args.warps_per_unit);
     a.rounds_per_cta = static_cast<uint32_t>(rounds / ctas_x);
     a.rounds_extra = static_cast<uint32_t>(rounds % ctas_x);
   }
+  const dim3 grid(static_cast<unsigned>(ctas_x), static_cast<unsigned>(kGrouped ? 1 : args.splits));
+  const int64_t groups = (args.K + 255) / 256, group_step = int64_t(args.warps_per_unit) * grid.y;
+  a.groups_per_warp = static_cast<uint32_t>(groups / group_step);
+  a.groups_extra = static_cast<uint32_t>(groups % group_step);
   kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, kHalfScaleFix, stream);

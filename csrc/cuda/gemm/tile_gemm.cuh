@@ -54,9 +54,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // The codebook first: its load then overlaps the setup and the first stages' latency
-  // instead of queueing behind the weight copies (staged in shared memory for the table).
-  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
+  const float cb_value = codebook_entry<K>(args.codebook);
   const int g = lane >> 2, t = lane & 3;
 
   const int64_t N = args.N, cols = args.K, M = args.M;

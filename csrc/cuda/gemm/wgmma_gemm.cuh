@@ -66,9 +66,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // The codebook first: its load then overlaps the setup and the first stages' latency
-  // instead of queueing behind the weight copies (staged in shared memory for the table).
-  const float cb_value = threadIdx.x < (1 << K) ? __ldg(args.codebook + threadIdx.x) : 0.0f;
+  const float cb_value = codebook_entry<K>(args.codebook);
 
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
