@@ -229,7 +229,7 @@ def tile_coords():
 
     c = 4s + r, s = 2b + h (block b of 32 columns, half h); lane l: g = l // 4, t = l % 4;
     register r holds row g (+8 if r is odd) and columns 32b + 8t + 4h (+2 if r >= 2), +1
-    (layout version 2: lane t's B fragments of a block are x columns 8t .. 8t+7)."""
+    (since layout version 2: lane t's B fragments of a block are x columns 8t .. 8t+7)."""
     lane = torch.arange(32).view(32, 1)
     c = torch.arange(64).view(1, 64)
     g, t = lane // 4, lane % 4
@@ -250,16 +250,14 @@ def _stream_words(a: torch.Tensor, b: torch.Tensor, k: int) -> torch.Tensor:
     elif k == 4:
         parts.append((c // 4, 8 * (c % 4), a | b << 4))
     elif k == 3:
+        # 6-bit code c at bits 6c .. 6c+5 of the lane's 384-bit stream (layout version 3);
+        # codes with 6c % 32 > 26 continue in the low bits of the next word
         code = a | b << 3
-        lo = c < 48
-        # c < 48: low 6 bits of byte c
-        parts.append((torch.where(lo, c // 4, 0), torch.where(lo, 8 * (c % 4), 0),
-                      torch.where(lo, code, 0)))
-        q = (c - 48).clamp(min=0)
-        i, j = q // 4, q % 4
-        for part in range(3):
-            parts.append((torch.where(lo, 0, 3 * i + part), torch.where(lo, 0, 8 * j + 6),
-                          torch.where(lo, 0, (code >> (2 * part)) & 3)))
+        word, shift = (6 * c) // 32, (6 * c) % 32
+        parts.append((word, shift, code & ((1 << (32 - shift)) - 1)))  # the bits that fit in the word
+        spill = shift > 26
+        parts.append((torch.where(spill, word + 1, word), torch.zeros_like(shift),
+                      torch.where(spill, code >> (32 - shift), 0)))
     elif k == 5:
         parts.append((c // 4, 8 * (c % 4), (a & 15) | (b & 15) << 4))
         parts.append((16 + c // 16, 2 * (c % 16), (a >> 4) | (b >> 4) << 1))

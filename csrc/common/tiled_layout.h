@@ -23,9 +23,10 @@
 //
 //   k = 2: code = a | b << 2, 4 bits, nibble c of the stream (word c/8, bit 4(c%8)).
 //   k = 4: code = a | b << 4, 8 bits, byte c of the stream (word c/4, bit 8(c%4)).
-//   k = 3: code = a | b << 3, 6 bits. c < 48: low 6 bits of byte c. c >= 48: with
-//          q = c - 48, i = q / 4, j = q % 4, bits [1:0], [3:2], [5:4] of the code
-//          are the top two bits (6, 7) of byte j of words 3i, 3i+1, 3i+2.
+//   k = 3: code = a | b << 3, 6 bits at bits 6c .. 6c+5 of the lane's 384-bit stream
+//          (word 6c/32, bit 6c%32; codes with 6c%32 > 26, c % 16 = 5 or 10, continue
+//          in the low bits of the next word), so every code is one funnel shift and
+//          one mask (layout version 2 spread the last 16 codes over three words).
 //   k = 5: byte c (words 0..15) = (a & 15) | (b & 15) << 4; the two high bits
 //          (a >> 4) | (b >> 4) << 1 sit at bit 2(c%16) of word 16 + c/16.
 //
@@ -43,7 +44,7 @@
 
 namespace kbit {
 
-constexpr int kTiledLayoutVersion = 2;
+constexpr int kTiledLayoutVersion = 3;
 constexpr int kTileRows = 16;                        // n per tile
 constexpr int kTileCols = 256;                       // k per tile (8 blocks)
 constexpr int kBlocksPerTile = kTileCols / 32;       // 8
@@ -71,13 +72,9 @@ KBIT_HD void put_pair(uint32_t* stream, int k, int c, uint32_t a, uint32_t b) {
     case 4: stream[c >> 2] |= (a | b << 4) << (8 * (c & 3)); break;
     case 3: {
       const uint32_t code = a | b << 3;
-      if (c < 48) {
-        stream[c >> 2] |= code << (8 * (c & 3));
-      } else {
-        const int q = c - 48, i = q >> 2, j = q & 3;
-        for (int part = 0; part < 3; ++part)
-          stream[3 * i + part] |= ((code >> (2 * part)) & 3u) << (8 * j + 6);
-      }
+      const int w = (6 * c) >> 5, sh = (6 * c) & 31;
+      stream[w] |= code << sh;
+      if (sh > 26) stream[w + 1] |= code >> (32 - sh);
       break;
     }
     case 5:
@@ -86,6 +83,14 @@ KBIT_HD void put_pair(uint32_t* stream, int k, int c, uint32_t a, uint32_t b) {
       break;
     default: break;
   }
+}
+
+// k = 3: the 6-bit code c (a | b << 3), which may straddle two stream words.
+KBIT_HD uint32_t k3_code(const uint32_t* stream, int c) {
+  const int w = (6 * c) >> 5, sh = (6 * c) & 31;
+  uint32_t bits = stream[w] >> sh;
+  if (sh > 26) bits |= stream[w + 1] << (32 - sh);
+  return bits & 63u;
 }
 
 // Read code c of a lane's stream back as the pair (a, b).
@@ -100,15 +105,7 @@ KBIT_HD void get_pair(const uint32_t* stream, int k, int c, uint32_t& a, uint32_
       a = code & 15u; b = code >> 4; break;
     }
     case 3: {
-      uint32_t code;
-      if (c < 48) {
-        code = (stream[c >> 2] >> (8 * (c & 3))) & 63u;
-      } else {
-        const int q = c - 48, i = q >> 2, j = q & 3;
-        code = 0;
-        for (int part = 0; part < 3; ++part)
-          code |= ((stream[3 * i + part] >> (8 * j + 6)) & 3u) << (2 * part);
-      }
+      const uint32_t code = k3_code(stream, c);
       a = code & 7u; b = code >> 3; break;
     }
     case 5: {
@@ -127,11 +124,7 @@ KBIT_HD uint32_t get_lut_index(const uint32_t* stream, int k, int c) {
   switch (k) {
     case 2: return (stream[c >> 3] >> (4 * (c & 7))) & 15u;
     case 4: return (stream[c >> 2] >> (8 * (c & 3))) & 255u;
-    case 3: {
-      uint32_t a, b;
-      get_pair(stream, 3, c, a, b);
-      return a | b << 3;
-    }
+    case 3: return k3_code(stream, c);
     case 5:
       return ((stream[c >> 2] >> (8 * (c & 3))) & 255u) | ((stream[16 + (c >> 4)] >> (2 * (c & 15))) & 3u) << 8;
     default: return 0;

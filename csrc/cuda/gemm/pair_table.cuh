@@ -38,7 +38,8 @@ struct PairTable {
 // Byte offset in the pair table of the entry of code c of the lane's stream, with lane
 // l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
 // shared memory, whose address the compiler folds into the load's immediate.
-//   k = 4: PRMT + IMAD;  k = 2, 3: shift + LOP3;  k = 5: one copy, index * 4
+//   k = 4: PRMT + IMAD;  k = 2, 3: shift (k = 3: a funnel shift where the code straddles
+//   two words) + LOP3;  k = 5: one copy, index * 4
 template <int K>
 __device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
   const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
@@ -46,9 +47,10 @@ __device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, ui
     return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
   } else if constexpr (K == 2) {
     return (at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
-  } else if constexpr (K == 3) {
-    if (c < 48) return (at7(stream[c >> 2], 8 * (c & 3)) & 0x1F80u) | lane4;
-    return (get_lut_index(stream, 3, c) << 7) | lane4;
+  } else if constexpr (K == 3) {  // code c at stream bit 6c, maybe straddling two words
+    const int bit = 6 * c, w = bit >> 5, sh = bit & 31;
+    const uint32_t code_at7 = sh > 26 ? __funnelshift_r(stream[w], stream[w + 1], sh - 7) : at7(stream[w], sh);
+    return (code_at7 & 0x1F80u) | lane4;
   } else {
     return get_lut_index(stream, 5, c) << 2;
   }
