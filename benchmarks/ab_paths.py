@@ -19,11 +19,12 @@ from .session import run_meta, tuning_parser, tuning_run, tuning_setup
 from .weights import cold_copies
 
 
-def sweep(paths: List[Tuple[str, str]], shape_names: List[str], ms: List[int], ks: List[int],
-          runs: Callable[[str, int, int], bool] = lambda path, k, M: True) -> Dict:
-    """Time each (label, torch.ops.kbit op) of `paths` (where runs(label, k, M)) and cuBLAS fp16 on the
-    unquantized weight (label "fp16", k None) for every shape, k and M: fp16 activations, cold L2
-    (rotated weight copies), CUDA-graph medians. Rows: shape, N, K, M, k, path, us, spread."""
+def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
+          runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True) -> Dict:
+    """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
+    runs(label, k, M, K)) and cuBLAS fp16 on the unquantized weight (label "fp16", k None) for every
+    shape, k and M: fp16 activations, cold L2 (rotated weight copies), CUDA-graph medians. Rows:
+    shape, N, K, M, k, path, us, spread."""
     import kbit
     dev, info, timer = tuning_setup()
     rows = []
@@ -45,12 +46,12 @@ def sweep(paths: List[Tuple[str, str]], shape_names: List[str], ms: List[int], k
             copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
             for M in ms:
                 line = []
-                for label, op_name in paths:
-                    if not runs(label, k, M):
+                for label, op_name, *extra in paths:
+                    if not runs(label, k, M, K):
                         continue
                     op = getattr(torch.ops.kbit, op_name)
                     try:
-                        t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k) for c in copies],
+                        t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k, *extra) for c in copies],
                                           Work(0, 0, f"{label} {name} {k} {M}"))
                     except RuntimeError as e:  # a tile kernel on a GPU without its shared memory
                         if "shared memory" not in str(e):

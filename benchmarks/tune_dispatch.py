@@ -17,7 +17,10 @@ grid point, then the largest M up to which the faster tile kernel (tile or wgmma
 dequantize + cuBLAS at every grid point after that, and the smallest M in that range from which
 the wgmma kernel beat the tile kernel at every grid point (0: never; the largest such M among
 shapes of the size). Between grid points the next path starts right after the last grid point
-its predecessor won.
+its predecessor won. At M = 1, 4, 8 and 16 the small-M kernel is timed with each warps-per-unit
+value (mma_gemm's tuning argument: 8, 4, 2, 1 warps share a 16-row unit along K); per size, k and
+M the value with the least worst-case loss over the size's shapes goes into the table (for M up to
+that grid point, above the previous one) and its time is the kernel's time in the crossovers.
 
     python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
@@ -33,7 +36,26 @@ from .session import tuning_parser, tuning_run
 
 MS = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
+WPU_BUCKETS = [1, 4, 8, 16]  # kWpuBucketM (csrc/cuda/gemm/tc_dispatch.h)
+WPUS = [8, 4, 2, 1]          # small-M kernel warps per unit, the default first (ties go to it)
 PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
+PATHS += [(f"kernel/w{w}", "mma_gemm", w) for w in WPUS]
+
+
+def wpu_cap(K: int) -> int:
+    """tc_warps_per_unit(K): the most warps that can share a unit (K's 256-column groups, a power of 2)."""
+    groups = (K + 255) // 256
+    return 8 if groups >= 8 else 4 if groups >= 4 else 2 if groups >= 2 else 1
+
+
+def runs_path(path: str, k: int, M: int, K: int, wgmma_runs) -> bool:
+    if path == "wgmma":
+        return wgmma_runs(k, M)
+    if path == "kernel":  # the launch rule, above the warps-per-unit buckets
+        return M not in WPU_BUCKETS
+    if path.startswith("kernel/w"):
+        return M in WPU_BUCKETS and int(path[len("kernel/w"):]) <= wpu_cap(K)
+    return True
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
 
 
@@ -42,7 +64,44 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
     # the wgmma kernel only where it runs (Hopper, sm_90a build); a tile kernel that the GPU lacks
     # the shared memory for is left out by sweep
     return sweep(PATHS, shape_names, ms, ks,
-                 runs=lambda path, k, M: path != "wgmma" or kbit._C.wgmma_gemm_runs(k, M))
+                 runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
+
+
+def size_of(run: Dict, name: str) -> int:
+    r0 = next(r for r in run["rows"] if r["shape"] == name)
+    return r0["N"] * r0["K"]
+
+
+def chosen_wpu(run: Dict) -> Dict:
+    """{(N*K, k, M): warps per unit} for the bucket grid points measured: per weight size, the value
+    whose worst time ratio to the best value over the size's shapes is least (within 1%: the earlier
+    of WPUS, i.e. more warps)."""
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    names = list(dict.fromkeys(r["shape"] for r in run["rows"]))
+    out = {}
+    for size in sorted({size_of(run, n) for n in names}):
+        group = [n for n in names if size_of(run, n) == size]
+        for k in run["ks"]:
+            for M in (m for m in run["ms"] if m in WPU_BUCKETS):
+                cand = [w for w in WPUS if all((n, M, k, f"kernel/w{w}") in t for n in group)]
+                if not cand:
+                    continue
+                best = {n: min(t[(n, M, k, f"kernel/w{w}")] for w in cand) for n in group}
+                loss = {w: max(t[(n, M, k, f"kernel/w{w}")] / best[n] for n in group) for w in cand}
+                least = min(loss.values())
+                out[(size, k, M)] = next(w for w in cand if loss[w] <= least * 1.01)
+    return out
+
+
+def timings(run: Dict) -> Dict:
+    """{(shape, M, k, path): us}, with "kernel" at the bucket grid points = the chosen warps per unit."""
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    wpu = chosen_wpu(run)
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        for (size, k, M), w in wpu.items():
+            if size == size_of(run, name) and (name, M, k, "kernel") not in t:
+                t[(name, M, k, "kernel")] = t[(name, M, k, f"kernel/w{w}")]
+    return t
 
 
 def crossovers(run: Dict) -> List[Dict]:
@@ -52,7 +111,8 @@ def crossovers(run: Dict) -> List[Dict]:
     measured); and within that range the smallest M from which wgmma beat tile everywhere (0:
     never)."""
     inf = float("inf")
-    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    t = timings(run)
+    wpu = chosen_wpu(run)
     sizes: Dict[int, Dict[str, Dict[int, int]]] = {}
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
@@ -88,7 +148,8 @@ def crossovers(run: Dict) -> List[Dict]:
         c = sizes[size]
         tile = {k: max(v, c["max_kernel_m"][k]) for k, v in c["max_tile_m"].items()}
         out.append({"weights": size, "max_kernel_m": c["max_kernel_m"], "max_tile_m": tile,
-                    "min_wgmma_m": c["min_wgmma_m"]})
+                    "min_wgmma_m": c["min_wgmma_m"],
+                    "small_m_wpu": {k: [wpu.get((size, k, M), 0) for M in WPU_BUCKETS] for k in run["ks"]}})
     return out
 
 
@@ -98,15 +159,18 @@ def write_header(run: Dict, path: str) -> None:
     rows = crossovers(run)
     def ms(r, key):
         return ", ".join(str(r[key].get(k, 0)) for k in (2, 3, 4, 5))
+    def wpus(r):
+        return ", ".join("{" + ", ".join(map(str, r["small_m_wpu"].get(k, [0] * 4))) + "}" for k in (2, 3, 4, 5))
     body = ",\n".join(f"    {{{r['weights']}, {{{ms(r, 'max_kernel_m')}}}, {{{ms(r, 'max_tile_m')}}}, "
-                       f"{{{ms(r, 'min_wgmma_m')}}}}}" for r in rows)
+                       f"{{{ms(r, 'min_wgmma_m')}}}, {{{wpus(r)}}}}}" for r in rows)
     text = f"""#pragma once
 // Generated by `python -m benchmarks.tune_dispatch` - do not edit; rerun it on the GPU.
 // {dev['name']} ({dev['sms']} SMs, sm_{major}{minor}), {run['date']}, commit {run['commit']}:
 // fp16 activations, cold L2, CUDA-graph medians; M grid {run['ms']}.
 // Per weight size N*K and k = 2, 3, 4, 5: the largest M up to which the small-M kernel was the
-// fastest path, then the largest M up to which a tile kernel beat dequantize + cuBLAS, and the M
-// from which the wgmma kernel beat the tile kernel (0: never; see docs/benchmarks/ for the timings).
+// fastest path, then the largest M up to which a tile kernel beat dequantize + cuBLAS, the M from
+// which the wgmma kernel beat the tile kernel (0: never), and the small-M kernel's warps per unit
+// for M <= {', '.join(map(str, WPU_BUCKETS))} (0: the rule; see docs/benchmarks/ for the timings).
 #include "tc_dispatch.h"
 
 namespace kbit {{
@@ -130,7 +194,7 @@ inline constexpr int kNumTcCrossoverTables = 1;
 
 def write_markdown(run: Dict, path: str) -> None:
     dev = run["device"]
-    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
+    t = timings(run)
     lines = [f"# Dense gemm crossover: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, "
              "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
@@ -146,6 +210,11 @@ def write_markdown(run: Dict, path: str) -> None:
         lines.append(f"| {r['weights']} | " + " | ".join(
             f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')} ({r['min_wgmma_m'].get(k, '-')})"
             for k in (2, 3, 4, 5)) + " |")
+    lines += ["", f"## Small-M kernel warps per unit (M <= {' / '.join(map(str, WPU_BUCKETS))}; 0: the rule)", "",
+              "| N*K | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
+    for r in crossovers(run):
+        lines.append(f"| {r['weights']} | " + " | ".join(
+            " / ".join(map(str, r["small_m_wpu"].get(k, []))) or "-" for k in (2, 3, 4, 5)) + " |")
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         lines += ["", f"## {name} (N={r0['N']}, K={r0['K']})", "",

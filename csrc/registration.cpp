@@ -36,8 +36,10 @@ TORCH_LIBRARY(kbit, m) {
   // The kernels behind gemm / grouped_gemm, callable directly (CUDA only) for tests and
   // benchmarks: the tensor-core kernel for any M (tokens in chunks of 64), and its grouped
   // form for any E <= 1024 (no host sync). Same arguments and results as the two above.
+  // warps_per_unit (a tuning aid for benchmarks/tune_dispatch.py): 0 = what gemm would use; 1, 2,
+  // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
-        "int k) -> Tensor");
+        "int k, int warps_per_unit=0) -> Tensor");
   // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
   // sm_90): x staged once per 256-row CTA tile in shared memory; what gemm dispatches to
   // between the small-M kernel and dequantize + cuBLAS.

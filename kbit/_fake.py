@@ -78,7 +78,7 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
 
 
 @register_fake("kbit::mma_gemm")
-def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_unit=0):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 

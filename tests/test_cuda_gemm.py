@@ -83,6 +83,34 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("wpu", [1, 2, 4, 8])
+@pytest.mark.parametrize("M", [1, 3, 8, 9, 16, 33])
+@pytest.mark.parametrize("nk", [(257, 5120), (4100, 2080), (33, 2080)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("k", KS)
+def test_mma_gemm_forced_warps_per_unit(k, nk, M, wpu, poisoned_cuda):
+    # mma_gemm's tuning argument (what tune_dispatch sweeps and the dispatch table then picks):
+    # every warps-per-unit value computes x @ W^T, with its own K splits (257 x 5120: 20 groups
+    # shared by 1-8 warps and several CTAs) and a K tail (2080: 9 groups, one of 32 columns)
+    qw, W_hat = weight(k, *nk, torch.float16)
+    x = acts(M, nk[1], torch.float16, "wpu")
+    args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    y = torch.ops.kbit.mma_gemm(*args, wpu)
+    check(y, x, W_hat, torch.float16)
+    assert_bitwise_equal(torch.ops.kbit.mma_gemm(*args, wpu), y)
+
+
+def test_mma_gemm_rejects_bad_warps_per_unit():
+    qw, _ = weight(4, 33, 288)  # 2 groups of 256 columns: at most 2 warps per unit
+    x = acts(2, 288, torch.float16, "wpu-bad")
+    args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+    for bad in (3, 16, -1):
+        with pytest.raises(RuntimeError, match="warps_per_unit must be 0 .* 1, 2, 4 or 8; got " + str(bad)):
+            torch.ops.kbit.mma_gemm(*args, bad)
+    with pytest.raises(RuntimeError, match="warps_per_unit=4 exceeds 2 for K=288"):
+        torch.ops.kbit.mma_gemm(*args, 4)
+    check(torch.ops.kbit.mma_gemm(*args, 2), x, weight(4, 33, 288)[1], torch.float16)
+
+
 @pytest.mark.parametrize("op", ["tile_gemm", "wgmma_gemm"])
 @pytest.mark.parametrize("M", [16, 32, 64, 128])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)

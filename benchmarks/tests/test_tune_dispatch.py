@@ -36,9 +36,10 @@ def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
     assert c["max_kernel_m"] == {2: 16, 4: 16} and c["max_tile_m"] == {2: 16, 4: 16}
     header = tmp_path / "t.h"
     T.write_header(run, str(header))
-    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}\}", header.read_text())
-    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0"),
-                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0")]
+    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{(.*)\}\}", header.read_text())
+    no_wpu = "{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}"  # no warps-per-unit timings: the rule
+    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0", no_wpu),
+                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0", no_wpu)]
     T.write_markdown(run, str(tmp_path / "t.md"))
     md = (tmp_path / "t.md").read_text()
     assert "| 4194304 | 1 / 64 (0) |" in md and "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
@@ -60,3 +61,37 @@ def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
     assert ab["max_kernel_m"] == {2: 1, 4: 1} and ab["max_tile_m"] == {2: 128, 4: 128}
     assert ab["min_wgmma_m"] == {2: 64, 4: 64}
     assert c["min_wgmma_m"] == {2: 0, 4: 0}
+
+
+def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tmp_path):
+    ms = (1, 4, 8, 16, 32)
+    times = {("a", "tile"): [50] * 5, ("a", "dequant_cublas"): [60] * 5,
+             ("b", "tile"): [50] * 5, ("b", "dequant_cublas"): [60] * 5,
+             ("a", "kernel"): [0, 0, 0, 0, 40], ("b", "kernel"): [0, 0, 0, 0, 40]}  # rule: M = 32 only
+    # per M = 1, 4, 8, 16: shape a (4096 x 1024) and b (2048 x 2048), same N*K
+    times[("a", "kernel/w8")] = [10, 10, 10, 10, 0]
+    times[("a", "kernel/w4")] = [9, 10, 12, 100, 0]
+    times[("a", "kernel/w2")] = [30, 8, 12, 100, 0]
+    times[("b", "kernel/w8")] = [10, 10, 10, 60, 0]
+    times[("b", "kernel/w4")] = [9, 10.05, 8, 100, 0]
+    times[("b", "kernel/w2")] = [30, 30, 8, 55, 0]
+    run = run_of(times, ms=ms, ks=(4,))
+    run["rows"] = [r for r in run["rows"] if r["us"] != 0]  # what runs_path leaves unmeasured
+    # M=1: w4 best on both; M=4: w8 and w4 tie within 1% -> w8 (w2 loses 3x on b); M=8: w8 loses
+    # 25% on b, w4 20% on a, w2 20% on a -> w4 (the earlier); M=16: w8 loses 9% on b, w2 10x on a
+    assert T.chosen_wpu(run) == {(4096 * 1024, 4, 1): 4, (4096 * 1024, 4, 4): 8, (4096 * 1024, 4, 8): 4,
+                                 (4096 * 1024, 4, 16): 8}
+    t = T.timings(run)
+    assert [t[("b", M, 4, "kernel")] for M in ms] == [9, 10, 8, 60, 40]
+    (row,) = T.crossovers(run)
+    assert row["small_m_wpu"] == {4: [4, 8, 4, 8]} and row["max_kernel_m"] == {4: 8}  # b: 60 us > tile at M=16
+    T.write_header(run, str(tmp_path / "t.h"))
+    assert "{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}" in (tmp_path / "t.h").read_text()
+
+
+def test_warps_per_unit_sweep_only_at_buckets_and_within_k_groups():
+    no_wgmma = lambda k, M: False  # noqa: E731
+    assert T.runs_path("kernel/w8", 4, 8, 2048, no_wgmma) and not T.runs_path("kernel/w8", 4, 8, 1024, no_wgmma)
+    assert T.runs_path("kernel/w4", 4, 16, 1024, no_wgmma) and not T.runs_path("kernel/w4", 4, 24, 4096, no_wgmma)
+    assert T.runs_path("kernel", 4, 24, 4096, no_wgmma) and not T.runs_path("kernel", 4, 16, 4096, no_wgmma)
+    assert T.wpu_cap(32) == 1 and T.wpu_cap(512) == 2 and T.wpu_cap(1792) == 4 and T.wpu_cap(5120) == 8

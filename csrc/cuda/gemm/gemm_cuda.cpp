@@ -62,14 +62,16 @@ int tc_gemm_splits(int64_t N, int64_t K, int64_t M, int wpu, int sm_count) {
   return static_cast<int>(std::clamp<int64_t>(want, 1, most));
 }
 
-// Dense: warps per unit. Two for M > 8 on N >= 4096 (the CTA's 8 warps then walk 4 row tiles of
-// the same tokens through the same K groups, reading the same x fragments close together: H100,
-// k = 2 / 4, Llama-3 8B gate/up M = 32: 63 / 76 -> 46 / 49 us, 70B M = 64: 460 / 468 -> 266 /
-// 395 us, Qwen3 gate/up M = 48: 48 -> 36 us; on N <= 2048 it lost, docs/design.md); else
-// tc_warps_per_unit(K).
-int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K) {
+// Dense: warps per unit. The measured table's choice where it has one (small_m_table_wpu: per
+// weight size, k and M up to 16). Else the rule: two for M > 8 on N >= 4096 (the CTA's 8 warps
+// then walk 4 row tiles of the same tokens through the same K groups, reading the same x
+// fragments close together: H100, k = 2 / 4, Llama-3 8B gate/up M = 32: 63 / 76 -> 46 / 49 us,
+// 70B M = 64: 460 / 468 -> 266 / 395 us, Qwen3 gate/up M = 48: 48 -> 36 us; on N <= 2048 it
+// lost, docs/design.md); else tc_warps_per_unit(K).
+int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
   const int dflt = tc_warps_per_unit(K);
   if (const int forced = forced_warps_per_unit(); forced > 0) return std::min(forced, dflt);
+  if (const int measured = small_m_table_wpu(M, N, K, k, prop); measured > 0) return std::min(measured, dflt);
   return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
@@ -203,14 +205,16 @@ at::Tensor run_dense_kernel(const at::Tensor& x, const at::Tensor& packed_t, con
   return y;
 }
 
+// warps_per_unit: 0 = tc_dense_warps_per_unit's choice, else that many (checked by the caller).
 at::Tensor gemm_tc(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                   const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+                   const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                   int warps_per_unit) {
   const at::Tensor x = aligned_activations(x_in);
   const int64_t M = x.size(0);
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kSmallM, [&](TcGemmArgs& args) {
-    args.warps_per_unit = tc_dense_warps_per_unit(M, g.rows, g.cols);
-    args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit,
-                                 at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+    args.warps_per_unit = warps_per_unit > 0 ? warps_per_unit : tc_dense_warps_per_unit(M, g.rows, g.cols, g.k, prop);
+    args.splits = tc_gemm_splits(g.rows, g.cols, M, args.warps_per_unit, prop.multiProcessorCount);
   });
 }
 
@@ -251,14 +255,20 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
-                      std::optional<DensePath> path) {
+                      std::optional<DensePath> path, int small_m_warps_per_unit = 0) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
+  if (small_m_warps_per_unit != 0) {  // mma_gemm's tuning argument (benchmarks/tune_dispatch.py sweeps it)
+    const int w = small_m_warps_per_unit, most = tc_warps_per_unit(g.cols);
+    TORCH_CHECK(w <= most, "kbit: mma_gemm: warps_per_unit=", w, " exceeds ", most, " for K=", g.cols,
+                " (a unit's warps split its ", g.col_tiles(), " groups of 256 columns: at most that many, rounded "
+                "down to a power of two, and 8)");
+  }
   const c10::cuda::CUDAGuard guard(x_in.device());
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
   const DensePath chosen =
       path ? *path : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
-  if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g, small_m_warps_per_unit);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kWgmma) return gemm_wgmma(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
@@ -270,8 +280,11 @@ at::Tensor gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::
 }
 
 at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                         const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kSmallM);
+                         const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, int64_t warps_per_unit) {
+  TORCH_CHECK(warps_per_unit == 0 || warps_per_unit == 1 || warps_per_unit == 2 || warps_per_unit == 4 ||
+                  warps_per_unit == 8,
+              "kbit: mma_gemm: warps_per_unit must be 0 (the dispatch's choice), 1, 2, 4 or 8; got ", warps_per_unit);
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kSmallM, static_cast<int>(warps_per_unit));
 }
 
 at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,

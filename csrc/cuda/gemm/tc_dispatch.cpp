@@ -37,6 +37,14 @@ const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& pr
   return row;
 }
 
+int small_m_table_wpu(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
+  const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
+  if (row == nullptr) return 0;
+  for (int b = 0; b < 4; ++b)
+    if (M <= kWpuBucketM[b]) return row->small_m_wpu[k - 2][b];
+  return 0;
+}
+
 bool tile_gemm_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& prop) {
   return size_t(tile_smem_bytes(k, tile_token_tiles(tokens), grouped)) <= prop.sharedMemPerBlockOptin;
 }

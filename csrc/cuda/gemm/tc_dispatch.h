@@ -8,7 +8,8 @@
 // it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
 // small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
 // two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
-// one. Elsewhere a heuristic from the H100 measurements.
+// one; and per k and M bucket the small-M kernel's warps per 16-row unit. Elsewhere a heuristic
+// from the H100 measurements.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -21,7 +22,12 @@ struct TcCrossoverRow {
   int16_t max_kernel_m[4];  // k = 2, 3, 4, 5: the small-M kernel for M <= this
   int16_t max_tile_m[4];    // then a tile kernel for M <= this; dequantize + cuBLAS above
   int16_t min_wgmma_m[4];   // within that range the wgmma kernel from this M on (0: never)
+  // [k - 2][bucket]: the small-M kernel's warps per unit for M in bucket b (M <= kWpuBucketM[b],
+  // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
+  int8_t small_m_wpu[4][4];
 };
+
+inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
 
 // kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs).
 enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma };
@@ -36,6 +42,10 @@ struct TcCrossoverTable {
 // The row that applies to a weight of N*K elements: the largest measured size <= N*K
 // (the smallest row below every measured size). nullptr when no table matches the GPU.
 const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& prop);
+
+// The measured warps per unit of the small-M kernel for this weight, k and M on this GPU, or 0
+// where the table has none (no table for the GPU, M above the last bucket, or not measured).
+int small_m_table_wpu(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
 
 // The path for y[M, N] = x[M, K] @ W^T at k bits on this GPU. The tile kernel only where the
 // GPU grants its shared memory (tile_gemm_fits), the wgmma kernel only where it runs
