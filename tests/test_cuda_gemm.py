@@ -482,8 +482,11 @@ def _table_rows():
                         "tc_dispatch_table.h")
     text = open(path).read()
     ints = lambda v: [int(i) for i in v.split(",")]  # noqa: E731
-    return [(int(w), ints(small), ints(tile), ints(wg))
-            for w, small, tile, wg in re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}\}", text)]
+    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}\}",
+                      text)
+    for *_, wpu in rows:  # the small-M kernel's warps per unit per k and M bucket: 0 (the rule) or a valid count
+        assert set(ints(wpu.replace("{", "").replace("}", ""))) <= {0, 1, 2, 4, 8}, wpu
+    return [(int(w), ints(small), ints(tile), ints(wg)) for w, small, tile, wg, _ in rows]
 
 
 OP_OF_PATH = {"kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
