@@ -40,6 +40,10 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
+  // The scalar GEMV for M <= 4 (CUDA): weights straight into registers, the codebook read with
+  // shuffles, no tensor cores and no shared-memory staging (small weights at decode).
+  m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
   // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
   // sm_90): x staged once per 256-row CTA tile in shared memory; what gemm dispatches to
   // between the small-M kernel and dequantize + cuBLAS.
@@ -87,7 +91,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
         pybind11::arg("k"), pybind11::arg("device") = 0,
         "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
-        "'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+        "'gemv' (scalar GEMV, gemv_gemm), 'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

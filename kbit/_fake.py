@@ -82,6 +82,11 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_u
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 
+@register_fake("kbit::gemv_gemm")
+def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+
+
 @register_fake("kbit::tile_gemm")
 def _tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

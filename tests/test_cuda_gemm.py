@@ -83,6 +83,44 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("M", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_gemm_matches_reference(k, dtype, nk, M, poisoned_cuda):
+    # the scalar GEMV: one CTA per 16-row tile (odd N: a partial last tile), warps over the
+    # 256-column groups (K = 32 / 96: one partial group; 2080: a 32-column tail; 5120 and
+    # 14336: several groups per warp, the next group's loads in flight)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv")
+    x_before = x.clone()
+    args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    y = torch.ops.kbit.gemv_gemm(*args)
+    assert torch.equal(x, x_before)
+    check(y, x, W_hat, dtype)
+    if M:
+        assert_bitwise_equal(torch.ops.kbit.gemv_gemm(*args), y)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
+    # a user codebook (lane-register lookup of every entry), CUDA-graph replay, and M > 4 refused
+    cb = random_codebook(k, gen)
+    W = make_weight("normal", (77, 1056), torch.float16, gen=gen)
+    qw = kbit.quantize(W, k=k, codebook=cb)
+    flat = qw.to_layout("flat")
+    W_hat = R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double().to(DEV)
+    qw = qw.to(DEV)
+    x = acts(3, 1056, torch.float16, "gemv-cb")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
+    check(fn(x), x, W_hat, torch.float16)
+    check_graph_replay(fn, [x.clone()], [acts(3, 1056, torch.float16, "gemv-cb2")])
+    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 4 rows of x .*got M=5"):
+        torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
+                                 qw.codebook, k)
+
+
 @pytest.mark.parametrize("wpu", [1, 2, 4, 8])
 @pytest.mark.parametrize("M", [1, 3, 8, 9, 16, 33])
 @pytest.mark.parametrize("nk", [(257, 5120), (4100, 2080), (33, 2080)], ids=lambda s: "x".join(map(str, s)))
@@ -474,22 +512,22 @@ def test_wrong_device_inputs_raise():
 
 
 def _table_rows():
-    """(N*K, [max small-M kernel M], [max tile kernel M], [wgmma from M]) for k = 2..5: the rows of
-    the generated H100 table, from its source."""
+    """(N*K, [max small-M kernel M], [max tile kernel M], [wgmma from M], [max scalar GEMV M]) for
+    k = 2..5: the rows of the generated H100 table, from its source."""
     import os
     import re
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
                         "tc_dispatch_table.h")
     text = open(path).read()
     ints = lambda v: [int(i) for i in v.split(",")]  # noqa: E731
-    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}\}",
-                      text)
-    for *_, wpu in rows:  # the small-M kernel's warps per unit per k and M bucket: 0 (the rule) or a valid count
+    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}, "
+                      r"\{([\d, ]+)\}\}", text)
+    for *_, wpu, _gemv in rows:  # the small-M kernel's warps per unit per k and M bucket: 0 (the rule) or a count
         assert set(ints(wpu.replace("{", "").replace("}", ""))) <= {0, 1, 2, 4, 8}, wpu
-    return [(int(w), ints(small), ints(tile), ints(wg)) for w, small, tile, wg, _ in rows]
+    return [(int(w), ints(small), ints(tile), ints(wg), ints(gemv)) for w, small, tile, wg, _, gemv in rows]
 
 
-OP_OF_PATH = {"kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
+OP_OF_PATH = {"gemv": "gemv_gemm", "kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
 
 
 def test_gemm_dispatch_follows_the_measured_table():
@@ -499,31 +537,38 @@ def test_gemm_dispatch_follows_the_measured_table():
     # path it names.
     props = torch.cuda.get_device_properties(0)
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
-    assert path == "kernel"
+    assert path in ("gemv", "kernel")
     assert kbit._C.gemm_dispatch(4096, 5120, 2048, 4)[0] == "dequant_cublas"
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         assert source == "NVIDIA H100 80GB HBM3"
         rows = _table_rows()
         assert len(rows) >= 2
-        for weights, max_small, max_tile, min_wgmma in rows:  # a weight of exactly the row's size
+        for weights, max_small, max_tile, min_wgmma, max_gemv in rows:  # a weight of exactly the row's size
             N = weights // 2048
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
+                gv = min(max_gemv[k - 2], 4)
 
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"
-                assert kbit._C.gemm_dispatch(a, N, 2048, k)[0] == "kernel"
-                if b > a:
-                    assert kbit._C.gemm_dispatch(a + 1, N, 2048, k)[0] == tiled(a + 1)
+                if gv:
+                    assert kbit._C.gemm_dispatch(1, N, 2048, k)[0] == "gemv"
+                    assert kbit._C.gemm_dispatch(gv, N, 2048, k)[0] == "gemv"
+                    assert kbit._C.gemm_dispatch(gv + 1, N, 2048, k)[0] != "gemv"
+                if a > gv:
+                    assert kbit._C.gemm_dispatch(a, N, 2048, k)[0] == "kernel"
+                lo = max(a, gv)  # the last M of the scalar GEMV or the small-M kernel
+                if b > lo:
+                    assert kbit._C.gemm_dispatch(lo + 1, N, 2048, k)[0] == tiled(lo + 1)
                     assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == tiled(b)
-                    if a + 1 < w <= b:  # w = a + 1: M = w - 1 = a is the small-M kernel's (checked above)
+                    if lo + 1 < w <= b:  # w = lo + 1: M = w - 1 = lo is not a tile kernel's (checked above)
                         assert kbit._C.gemm_dispatch(w - 1, N, 2048, k)[0] == tiled(w - 1)
                         assert kbit._C.gemm_dispatch(w, N, 2048, k)[0] == tiled(w)
                 assert kbit._C.gemm_dispatch(b + 1, N, 2048, k)[0] == "dequant_cublas"
     else:
         assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)
-    for M in (16, 17, 40, 200, 300):
+    for M in (1, 4, 16, 17, 40, 200, 300):
         x = acts(M, 5120, torch.float16, "dispatch")
         op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]])
         assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))

@@ -31,6 +31,7 @@ def op_args(name, k, stacked, gen):
         "gemm": (x, pt, at, r, cb, k),
         "grouped_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "mma_gemm": (x, pt, at, r, cb, k),
+        "gemv_gemm": (x[:3].contiguous(), pt, at, r, cb, k),
         "tile_gemm": (x, pt, at, r, cb, k),
         "wgmma_gemm": (x, pt, at, r, cb, k),
         "dequant_cublas_gemm": (x, pt, at, r, cb, k),
@@ -39,7 +40,7 @@ def op_args(name, k, stacked, gen):
     }[name]
 
 
-CUDA_ONLY_OPS = ["mma_gemm", "tile_gemm", "wgmma_gemm", "grouped_mma_gemm", "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
+CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_mma_gemm", "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
          if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked)]

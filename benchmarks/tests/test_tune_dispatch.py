@@ -36,10 +36,11 @@ def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
     assert c["max_kernel_m"] == {2: 16, 4: 16} and c["max_tile_m"] == {2: 16, 4: 16}
     header = tmp_path / "t.h"
     T.write_header(run, str(header))
-    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{(.*)\}\}", header.read_text())
+    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{(.*)\}, \{([\d, ]+)\}\}",
+                       header.read_text())
     no_wpu = "{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}"  # no warps-per-unit timings: the rule
-    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0", no_wpu),
-                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0", no_wpu)]
+    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0", no_wpu, "0, 0, 0, 0"),
+                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0", no_wpu, "0, 0, 0, 0")]
     T.write_markdown(run, str(tmp_path / "t.md"))
     md = (tmp_path / "t.md").read_text()
     assert "| 4194304 | 1 / 64 (0) |" in md and "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
@@ -86,7 +87,7 @@ def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tm
     (row,) = T.crossovers(run)
     assert row["small_m_wpu"] == {4: [4, 8, 4, 8]} and row["max_kernel_m"] == {4: 8}  # b: 60 us > tile at M=16
     T.write_header(run, str(tmp_path / "t.h"))
-    assert "{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}" in (tmp_path / "t.h").read_text()
+    assert "{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}}" in (tmp_path / "t.h").read_text()
 
 
 def test_warps_per_unit_sweep_only_at_buckets_and_within_k_groups():
@@ -95,3 +96,19 @@ def test_warps_per_unit_sweep_only_at_buckets_and_within_k_groups():
     assert T.runs_path("kernel/w4", 4, 16, 1024, no_wgmma) and not T.runs_path("kernel/w4", 4, 24, 4096, no_wgmma)
     assert T.runs_path("kernel", 4, 24, 4096, no_wgmma) and not T.runs_path("kernel", 4, 16, 4096, no_wgmma)
     assert T.wpu_cap(32) == 1 and T.wpu_cap(512) == 2 and T.wpu_cap(1792) == 4 and T.wpu_cap(5120) == 8
+
+
+def test_scalar_gemv_first_while_it_beats_every_path():
+    ms = (1, 2, 4, 8)
+    run = run_of({
+        # a: gemv best at M = 1 and 2, not at 4 -> 2; b (same size): best at 1 only -> the row takes 1
+        ("a", "gemv"): [3, 4, 9, 0], ("a", "kernel"): [5, 5, 6, 7], ("a", "dequant_cublas"): [20] * 4,
+        ("b", "gemv"): [3, 9, 9, 0], ("b", "kernel"): [5, 5, 6, 7], ("b", "dequant_cublas"): [20] * 4,
+        # c: gemv never best (ties go to the kernel) -> 0
+        ("c", "gemv"): [5, 9, 9, 0], ("c", "kernel"): [5, 5, 6, 7], ("c", "dequant_cublas"): [20] * 4,
+    }, ms=ms, ks=(4,))
+    run["rows"] = [r for r in run["rows"] if not (r["path"] == "gemv" and r["M"] > 4)]
+    ab, c = T.crossovers(run)
+    assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
+    assert ab["max_kernel_m"] == {4: 8}
+    assert T.runs_path("gemv", 4, 4, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, 8, 2048, lambda k, M: False)

@@ -16,6 +16,7 @@
 
 #include "../../common/checks.h"
 #include "gemm_paths.h"
+#include "scalar_gemv.h"
 #include "tc_dispatch.h"
 #include "tc_gemm.h"
 #include "tile_gemm.h"
@@ -127,6 +128,7 @@ void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) 
   switch (kernel) {
     case DensePath::kTile: launch_tile_gemm<T, K>(args, stream); break;
     case DensePath::kWgmma: launch_wgmma_gemm<T, K>(args, stream); break;
+    case DensePath::kGemv: launch_scalar_gemv<T, K>(args, stream); break;
     default: launch_tc_gemm<T, K>(args, stream); break;
   }
 }
@@ -250,7 +252,16 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   });
 }
 
+at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                     const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+  TORCH_CHECK(x_in.size(0) <= kGemvMaxTokens, "kbit: gemv_gemm takes at most ", kGemvMaxTokens,
+              " rows of x (M <= ", kGemvMaxTokens, "); got M=", x_in.size(0), ". Use gemm, which picks a kernel for any M.");
+  return run_dense_kernel(aligned_activations(x_in), packed_t, absmax_t, row_scale, codebook, g, DensePath::kGemv,
+                          [](TcGemmArgs&) {});
+}
+
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
+// gemv_gemm (always the scalar GEMV, M <= 4),
 // tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -271,6 +282,7 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g, small_m_warps_per_unit);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kWgmma) return gemm_wgmma(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (chosen == DensePath::kGemv) return gemm_gemv(x, packed_t, absmax_t, row_scale, codebook, g);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
@@ -285,6 +297,11 @@ at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const 
                   warps_per_unit == 8,
               "kbit: mma_gemm: warps_per_unit must be 0 (the dispatch's choice), 1, 2, 4 or 8; got ", warps_per_unit);
   return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kSmallM, static_cast<int>(warps_per_unit));
+}
+
+at::Tensor gemv_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kGemv);
 }
 
 at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -382,6 +399,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
+  m.impl("gemv_gemm", &cuda::gemv_gemm_cuda);
   m.impl("tile_gemm", &cuda::tile_gemm_cuda);
   m.impl("wgmma_gemm", &cuda::wgmma_gemm_cuda);
   m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);

@@ -9,6 +9,7 @@
 
 #include "../../common/checks.h"
 #include "dispatch_query.h"
+#include "scalar_gemv.h"
 #include "tile_gemm.h"
 #include "wgmma_gemm.h"
 
@@ -73,6 +74,8 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
   const int64_t max_tile = row ? row->max_tile_m[k - 2] : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
+  const int64_t max_gemv = row ? std::min<int64_t>(row->max_gemv_m[k - 2], kGemvMaxTokens) : 0;
+  if (M <= max_gemv) return DensePath::kGemv;
   if (M <= max_small) return DensePath::kSmallM;
   if (M <= max_tile) {
     if (min_wgmma > 0 && M >= min_wgmma && wgmma_gemm_available(k, M, prop)) return DensePath::kWgmma;
@@ -88,6 +91,7 @@ std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t 
   const TcCrossoverTable* table = table_for(prop);
   const DensePath path = dense_gemm_path(M, N, K, k, prop);
   const char* name = path == DensePath::kSmallM  ? "kernel"
+                     : path == DensePath::kGemv  ? "gemv"
                      : path == DensePath::kTile  ? "tile"
                      : path == DensePath::kWgmma ? "wgmma"
                                                  : "dequant_cublas";

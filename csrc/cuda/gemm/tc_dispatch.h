@@ -8,8 +8,9 @@
 // it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
 // small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
 // two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
-// one; and per k and M bucket the small-M kernel's warps per 16-row unit. Elsewhere a heuristic
-// from the H100 measurements.
+// one; per k and M bucket the small-M kernel's warps per 16-row unit; and per k the M up to which
+// the scalar GEMV (scalar_gemv.cuh) beat them all. Elsewhere a heuristic from the H100
+// measurements (no scalar GEMV).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -25,12 +26,14 @@ struct TcCrossoverRow {
   // [k - 2][bucket]: the small-M kernel's warps per unit for M in bucket b (M <= kWpuBucketM[b],
   // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
   int8_t small_m_wpu[4][4];
+  int16_t max_gemv_m[4];    // k = 2..5: the scalar GEMV first, for M <= this (0: never; at most 4)
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
 
-// kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs).
-enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma };
+// kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs); kGemv: the
+// scalar GEMV (scalar_gemv.cuh, M <= kGemvMaxTokens).
+enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 
 struct TcCrossoverTable {
   const char* device;       // the GPU it was measured on (for people; matching uses the rest)

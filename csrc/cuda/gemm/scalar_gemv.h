@@ -1,0 +1,31 @@
+#pragma once
+// Host interface of the scalar GEMV (scalar_gemv.cuh): dense y[M, N] = x[M, K] @ W^T for
+// M = 1..kGemvMaxTokens straight from the tiled layout, without tensor cores, shared-memory
+// staging or a pair table: the decode path for small weights, where the tensor-core kernel's
+// fixed cost (table build, staged copies, hand-offs) is most of the call.
+// Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K; the rest unused).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "tc_gemm.h"
+
+namespace kbit {
+namespace cuda {
+
+constexpr int kGemvMaxTokens = 4;  // M = 1..4: one accumulator pair per token and lane
+
+// Warps of a CTA (one 16-row tile): one per 256-column group of K, at most kGemvMaxWarps (the
+// CTA count is N / 16 whatever K is, so long rows get more warps: Qwen3 down, K = 5120, N = 2048,
+// is 128 CTAs).
+constexpr int kGemvMaxWarps = 16;
+inline int gemv_warps(int64_t K) {
+  const int64_t groups = (K + 255) / 256;
+  return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);
+}
+
+template <typename T, int K>
+void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace kbit

@@ -1,0 +1,9 @@
+// Instantiations of the scalar GEMV for k = 5 (one file per k: parallel builds).
+#include "scalar_gemv.cuh"
+
+namespace kbit {
+namespace cuda {
+template void launch_scalar_gemv<c10::Half, 5>(const TcGemmArgs&, cudaStream_t);
+template void launch_scalar_gemv<c10::BFloat16, 5>(const TcGemmArgs&, cudaStream_t);
+}  // namespace cuda
+}  // namespace kbit
