@@ -73,7 +73,7 @@ def kbit_dispatch(layer: Layer, lw: LayerWeights) -> Setup:
 
 # (column, torch.ops.kbit op, MoE?, largest m it is timed at (None: any), doc)
 FUTURE_KBIT_OPS = [
-    ("Scalar", "scalar_gemv", False, 4, "kbit scalar GEMV kernel (torch.ops.kbit.scalar_gemv)"),
+    ("Scalar", "gemv_gemm", False, 4, "kbit scalar GEMV kernel (torch.ops.kbit.gemv_gemm)"),
     ("MMA", "mma_gemm", False, None, "kbit tensor-core kernel (torch.ops.kbit.mma_gemm)"),
     ("Grouped", "grouped_scalar_gemv", True, 4, "kbit grouped scalar GEMV (torch.ops.kbit.grouped_scalar_gemv)"),
     ("Grp MMA", "grouped_mma_gemm", True, None, "kbit grouped tensor-core kernel (torch.ops.kbit.grouped_mma_gemm)"),

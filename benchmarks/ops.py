@@ -29,8 +29,11 @@ def has_kernel(qualified: str, device: torch.device) -> bool:
 
 
 def schema_types(qualified: str) -> Optional[list]:
-    """Argument types of the op's default overload (None when the op does not exist)."""
+    """Types of the op's default overload's arguments without a default value, i.e. what a
+    call must pass (None when the op does not exist): mma_gemm's optional tuning argument
+    leaves it callable like gemm."""
     ns, name = qualified.split("::")
     if not hasattr(getattr(torch.ops, ns), name):
         return None
-    return [str(a.type) for a in getattr(getattr(torch.ops, ns), name).default._schema.arguments]
+    return [str(a.type) for a in getattr(getattr(torch.ops, ns), name).default._schema.arguments
+            if not a.has_default_value()]

@@ -67,7 +67,8 @@ def test_markdown_tables(result):
     assert "## MoE sweep" in md and "## Decode step" in md and "## Achieved bandwidth" in md
     assert "## Timing spread" in md and "## Reproducibility" in md
     # kernels that cannot run on the CPU are named with their reason, never silently missing
-    assert "Scalar: not run: torch.ops.kbit.scalar_gemv is not built" in md
+    assert "Scalar: not run: torch.ops.kbit.gemv_gemm has no CPU kernel in this build" in md
+    assert "Grouped: not run: torch.ops.kbit.grouped_scalar_gemv is not built" in md
     assert "int4: not run" in md
 
 

@@ -34,14 +34,13 @@ def test_a_registered_kernel_becomes_a_column_and_wrong_results_are_marked(tmp_p
 
 
 def test_future_ops_join_without_code_changes(tmp_path):
-    # In a fresh process: define kbit::scalar_gemv with kbit::gemm's schema (it joins as "Scalar")
-    # and kbit::grouped_scalar_gemv with another schema (it is skipped with a reason).
+    # In a fresh process: give kbit::gemv_gemm (CUDA only) a CPU kernel, so its "Scalar" column
+    # runs up to M = 4, and define kbit::grouped_scalar_gemv with a schema unlike grouped_gemm's
+    # (it is skipped with a reason).
     script = textwrap.dedent(f"""
         import torch, kbit
         lib = torch.library.Library("kbit", "FRAGMENT")
-        lib.define("scalar_gemv(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
-                   "Tensor codebook, int k) -> Tensor")
-        lib.impl("scalar_gemv", lambda *a: torch.ops.kbit.gemm(*a), "CPU")
+        lib.impl("gemv_gemm", lambda *a: torch.ops.kbit.gemm(*a), "CPU")
         lib.define("grouped_scalar_gemv(Tensor x, int k) -> Tensor")
         lib.impl("grouped_scalar_gemv", lambda x, k: x, "CPU")
         from benchmarks import run
