@@ -20,7 +20,8 @@ shapes of the size). Between grid points the next path starts right after the la
 its predecessor won. At M = 1, 4, 8 and 16 the small-M kernel is timed with each warps-per-unit
 value (mma_gemm's tuning argument: 8, 4, 2, 1 warps share a 16-row unit along K); per size, k and
 M the value with the least worst-case loss over the size's shapes goes into the table (for M up to
-that grid point, above the previous one) and its time is the kernel's time in the crossovers.
+that grid point, above the previous one) and its time is the kernel's time in the crossovers (at
+grid points between buckets, e.g. M = 2, every value is timed too and the bucket's choice counts).
 
     python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
@@ -55,11 +56,16 @@ def runs_path(path: str, k: int, M: int, K: int, wgmma_runs) -> bool:
         return wgmma_runs(k, M)
     if path == "gemv":
         return M <= GEMV_MAX_TOKENS
-    if path == "kernel":  # off the warps-per-unit bucket points: what gemm itself would use (table or rule)
-        return M not in WPU_BUCKETS
-    if path.startswith("kernel/w"):
-        return M in WPU_BUCKETS and int(path[len("kernel/w"):]) <= wpu_cap(K)
+    if path == "kernel":  # above the warps-per-unit buckets: the launch rule (the table has no value there)
+        return M > WPU_BUCKETS[-1]
+    if path.startswith("kernel/w"):  # every M the buckets cover, so no timing depends on the table being tuned
+        return M <= WPU_BUCKETS[-1] and int(path[len("kernel/w"):]) <= wpu_cap(K)
     return True
+
+
+def bucket_of(M: int) -> int:
+    """The warps-per-unit bucket (its grid point) that covers M <= WPU_BUCKETS[-1]."""
+    return next(b for b in WPU_BUCKETS if M <= b)
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
 
 
@@ -98,13 +104,17 @@ def chosen_wpu(run: Dict) -> Dict:
 
 
 def timings(run: Dict) -> Dict:
-    """{(shape, M, k, path): us}, with "kernel" at the bucket grid points = the chosen warps per unit."""
+    """{(shape, M, k, path): us}, with "kernel" at every M the buckets cover = the time at the warps
+    per unit the table will use there (its bucket's choice)."""
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
     wpu = chosen_wpu(run)
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
-        for (size, k, M), w in wpu.items():
-            if size == size_of(run, name) and (name, M, k, "kernel") not in t:
-                t[(name, M, k, "kernel")] = t[(name, M, k, f"kernel/w{w}")]
+        size = size_of(run, name)
+        for k in run["ks"]:
+            for M in (m for m in run["ms"] if m <= WPU_BUCKETS[-1]):
+                w = wpu.get((size, k, bucket_of(M)))
+                if w is not None and (name, M, k, "kernel") not in t and (name, M, k, f"kernel/w{w}") in t:
+                    t[(name, M, k, "kernel")] = t[(name, M, k, f"kernel/w{w}")]
     return t
 
 
@@ -130,8 +140,8 @@ def crossovers(run: Dict) -> List[Dict]:
                     gemv = M
                 else:
                     break
-            small = 0
-            for M in run["ms"]:
+            small = gemv  # M <= gemv is the scalar GEMV's: the small-M kernel's range starts after it
+            for M in (m for m in run["ms"] if m > gemv):
                 if t[(name, M, k, "kernel")] <= min(tiled[M], t[(name, M, k, "dequant_cublas")]):
                     small = M
                 else:

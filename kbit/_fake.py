@@ -84,6 +84,8 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_u
 
 @register_fake("kbit::gemv_gemm")
 def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    torch._check(x.dim() != 2 or x.shape[0] <= 4,
+                 lambda: f"kbit: gemv_gemm takes at most 4 rows of x (M <= 4); got M={x.shape[0]}")
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 

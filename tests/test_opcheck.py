@@ -79,3 +79,13 @@ def test_opcheck_cuda(op, k, stacked, gen):
     args = tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in op_args(op, k, stacked, gen))
     result = opcheck(getattr(torch.ops.kbit, op), args)
     assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_gemv_gemm_fake_refuses_more_than_4_rows(gen):
+    # torch.compile traces gemv_gemm through its fake kernel: M > 4 fails there, as the CUDA op does
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    x, pt, at, r, cb, k = op_args("gemv_gemm", 3, False, gen)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        assert torch.ops.kbit.gemv_gemm(torch.empty(4, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (4, 19)
+        with pytest.raises(Exception, match="at most 4 rows"):
+            torch.ops.kbit.gemv_gemm(torch.empty(5, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)

@@ -95,6 +95,9 @@ def test_warps_per_unit_sweep_only_at_buckets_and_within_k_groups():
     assert T.runs_path("kernel/w8", 4, 8, 2048, no_wgmma) and not T.runs_path("kernel/w8", 4, 8, 1024, no_wgmma)
     assert T.runs_path("kernel/w4", 4, 16, 1024, no_wgmma) and not T.runs_path("kernel/w4", 4, 24, 4096, no_wgmma)
     assert T.runs_path("kernel", 4, 24, 4096, no_wgmma) and not T.runs_path("kernel", 4, 16, 4096, no_wgmma)
+    # between bucket points (M = 2) every value is timed too: no timing comes from the table being tuned
+    assert T.runs_path("kernel/w4", 4, 2, 2048, no_wgmma) and not T.runs_path("kernel", 4, 2, 2048, no_wgmma)
+    assert [T.bucket_of(M) for M in (1, 2, 4, 5, 9, 16)] == [1, 4, 4, 8, 16, 16]
     assert T.wpu_cap(32) == 1 and T.wpu_cap(512) == 2 and T.wpu_cap(1792) == 4 and T.wpu_cap(5120) == 8
 
 
@@ -112,3 +115,34 @@ def test_scalar_gemv_first_while_it_beats_every_path():
     assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
     assert ab["max_kernel_m"] == {4: 8}
     assert T.runs_path("gemv", 4, 4, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, 8, 2048, lambda k, M: False)
+
+
+def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_its_range():
+    ms = (1, 2, 4)
+    run = run_of({
+        ("a", "gemv"): [1, 9, 9], ("a", "tile"): [2, 4, 4], ("a", "dequant_cublas"): [20] * 3,
+        ("a", "kernel/w8"): [5, 5, 3], ("a", "kernel/w4"): [5, 3.5, 2],
+    }, ms=ms, ks=(4,))
+    # bucket M <= 4 picks 4 warps (2 vs 3 us at M = 4): M = 2 takes its 4-warp time, 3.5 us
+    assert T.chosen_wpu(run)[(4096 * 1024, 4, 4)] == 4
+    assert T.timings(run)[("a", 2, 4, "kernel")] == 3.5
+    # the kernel loses to tile at M = 1 (5 vs 2 us), but the GEMV owns M = 1, so the kernel's range is
+    # judged from M = 2 on, where it wins (3.5 and 2 us vs tile's 4)
+    (row,) = T.crossovers(run)
+    assert row["max_gemv_m"] == {4: 1} and row["max_kernel_m"] == {4: 4}
+
+
+def test_committed_table_rows_all_parse():
+    # the generated C++ table (csrc/cuda/gemm/tc_dispatch_table.h) in the format write_header writes:
+    # every row is read by the pattern the GPU test uses, nothing is skipped silently
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "tc_dispatch_table.h")
+    text = open(path).read()
+    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}, "
+                      r"\{([\d, ]+)\}\}", text)
+    assert len(rows) >= 2 and len(rows) == len(re.findall(r"^\s*\{\d+,", text, re.M))
+    sizes = [int(r[0]) for r in rows]
+    assert sizes == sorted(sizes)
+    for *_, wpu, gemv in rows:
+        assert set(int(v) for v in wpu.replace("{", "").replace("}", "").split(",")) <= {0, 1, 2, 4, 8}
+        assert all(0 <= int(v) <= T.GEMV_MAX_TOKENS for v in gemv.split(","))
