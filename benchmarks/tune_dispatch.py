@@ -77,9 +77,9 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
                  runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
 
 
-def size_of(run: Dict, name: str) -> int:
-    r0 = next(r for r in run["rows"] if r["shape"] == name)
-    return r0["N"] * r0["K"]
+def shape_sizes(run: Dict) -> Dict[str, int]:
+    """{shape: N*K} for the run's shapes, in run order."""
+    return {r["shape"]: r["N"] * r["K"] for r in run["rows"]}
 
 
 def chosen_wpu(run: Dict) -> Dict:
@@ -87,10 +87,10 @@ def chosen_wpu(run: Dict) -> Dict:
     whose worst time ratio to the best value over the size's shapes is least (within 1%: the earlier
     of WPUS, i.e. more warps)."""
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
-    names = list(dict.fromkeys(r["shape"] for r in run["rows"]))
+    sizes = shape_sizes(run)
     out = {}
-    for size in sorted({size_of(run, n) for n in names}):
-        group = [n for n in names if size_of(run, n) == size]
+    for size in sorted(set(sizes.values())):
+        group = [n for n, s in sizes.items() if s == size]
         for k in run["ks"]:
             for M in (m for m in run["ms"] if m in WPU_BUCKETS):
                 cand = [w for w in WPUS if all((n, M, k, f"kernel/w{w}") in t for n in group)]
@@ -108,8 +108,7 @@ def timings(run: Dict) -> Dict:
     per unit the table will use there (its bucket's choice)."""
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in run["rows"]}
     wpu = chosen_wpu(run)
-    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
-        size = size_of(run, name)
+    for name, size in shape_sizes(run).items():
         for k in run["ks"]:
             for M in (m for m in run["ms"] if m <= WPU_BUCKETS[-1]):
                 w = wpu.get((size, k, bucket_of(M)))

@@ -46,6 +46,16 @@ __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+// The two elements of a packed pair of T as floats (inverse of pack_pair; exact).
+template <typename T>
+__device__ __forceinline__ float2 unpack_pair(uint32_t w) {
+  if constexpr (std::is_same_v<T, c10::Half>) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  } else {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
+  }
+}
+
 // Elementwise product of two packed pairs of T (HMUL2), round to nearest.
 template <typename T>
 __device__ __forceinline__ uint32_t mul_pair(uint32_t a, uint32_t b) {

@@ -92,7 +92,7 @@ __device__ __forceinline__ uint32_t operand_from_f16(uint32_t f16_pair) {
   if constexpr (std::is_same_v<T, c10::Half>) {
     return f16_pair;
   } else {
-    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&f16_pair));
+    const float2 f = unpack_pair<c10::Half>(f16_pair);
     return pack_pair<T>(f.x, f.y);
   }
 }

@@ -26,6 +26,7 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/device_utils.cuh"
+#include "mma.cuh"
 #include "pair_table.cuh"
 #include "scalar_gemv.h"
 
@@ -58,16 +59,6 @@ __device__ __forceinline__ void pair_sources(const uint32_t* stream, int c, uint
     const int pos = (K == 3 ? 6 : 2 * K) * c;  // code c = a | b << k at bit 4c (k=2), 6c (k=3), 8c (k=4)
     a = stream_bits<K>(stream, pos);
     b = stream_bits<K>(stream, pos + K);
-  }
-}
-
-// The two elements of a packed fp16/bf16 pair as floats (element 0 in the low half).
-template <typename T>
-__device__ __forceinline__ float2 pair_to_float2(uint32_t w) {
-  if constexpr (std::is_same_v<T, c10::Half>) {
-    return __half22float2(*reinterpret_cast<const __half2*>(&w));
-  } else {
-    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
   }
 }
 
@@ -141,7 +132,7 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
         for (int m = 0; m < kTokens; ++m)
 #pragma unroll
           for (int q = 0; q < 2; ++q) {
-            const float2 f = pair_to_float2<T>(xw[m][2 * h + q]);
+            const float2 f = unpack_pair<T>(xw[m][2 * h + q]);
             lo[m] = fmaf(w_lo[2 * q], f.x, lo[m]);
             lo[m] = fmaf(w_lo[2 * q + 1], f.y, lo[m]);
             hi[m] = fmaf(w_hi[2 * q], f.x, hi[m]);
