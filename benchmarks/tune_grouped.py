@@ -1,7 +1,9 @@
-"""Grouped (MoE) gemm: the small-M grouped kernel vs the grouped tile kernel vs fp16 bmm.
+"""Grouped (MoE) gemm: the grouped scalar GEMV vs the small-M grouped kernel vs the grouped tile
+kernel vs fp16 bmm.
 
 For MoE expert shapes, E experts and a uniform number of tokens per expert, times
-torch.ops.kbit.grouped_mma_gemm and torch.ops.kbit.grouped_tile_gemm (fp16 activations, cold
+torch.ops.kbit.grouped_gemv_gemm (up to 4 tokens per expert), torch.ops.kbit.grouped_mma_gemm
+and torch.ops.kbit.grouped_tile_gemm (fp16 activations, cold
 L2, CUDA-graph medians; benchmarks/harness.py), and torch.bmm on the unquantized fp16 experts as
 the yardstick. The result picks the tokens-per-expert threshold at which grouped_gemm switches
 kernels (csrc/cuda/gemm/gemm_cuda.cpp). Writes <out>/grouped-<slug>.json and .md.
@@ -24,7 +26,8 @@ from .weights import cold_copies
 SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
 EXPERTS = [8, 64, 512]
 PER_EXPERT = [1, 2, 4, 8, 16, 32, 64]
-PATHS = [("small", "grouped_mma_gemm"), ("tile", "grouped_tile_gemm")]
+PATHS = [("gemv", "grouped_gemv_gemm"), ("small", "grouped_mma_gemm"), ("tile", "grouped_tile_gemm")]
+GEMV_MAX_PER_EXPERT = 4  # the grouped GEMV's chunk: more tokens per expert re-read the weights
 
 
 def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k: int) -> Dict:
@@ -52,6 +55,8 @@ def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k
                 t = timer.measure([lambda w=w: torch.bmm(xb, w) for w in Wt], Work(0, 0, f"bmm {name} {E} {tpe}"))
                 us["fp16_bmm"] = t.median_us
                 for path, op_name in PATHS:
+                    if path == "gemv" and tpe > GEMV_MAX_PER_EXPERT:
+                        continue
                     op = getattr(torch.ops.kbit, op_name)
                     t = timer.measure([lambda c=c, op=op: op(x, *c, off, k) for c in copies],
                                       Work(0, 0, f"{path} {name} {E} {tpe}"))
@@ -67,20 +72,25 @@ def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k
 def write_markdown(run: Dict, path: str) -> None:
     t = {(r["shape"], r["E"], r["per_expert"], r["path"]): r["us"] for r in run["rows"]}
     keys = list(dict.fromkeys((r["shape"], r["N"], r["K"]) for r in run["rows"]))
-    lines = [f"# Grouped gemm: small-M vs tile kernel, {run['device']['name']}", "",
+    lines = [f"# Grouped gemm: scalar GEMV vs small-M vs tile kernel, {run['device']['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; k = {run['k']}, fp16, cold L2, "
-             "CUDA-graph medians (us); uniform tokens per expert. `small` = torch.ops.kbit.grouped_mma_gemm, "
+             "CUDA-graph medians (us); uniform tokens per expert. `gemv` = torch.ops.kbit.grouped_gemv_gemm "
+             f"(timed up to {GEMV_MAX_PER_EXPERT} tokens per expert), `small` = torch.ops.kbit.grouped_mma_gemm, "
              "`tile` = torch.ops.kbit.grouped_tile_gemm, `bmm` = torch.bmm on the fp16 experts. "
              "Produced by `python -m benchmarks.tune_grouped`.", ""]
     for name, N, K in keys:
         es = sorted({r["E"] for r in run["rows"] if r["shape"] == name})
         tpes = sorted({r["per_expert"] for r in run["rows"] if r["shape"] == name})
         lines += [f"## {name} (per expert N={N}, K={K})", "",
-                  "| E | tokens/expert | bmm fp16 | small | tile | best vs bmm |", "|---:|---:|---:|---:|---:|---:|"]
+                  "| E | tokens/expert | bmm fp16 | gemv | small | tile | best vs bmm |",
+                  "|---:|---:|---:|---:|---:|---:|---:|"]
         for E in es:
             for tpe in tpes:
                 b, a, c = (t[(name, E, tpe, p)] for p in ("fp16_bmm", "small", "tile"))
-                lines.append(f"| {E} | {tpe} | {b:.1f} | {a:.1f} | {c:.1f} | {b / min(a, c):.2f}x |")
+                v = t.get((name, E, tpe, "gemv"))
+                best = min(x for x in (a, c, v) if x is not None)
+                lines.append(f"| {E} | {tpe} | {b:.1f} | {'-' if v is None else f'{v:.1f}'} | {a:.1f} | {c:.1f} | "
+                             f"{b / best:.2f}x |")
         lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))

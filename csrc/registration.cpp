@@ -40,8 +40,8 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
-  // The scalar GEMV for M <= 4 (CUDA): weights straight into registers, the codebook read with
-  // shuffles, no tensor cores and no shared-memory staging (small weights at decode).
+  // The scalar GEMV for M <= 4 (CUDA): the codebook read with shuffles, no tensor cores and no
+  // pair table, one persistent launch (decode).
   m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k) -> Tensor");
   // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
@@ -58,6 +58,10 @@ TORCH_LIBRARY(kbit, m) {
   m.def("dequant_cublas_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, int k) -> Tensor");
   m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // The grouped scalar GEMV (CUDA, E <= 1024): chunks of up to 4 rows per expert; what
+  // grouped_gemm dispatches to at decode (about one token per expert).
+  m.def("grouped_gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
   // The grouped tile kernel (CUDA, sm_90-size shared memory, E <= 1024): what grouped_gemm
   // dispatches to when the experts get several tokens each.

@@ -109,6 +109,11 @@ def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
 
 
+@register_fake("kbit::grouped_gemv_gemm")
+def _grouped_gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+    return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
+
+
 @register_fake("kbit::grouped_tile_gemm")
 def _grouped_tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)

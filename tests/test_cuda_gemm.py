@@ -84,14 +84,15 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
 
 
 @pytest.mark.parametrize("M", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336)],
+@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336), (4801, 4096)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_gemv_gemm_matches_reference(k, dtype, nk, M, poisoned_cuda):
-    # the scalar GEMV: one CTA per 16-row tile (odd N: a partial last tile), warps over the
+    # the scalar GEMV: CTAs over 16-row tiles (odd N: a partial last tile), warps over the
     # 256-column groups (K = 32 / 96: one partial group; 2080: a 32-column tail; 5120 and
-    # 14336: several groups per warp, the next group's loads in flight)
+    # 14336: several groups per warp, the next group's copies in flight; 4801 x 4096: 301 tiles,
+    # more than fit at once, so CTAs loop over tiles and prefetch across them)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv")
     x_before = x.clone()
@@ -186,7 +187,7 @@ def test_grouped_mma_gemm_matches_grouped_gemm_and_limits_experts(poisoned_cuda)
     assert_bitwise_equal(y, kbit.grouped_gemm(x, qw, off))
     big, _ = weight(2, 16, 32, torch.float16, E=1025)
     off = torch.zeros(1026, dtype=torch.int32, device=DEV)
-    for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
+    for op in (torch.ops.kbit.grouped_gemv_gemm, torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
         with pytest.raises(RuntimeError, match="at most 1024 experts"):
             op(x[:0, :32], big.packed, big.absmax, big.row_scale, big.codebook, off, 2)
 
@@ -346,7 +347,8 @@ def offsets(counts):
 
 def check_grouped(qw, W_hat, x, counts, dtype):
     """grouped_gemm against the reference, and each grouped kernel alone (E <= 1024): the
-    small-M kernel (grouped_mma_gemm) and the tile kernel (grouped_tile_gemm)."""
+    scalar GEMV (grouped_gemv_gemm), the small-M kernel (grouped_mma_gemm) and the tile kernel
+    (grouped_tile_gemm)."""
     off = offsets(counts)
     ref = torch.zeros(x.shape[0], qw.out_features, dtype=torch.float64, device=DEV)
     o = off.tolist()
@@ -355,7 +357,8 @@ def check_grouped(qw, W_hat, x, counts, dtype):
     ops = [lambda: kbit.grouped_gemm(x, qw, off)]
     if len(counts) <= 1024:
         ops += [lambda op=op: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, qw.k)
-                for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm)]
+                for op in (torch.ops.kbit.grouped_gemv_gemm, torch.ops.kbit.grouped_mma_gemm,
+                           torch.ops.kbit.grouped_tile_gemm)]
     for run in ops:
         y = run()
         assert y.device.type == "cuda" and y.dtype == dtype and y.shape == (x.shape[0], qw.out_features)
@@ -415,6 +418,30 @@ def test_grouped_gemm_cuda_deterministic():
         assert_bitwise_equal(kbit.grouped_gemm(x, qw, off), y0)
 
 
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_grouped_gemv_gemm_decode(k, dtype, gen, poisoned_cuda):
+    # the grouped scalar GEMV at decode: rows per chunk from twice the mean rows per expert
+    # (capped at 4: 1, 2 and 4 here), experts with 0 rows, one expert with 9 rows (chunks of
+    # 4, 4, 1 or more), a K tail (2080: a 32-column last group) and several groups per warp
+    # (K = 5120), N = 300 (a partial last tile); bitwise repeat and CUDA-graph replay with
+    # other offsets
+    for E, N, K, counts in ((8, 300, 2080, [1, 0, 1, 1, 0, 1, 1, 1]), (6, 40, 5120, [0, 9, 1, 0, 2, 0]),
+                            (64, 33, 96, None)):
+        qw, W_hat = weight(k, N, K, dtype, E=E)
+        if counts is None:  # 64 experts, 64 tokens drawn at random: many experts get none
+            counts = torch.multinomial(torch.ones(E), 64, replacement=True, generator=gen).bincount(minlength=E).tolist()
+        x = acts(sum(counts), K, dtype, f"ggemv{E}")
+        check_grouped(qw, W_hat, x, counts, dtype)
+        off = offsets(counts)
+        fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                              qw.codebook, oo, k)
+        y = fn(x, off)
+        assert_bitwise_equal(fn(x, off), y)
+        other = offsets(list(reversed(counts)))
+        check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"ggemv{E}b"), other])
+
+
 def test_grouped_gemm_cuda_graph():
     E, N, K = 8, 257, 1024
     qw, _ = weight(4, N, K, torch.float16, E=E)
@@ -453,7 +480,7 @@ def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda)
     check_grouped(qw, W_hat, acts(8, K, torch.float16, "e1030"), counts, torch.float16)
 
 
-@pytest.mark.parametrize("op", ["grouped_gemm", "grouped_mma_gemm", "grouped_tile_gemm"])
+@pytest.mark.parametrize("op", ["grouped_gemm", "grouped_gemv_gemm", "grouped_mma_gemm", "grouped_tile_gemm"])
 @pytest.mark.parametrize("bad", ["decreasing", "past_T", "negative", "short_of_T"])
 def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad, op):
     # The CUDA kernel cannot check offsets without a host sync. Invalid values must not fault

@@ -62,7 +62,7 @@ def test_grouped_paths_on_each_device():
         ref[o[e]:o[e + 1]] = x_cpu[o[e]:o[e + 1]].double() @ W_hat[e].T
     for dev in ("cuda:0", "cuda:1"):
         qw, x, off = qh.to(dev), x_cpu.to(dev), off_cpu.to(dev)
-        for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
+        for op in (torch.ops.kbit.grouped_gemv_gemm, torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
             _check(op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, k), ref, torch.float16)
         _check(kbit.grouped_gemm(x, qw, off), ref, torch.float16)
 

@@ -36,11 +36,13 @@ def op_args(name, k, stacked, gen):
         "wgmma_gemm": (x, pt, at, r, cb, k),
         "dequant_cublas_gemm": (x, pt, at, r, cb, k),
         "grouped_mma_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
+        "grouped_gemv_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "grouped_tile_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
     }[name]
 
 
-CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_mma_gemm", "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
+CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_gemv_gemm", "grouped_mma_gemm",
+                 "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
          if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked)]

@@ -68,7 +68,7 @@ def test_markdown_tables(result):
     assert "## Timing spread" in md and "## Reproducibility" in md
     # kernels that cannot run on the CPU are named with their reason, never silently missing
     assert "Scalar: not run: torch.ops.kbit.gemv_gemm has no CPU kernel in this build" in md
-    assert "Grouped: not run: torch.ops.kbit.grouped_scalar_gemv is not built" in md
+    assert "Grouped: not run: torch.ops.kbit.grouped_gemv_gemm has no CPU kernel in this build" in md
     assert "int4: not run" in md
 
 

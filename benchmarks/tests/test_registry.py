@@ -34,16 +34,18 @@ def test_a_registered_kernel_becomes_a_column_and_wrong_results_are_marked(tmp_p
 
 
 def test_future_ops_join_without_code_changes(tmp_path):
-    # In a fresh process: give kbit::gemv_gemm (CUDA only) a CPU kernel, so its "Scalar" column
-    # runs up to M = 4, and define kbit::grouped_scalar_gemv with a schema unlike grouped_gemm's
-    # (it is skipped with a reason).
+    # In a fresh process: give kbit::gemv_gemm and kbit::grouped_gemv_gemm (CUDA only) CPU
+    # kernels, so their "Scalar" and "Grouped" columns run up to M = 4, and register a column for
+    # a new op kbit::future_gemv whose schema is unlike grouped_gemm's (skipped with a reason).
     script = textwrap.dedent(f"""
         import torch, kbit
         lib = torch.library.Library("kbit", "FRAGMENT")
         lib.impl("gemv_gemm", lambda *a: torch.ops.kbit.gemm(*a), "CPU")
-        lib.define("grouped_scalar_gemv(Tensor x, int k) -> Tensor")
-        lib.impl("grouped_scalar_gemv", lambda x, k: x, "CPU")
-        from benchmarks import run
+        lib.impl("grouped_gemv_gemm", lambda *a: torch.ops.kbit.grouped_gemm(*a), "CPU")
+        lib.define("future_gemv(Tensor x, int k) -> Tensor")
+        lib.impl("future_gemv", lambda x, k: x, "CPU")
+        from benchmarks import kernels, run
+        kernels._register_kbit_op("Future", "future_gemv", True, 4, "a future grouped op")
         raise SystemExit(run.main({ARGS!r} + ["--out", {str(tmp_path)!r}]))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -52,7 +54,9 @@ def test_future_ops_join_without_code_changes(tmp_path):
     scalar = rs.select(kernel="Scalar")
     assert scalar and all(r.status == "ok" for r in scalar)
     assert {r.m for r in scalar} == {1, 4} and all(r.experts == 0 for r in scalar)
-    assert any("grouped_scalar_gemv" in n and "own entry" in n for n in rs.notes)
+    grouped = rs.select(kernel="Grouped")
+    assert grouped and all(r.status == "ok" for r in grouped) and all(r.experts > 0 for r in grouped)
+    assert any("future_gemv" in n and "own entry" in n for n in rs.notes)
 
 
 def test_reference_per_dtype():

@@ -319,7 +319,8 @@ at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packe
   return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kDequantCublas);
 }
 
-// Grouped, E <= kTcMaxExperts: the small-M (DensePath::kSmallM) or tile (kTile) kernel.
+// Grouped, E <= kTcMaxExperts: the scalar GEMV (DensePath::kGemv), small-M (kSmallM) or tile
+// (kTile) kernel.
 at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
                           const WeightGeometry& g, DensePath kernel) {
@@ -332,7 +333,9 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
-  if (kernel == DensePath::kTile) {
+  if (kernel == DensePath::kGemv) {
+    args.tokens_per_unit = std::min<int64_t>(args.tokens_per_unit, kGemvMaxTokens);  // rows per chunk
+  } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);
   } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {
     // Small-M kernel: one warp per unit once the units alone fill the GPU (at most min(E, T)
@@ -369,13 +372,17 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
                         tile ? DensePath::kTile : DensePath::kSmallM);
 }
 
-// The grouped kernels called directly (grouped_mma_gemm / grouped_tile_gemm): E <= kTcMaxExperts.
+// The grouped kernels called directly (grouped_gemv_gemm / grouped_mma_gemm / grouped_tile_gemm):
+// E <= kTcMaxExperts.
 at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
                           int64_t k, DensePath kernel) {
   const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
-  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", kernel == DensePath::kTile ? "grouped_tile_gemm" : "grouped_mma_gemm",
-              " takes at most ", kTcMaxExperts, " experts (got E=", g.experts, "); grouped_gemm handles more");
+  const char* name = kernel == DensePath::kTile   ? "grouped_tile_gemm"
+                     : kernel == DensePath::kGemv ? "grouped_gemv_gemm"
+                                                  : "grouped_mma_gemm";
+  TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", name, " takes at most ", kTcMaxExperts, " experts (got E=",
+              g.experts, "); grouped_gemm handles more");
   const c10::cuda::CUDAGuard guard(x.device());
   return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
 }
@@ -384,6 +391,12 @@ at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_
                                   const at::Tensor& row_scale, const at::Tensor& codebook,
                                   const at::Tensor& expert_offsets, int64_t k) {
   return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kTile);
+}
+
+at::Tensor grouped_gemv_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                  const at::Tensor& row_scale, const at::Tensor& codebook,
+                                  const at::Tensor& expert_offsets, int64_t k) {
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kGemv);
 }
 
 at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -404,6 +417,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("wgmma_gemm", &cuda::wgmma_gemm_cuda);
   m.impl("dequant_cublas_gemm", &cuda::dequant_cublas_gemm_cuda);
   m.impl("grouped_mma_gemm", &cuda::grouped_mma_gemm_cuda);
+  m.impl("grouped_gemv_gemm", &cuda::grouped_gemv_gemm_cuda);
   m.impl("grouped_tile_gemm", &cuda::grouped_tile_gemm_cuda);
 }
 

@@ -1,45 +1,71 @@
 #pragma once
-// Scalar GEMV for M = 1..4 (dense) straight from the tiled layout (docs/format.md section 5).
+// Scalar GEMV for M = 1..4 tokens (dense, and grouped for MoE decode) straight from the tiled
+// layout (docs/format.md section 5), without tensor cores or a pair table.
 //
 // Why: on small weights the tensor-core kernel's fixed chain (codebook -> pair table -> CTA
-// barrier, per-warp staged copies, mbarrier hand-offs, one persistent wave with a second round)
-// is most of a call (docs/design.md, "Session 8"). This kernel has none of it: weights go from
-// global memory straight into registers, the codebook lives in lane registers and is read with
-// shuffles, and the only barrier is the final cross-warp sum.
+// barrier, per-warp staged copies, mbarrier hand-offs) is most of a call (docs/design.md,
+// "Session 8"). Here the codebook lives in lane registers and is read with shuffles, and the
+// only CTA barrier is the per-unit cross-warp sum.
 //
-// Work partition: CTA = one 16-row tile of W, gemv_warps(K) (<= 16) warps; warp w takes the 256-column
-// groups w, w + warps, ... (the next group's loads in flight while the current one is decoded).
+// Units: one 16-row tile of W (of one expert) times up to kTokens rows of x. Dense: unit = tile,
+// rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
+// expert; experts without rows own no units). CTA b takes units b, b + gridDim.x, ... (a
+// persistent grid: at most the CTAs that fit at once).
+// Inside a unit: gemv_warps(K) (<= 16) warps; warp w takes the 256-column groups w, w + warps, ...
+// A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
+// stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
+// flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
 // 32 b + 8 t + 4 h + 2 (r / 2) + {0, 1}: 2 rows x the 8 consecutive columns 8 t .. 8 t + 7 of
-// each block, so one 16-byte load of x per block and token feeds 16 weights.
+// each block, so one 16-byte x vector per block and token feeds 16 weights.
 // Codebook lookup: lane i holds cb[i mod 2^k]; __shfl_sync takes the source lane modulo 32, so
 // an index only needs its low k bits right (no masking; a k = 3 code straddling two words is
 // one funnel shift). Per weight: ~1 shift, 1 shuffle, 1 FFMA per token.
 // Numerics: fp32 products and sums; per block and row, sum * block scale into the row's
 // accumulator; the lanes t of a row (shuffles) and then the warps (shared memory, warp order)
-// are added in a fixed order: the same bits on every run.
+// are added in a fixed order: the same bits on every run and for every grid size.
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
 #include "../../common/tiled_layout.h"
+#include "../common/async_copy.cuh"
 #include "../common/device_utils.cuh"
+#include "../common/kernel_residency.h"
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "scalar_gemv.h"
+#include "tc_work.cuh"
 
 namespace kbit {
 namespace cuda {
 
-// A 16-byte weight load that bypasses L1 (read once; L1 keeps x).
-__device__ __forceinline__ uint4 load_streaming_16(const void* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
+// One stage of a warp's ring: one 256-column group of one unit.
+//   [0, 512 k)                  the group's k stream vectors as in global memory: vector v of
+//                               lane l at 512 v + 16 l
+//   [kAbsmaxAt, + 128)          the group's absmax bytes (rows g, g + 8 at 16 g)
+//   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 l .. + 7] at 512 m + 16 l (vectors past K
+//                               or past the unit's rows are not copied and never read)
+template <int K, int kTokens>
+struct GemvStage {
+  static constexpr int kAbsmaxAt = 512 * K;
+  static constexpr int kXAt = kAbsmaxAt + kAbsmaxBytesPerTile;
+  static constexpr int kBytes = kXAt + 512 * kTokens;
+};
+
+// Dynamic shared memory: the warps' rings, the cross-warp partial sums (two parities), and for
+// grouped launches the schedule (32 scan slots, row_begin[E + 1], unit_end[E]).
+constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */) {
+  return warps * kGemvStages * (512 * k + kAbsmaxBytesPerTile + 512 * tokens) + 2 * warps * tokens * kTileRows * 4 +
+         (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1));
+}
+
+// A 16-byte copy that keeps x in L1 (.ca): every unit of a CTA re-reads the same x groups.
+__device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gmem_src) {
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
 
 // The stream bits from bit `pos` on (compile-time pos after unrolling), low k bits valid.
@@ -62,135 +88,233 @@ __device__ __forceinline__ void pair_sources(const uint32_t* stream, int c, uint
   }
 }
 
-// Registers: at most 64 for M <= 2 (two CTAs of 16 warps or four of 8 per SM: Qwen3 gate/up's 320
-// CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4), 128 above.
+// Issue the copies of one item (a group of one unit) into `stage`: k + 1 + kTokens 16-byte
+// copies per lane at most. x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
 template <typename T, int K, int kTokens>
-__global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scalar_gemv_kernel(const TcGemmArgs args) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const float cb_lane = __ldg(args.codebook + (lane & ((1 << K) - 1)));
-  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256;
-  const int64_t tile = blockIdx.x;
-  const T* x = static_cast<const T*>(args.x);
-  // The row scale of the output(s) this thread writes at the end (row i % 16 for i = threadIdx.x,
-  // + blockDim.x, ...), loaded now: after the sums it would be one more memory round trip.
-  const int64_t out_row = tile * kTileRows + threadIdx.x % kTileRows;
-  const float rs = threadIdx.x < kTokens * kTileRows && out_row < N ? __ldg(args.row_scale + out_row) * kHalfScaleFix : 0.0f;
-
-  const auto load_group = [&](int64_t grp, uint32_t (&stream)[4 * K], uint4& am) {
-    const int64_t tix = tile * G + grp;
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(args.packed + tix * tile_words(K)) + lane * 16;
+__device__ __forceinline__ void gemv_stage_fill(unsigned char* stage, const uint32_t* packed, const uint8_t* absmax,
+                                                int64_t tix, const T* x_grp, int rows, int64_t cols,
+                                                int64_t cols_left, int lane) {
+  using Stage = GemvStage<K, kTokens>;
+  const unsigned char* src = reinterpret_cast<const unsigned char*>(packed + tix * tile_words(K)) + lane * 16;
 #pragma unroll
-    for (int v = 0; v < K; ++v) {
-      const uint4 q = load_streaming_16(src + v * 512);
-      stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
-    }
-    am = load_streaming_16(args.absmax + tix * kAbsmaxBytesPerTile + g * 16);
-  };
-
-  float acc[kTokens][2];  // rows g, g + 8
+  for (int v = 0; v < K; ++v) cp_async_16(stage + v * 512 + lane * 16, src + v * 512);
+  if (lane < kAbsmaxBytesPerTile / 16) cp_async_16(stage + Stage::kAbsmaxAt + lane * 16, absmax + tix * kAbsmaxBytesPerTile + lane * 16);
+  if (8 * lane < cols_left) {
 #pragma unroll
-  for (int m = 0; m < kTokens; ++m) acc[m][0] = acc[m][1] = 0.0f;
-
-  uint32_t stream[4 * K];
-  uint4 am;
-  if (warp < G) load_group(warp, stream, am);
-  for (int64_t grp = warp; grp < G; grp += warps) {
-    uint32_t next[4 * K];
-    uint4 next_am = make_uint4(0, 0, 0, 0);
-    if (grp + warps < G) load_group(grp + warps, next, next_am);
-    uint32_t halves[4][2];
-    absmax_half_pairs(am, halves);
-    const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
-    const T* xg = x + grp * 256 + 8 * t;
-#pragma unroll
-    for (int blk = 0; blk < 8; ++blk) {
-      if (blk >= blocks) break;  // K tail: the same for the whole warp
-      uint32_t xw[kTokens][4];  // x[m][32 blk + 8 t .. + 7] as 4 pairs
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m) {
-        const uint4 xv = __ldg(reinterpret_cast<const uint4*>(xg + m * cols + blk * 32));
-        xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
-      }
-      float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m) lo[m] = hi[m] = 0.0f;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {  // columns 4 h .. 4 h + 3 of the lane's 8: x pairs 2 h, 2 h + 1
-        float w_lo[4], w_hi[4];
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          uint32_t ia, ib;
-          pair_sources<K>(stream, 8 * blk + 4 * h + r, ia, ib);
-          const float va = __shfl_sync(0xffffffffu, cb_lane, static_cast<int>(ia));
-          const float vb = __shfl_sync(0xffffffffu, cb_lane, static_cast<int>(ib));
-          const int j = 2 * (r >> 1);
-          if (r & 1) { w_hi[j] = va; w_hi[j + 1] = vb; }
-          else { w_lo[j] = va; w_lo[j + 1] = vb; }
-        }
-#pragma unroll
-        for (int m = 0; m < kTokens; ++m)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const float2 f = unpack_pair<T>(xw[m][2 * h + q]);
-            lo[m] = fmaf(w_lo[2 * q], f.x, lo[m]);
-            lo[m] = fmaf(w_lo[2 * q + 1], f.y, lo[m]);
-            hi[m] = fmaf(w_hi[2 * q], f.x, hi[m]);
-            hi[m] = fmaf(w_hi[2 * q + 1], f.y, hi[m]);
-          }
-      }
-      const float s_lo = half_bits_to_float(block_scale_bits(halves, blk, false));
-      const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m) {
-        acc[m][0] = fmaf(s_lo, lo[m], acc[m][0]);
-        acc[m][1] = fmaf(s_hi, hi[m], acc[m][1]);
-      }
-    }
-#pragma unroll
-    for (int w = 0; w < 4 * K; ++w) stream[w] = next[w];
-    am = next_am;
+    for (int m = 0; m < kTokens; ++m)
+      if (m < rows) cp_async_16_keep(stage + Stage::kXAt + m * 512 + lane * 16, x_grp + m * cols + 8 * lane);
   }
+}
 
-  // Row sums: the 4 lanes t of a row (fixed butterfly), then the warps in order.
+// acc[m][e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
+// g + 8 (e = 1); `blocks` = 32-column blocks of the group inside K (8 except at the K tail).
+template <typename T, int K, int kTokens>
+__device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, int blocks, float cb_lane, int lane,
+                                                  float (&acc)[kTokens][2]) {
+  using Stage = GemvStage<K, kTokens>;
+  const int g = lane >> 2, t = lane & 3;
+  uint32_t stream[4 * K];
+  load_lane_stream<K>(stage, lane, stream);
+  uint32_t halves[4][2];
+  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + Stage::kAbsmaxAt + g * 16), halves);
 #pragma unroll
-  for (int m = 0; m < kTokens; ++m)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 1);
-      acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 2);
-    }
-  __shared__ float red[kGemvMaxWarps][kTokens][kTileRows];
-  if (t == 0) {
+  for (int blk = 0; blk < 8; ++blk) {
+    if (blk >= blocks) break;  // K tail: the same for the whole warp
+    uint32_t xw[kTokens][4];   // x[m][32 blk + 8 t .. + 7] as 4 pairs
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      red[warp][m][g] = acc[m][0];
-      red[warp][m][g + 8] = acc[m][1];
+      const uint4 xv = *reinterpret_cast<const uint4*>(stage + Stage::kXAt + m * 512 + (4 * blk + t) * 16);
+      xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kTokens * kTileRows; i += blockDim.x) {  // one warp: 32 threads, 64 outputs
-    const int m = i / kTileRows, r = i % kTileRows;
-    if (out_row < N) {  // r = threadIdx.x % 16 (blockDim.x is a multiple of 32): row out_row, scale rs
-      float sum = red[0][m][r];
-      for (int w = 1; w < warps; ++w) sum += red[w][m][r];
-      static_cast<T*>(args.y)[m * N + out_row] = from_float<T>(sum * rs);
+    float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m) lo[m] = hi[m] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // columns 4 h .. 4 h + 3 of the lane's 8: x pairs 2 h, 2 h + 1
+      float w_lo[4], w_hi[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        uint32_t ia, ib;
+        pair_sources<K>(stream, 8 * blk + 4 * h + r, ia, ib);
+        const float va = __shfl_sync(0xffffffffu, cb_lane, static_cast<int>(ia));
+        const float vb = __shfl_sync(0xffffffffu, cb_lane, static_cast<int>(ib));
+        const int j = 2 * (r >> 1);
+        if (r & 1) { w_hi[j] = va; w_hi[j + 1] = vb; }
+        else { w_lo[j] = va; w_lo[j + 1] = vb; }
+      }
+#pragma unroll
+      for (int m = 0; m < kTokens; ++m)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const float2 f = unpack_pair<T>(xw[m][2 * h + q]);
+          lo[m] = fmaf(w_lo[2 * q], f.x, lo[m]);
+          lo[m] = fmaf(w_lo[2 * q + 1], f.y, lo[m]);
+          hi[m] = fmaf(w_hi[2 * q], f.x, hi[m]);
+          hi[m] = fmaf(w_hi[2 * q + 1], f.y, hi[m]);
+        }
+    }
+    const float s_lo = half_bits_to_float(block_scale_bits(halves, blk, false));
+    const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m) {
+      acc[m][0] = fmaf(s_lo, lo[m], acc[m][0]);
+      acc[m][1] = fmaf(s_hi, hi[m], acc[m][1]);
     }
   }
 }
 
+// Registers: at most 64 for M <= 2 (two CTAs of 16 warps or four of 8 per SM: Qwen3 gate/up's 320
+// CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4), 128 above.
+template <typename T, int K, int kTokens, bool kGrouped>
+__global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scalar_gemv_kernel(const TcGemmArgs args) {
+  using Stage = GemvStage<K, kTokens>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int g = lane >> 2;
+  const float cb_lane = __ldg(args.codebook + (lane & ((1 << K) - 1)));
+  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
+  const T* x = static_cast<const T*>(args.x);
+  T* y = static_cast<T*>(args.y);
+  unsigned char* ring = smem + warp * kGemvStages * Stage::kBytes;
+  float* red = reinterpret_cast<float*>(smem + warps * kGemvStages * Stage::kBytes);  // [2][warps][kTokens][16]
+
+  TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
+  if constexpr (kGrouped) {
+    int64_t* scratch = reinterpret_cast<int64_t*>(red + 2 * warps * kTokens * kTileRows);
+    int64_t* row_begin = scratch + 32;
+    int64_t* unit_end = row_begin + args.experts + 1;
+    build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch);
+    sched.row_begin = row_begin;
+    sched.unit_end = unit_end;
+    fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+  }
+  const auto unit_of = [&](int64_t u) {
+    if constexpr (kGrouped) return sched.unit(u);
+    return TcUnit{0, u, 0, static_cast<int>(args.M)};
+  };
+  const int64_t units = kGrouped ? sched.units() : NT;
+  if (blockIdx.x >= units) return;  // grouped: fewer units than CTAs (no barrier below for this CTA)
+
+  // The warp's items: for each of the CTA's units, the groups warp, warp + warps, ... (n_w).
+  const int n_w = static_cast<int>((G - 1 - warp) / warps) + 1;  // warps <= G
+  const int64_t items = ((units - 1 - blockIdx.x) / gridDim.x + 1) * n_w;
+  int64_t fill_unit = blockIdx.x;  // the next item to copy: unit, and its group index j
+  int fill_j = 0;
+  TcUnit fill_w = unit_of(fill_unit);
+  const auto fill_next = [&](int64_t item) {
+    const int64_t grp = warp + int64_t(fill_j) * warps;
+    const int64_t tix = (fill_w.expert * NT + fill_w.tile) * G + grp;
+    gemv_stage_fill<T, K, kTokens>(ring + (item % kGemvStages) * Stage::kBytes, args.packed, args.absmax, tix,
+                                   x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols, cols - grp * 256, lane);
+    if (++fill_j == n_w) {
+      fill_j = 0;
+      fill_unit += gridDim.x;
+      if (fill_unit < units) fill_w = unit_of(fill_unit);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < kGemvStages - 1; ++s) {
+    if (s < items) fill_next(s);
+    cp_async_commit();
+  }
+
+  // The outputs this thread writes at each unit's end: (token i / 16, row i % 16) for
+  // i = threadIdx.x, + blockDim.x (< 64); i % 16 = threadIdx.x % 16 either way, so one row and
+  // one row scale, loaded at the unit's start (after the sums it would be a round trip).
+  const int out_r = threadIdx.x % kTileRows;
+  const auto row_scale_of = [&](const TcUnit& w) {
+    const int64_t row = w.tile * kTileRows + out_r;
+    return threadIdx.x < kTokens * kTileRows && row < N ? __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix : 0.0f;
+  };
+  int64_t unit_index = blockIdx.x;
+  TcUnit unit = unit_of(unit_index);
+  float rs = row_scale_of(unit);
+  int j = 0, parity = 0;
+  float acc[kTokens][2];
+#pragma unroll
+  for (int m = 0; m < kTokens; ++m) acc[m][0] = acc[m][1] = 0.0f;
+
+  for (int64_t item = 0; item < items; ++item) {
+    if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1);
+    cp_async_commit();
+    cp_async_wait<kGemvStages - 1>();
+    __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
+    const int64_t grp = warp + int64_t(j) * warps;
+    const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
+    gemv_decode_stage<T, K, kTokens>(ring + (item % kGemvStages) * Stage::kBytes, blocks, cb_lane, lane, acc);
+    __syncwarp();  // the stage is refilled by the next iteration's copies
+    if (++j < n_w) continue;
+
+    // Unit done: the 4 lanes t of a row (fixed butterfly), then the warps in order.
+    j = 0;
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 1);
+        acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 2);
+      }
+    float* red_p = red + parity * warps * kTokens * kTileRows;
+    if ((lane & 3) == 0) {
+#pragma unroll
+      for (int m = 0; m < kTokens; ++m) {
+        red_p[(warp * kTokens + m) * kTileRows + g] = acc[m][0];
+        red_p[(warp * kTokens + m) * kTileRows + g + 8] = acc[m][1];
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m) acc[m][0] = acc[m][1] = 0.0f;
+    // One barrier per unit: red[parity] is rewritten two units later, after the next unit's
+    // barrier, which every reader below passes only when done reading.
+    __syncthreads();
+    const int64_t row = unit.tile * kTileRows + out_r;
+    for (int i = threadIdx.x; i < kTokens * kTileRows; i += blockDim.x) {
+      const int m = i / kTileRows;
+      if (m < unit.rows && row < N) {
+        float sum = red_p[m * kTileRows + out_r];
+        for (int w = 1; w < warps; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
+        y[(unit.row0 + m) * N + row] = from_float<T>(sum * rs);
+      }
+    }
+    parity ^= 1;
+    unit_index += gridDim.x;
+    if (unit_index < units) {
+      unit = unit_of(unit_index);
+      rs = row_scale_of(unit);
+    }
+  }
+  cp_async_wait<0>();  // nothing is left in flight at exit (the last commits are empty)
+}
+
+template <typename T, int K, int kTokens>
+void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
+  const bool grouped = args.expert_offsets != nullptr;
+  const int warps = gemv_warps(args.K);
+  const int smem = gemv_smem_bytes(K, kTokens, warps, grouped ? static_cast<int>(args.experts) : -1);
+  const int most = gemv_smem_bytes(K, kTokens, kGemvMaxWarps, grouped ? kTcMaxExperts : -1);
+  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true>)
+                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false>);
+  const int64_t resident = int64_t(resident_ctas_per_sm(kernel, 32 * warps, smem, most)) *
+                           at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
+  // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
+  const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
+  const dim3 grid(static_cast<unsigned>(std::max<int64_t>(1, std::min(units, resident)))), block(32 * warps);
+  if (grouped) scalar_gemv_kernel<T, K, kTokens, true><<<grid, block, smem, stream>>>(args);
+  else scalar_gemv_kernel<T, K, kTokens, false><<<grid, block, smem, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Dense: kTokens = M. Grouped: kTokens = args.tokens_per_unit (the host's hint, 1..4): an expert
+// with more rows takes several chunks.
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
-  const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
-  TORCH_CHECK(tiles < (int64_t(1) << 31), "kbit: gemv_gemm needs N < 2^35 (one CTA per 16-row tile); got N=", args.N);
-  const dim3 grid(static_cast<unsigned>(tiles)), block(32 * gemv_warps(args.K));
-  switch (args.M) {
-    case 1: scalar_gemv_kernel<T, K, 1><<<grid, block, 0, stream>>>(args); break;
-    case 2: scalar_gemv_kernel<T, K, 2><<<grid, block, 0, stream>>>(args); break;
-    case 3: scalar_gemv_kernel<T, K, 3><<<grid, block, 0, stream>>>(args); break;
-    default: scalar_gemv_kernel<T, K, 4><<<grid, block, 0, stream>>>(args); break;
+  switch (args.tokens_per_unit) {
+    case 1: launch_scalar_gemv_tokens<T, K, 1>(args, stream); break;
+    case 2: launch_scalar_gemv_tokens<T, K, 2>(args, stream); break;
+    case 3: launch_scalar_gemv_tokens<T, K, 3>(args, stream); break;
+    default: launch_scalar_gemv_tokens<T, K, 4>(args, stream); break;
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace cuda

@@ -1,9 +1,11 @@
 #pragma once
 // Host interface of the scalar GEMV (scalar_gemv.cuh): dense y[M, N] = x[M, K] @ W^T for
-// M = 1..kGemvMaxTokens straight from the tiled layout, without tensor cores, shared-memory
-// staging or a pair table: the decode path for small weights, where the tensor-core kernel's
-// fixed cost (table build, staged copies, hand-offs) is most of the call.
-// Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K; the rest unused).
+// M = 1..kGemvMaxTokens, and grouped (MoE) y[t] = x[t] @ W[e]^T in chunks of up to
+// kGemvMaxTokens rows per expert, straight from the tiled layout, without tensor cores or a
+// pair table: the decode path, where the tensor-core kernel's fixed cost (table build, staged
+// copies, hand-offs) is most of the call.
+// Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K; grouped:
+// expert_offsets, experts, tokens_per_unit = the rows per chunk, 1..kGemvMaxTokens).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -23,6 +25,9 @@ inline int gemv_warps(int64_t K) {
   const int64_t groups = (K + 255) / 256;
   return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);
 }
+
+// Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and the next one in flight.
+constexpr int kGemvStages = 2;
 
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream);

@@ -140,15 +140,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
                                          scratch);
     sched.row_begin = row_begin;
     sched.unit_end = unit_end;
-    // Rows no expert owns (only for invalid offsets) are NaN, never stale memory.
-    const int64_t lead = row_begin[0], tail = args.M - row_begin[sched.experts];
-    const int64_t unowned = (lead + tail) * N;
-    T* y = static_cast<T*>(args.y);
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < unowned;
-         i += int64_t(gridDim.x) * blockDim.x) {
-      const int64_t r = i / N;
-      y[(r < lead ? r : row_begin[sched.experts] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
-    }
+    fill_unowned_rows(row_begin, sched.experts, args.M, N, static_cast<T*>(args.y));
   }
 
   // A unit gets wpu warps (8, or fewer when K has fewer than 8 groups); the CTA runs

@@ -88,47 +88,50 @@ struct TcSchedule {
 };
 
 // Grouped: fill row_begin[0..E] and unit_end[0..E) in shared memory from the device
-// offsets. Every thread of the (256-thread) CTA calls this; E <= kTcMaxExperts.
+// offsets. Every thread of the CTA (any multiple of 32 threads) calls this; E <= kTcMaxExperts.
+// Thread i owns the consecutive entries [i * per, (i + 1) * per) of each scan; the offsets are
+// first copied (coalesced, clamped to [0, T]) into row_begin, which the scans then rewrite.
 template <int kTokens>
 __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t row_tiles,
                                        int64_t* row_begin, int64_t* unit_end, int64_t* scratch) {
-  constexpr int kPer = (kTcMaxExperts + 1 + 255) / 256;  // entries per thread, consecutive
-  const int first = static_cast<int>(threadIdx.x) * kPer;
   const auto max_op = [](int64_t a, int64_t b) { return a > b ? a : b; };
   const auto sum_op = [](int64_t a, int64_t b) { return a + b; };
-  // row_begin = running maximum of the offsets clamped to [0, T].
-  int64_t vals[kPer];
+  const int threads = static_cast<int>(blockDim.x);
+#pragma unroll 8
+  for (int j = static_cast<int>(threadIdx.x); j <= E; j += threads) {
+    const int64_t o = __ldg(offsets + j);
+    row_begin[j] = o < 0 ? 0 : (o > T ? T : o);
+  }
+  __syncthreads();
+  const int per = (E + threads) / threads;  // E + 1 entries
+  const int first = static_cast<int>(threadIdx.x) * per;
+  const int end_rows = first + per < E + 1 ? first + per : E + 1, end_units = end_rows < E ? end_rows : E;
+  // row_begin = running maximum of the clamped offsets.
   int64_t run = 0;
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int j = first + i;
-    const int64_t o = j <= E ? static_cast<int64_t>(__ldg(offsets + j)) : 0;
-    vals[i] = o < 0 ? 0 : (o > T ? T : o);
-    run = max_op(run, vals[i]);
-  }
-  int64_t prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    prefix = max_op(prefix, vals[i]);
-    if (first + i <= E) row_begin[first + i] = prefix;
-  }
+  for (int j = first; j < end_rows; ++j) run = max_op(run, row_begin[j]);
+  int64_t prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));  // its barriers order the reads above
+  for (int j = first; j < end_rows; ++j) row_begin[j] = prefix = max_op(prefix, row_begin[j]);
   __syncthreads();
   // unit_end = inclusive sum of each expert's units (chunks of kTokens rows x row tiles).
+  const auto units_of = [&](int e) { return (row_begin[e + 1] - row_begin[e] + kTokens - 1) / kTokens * row_tiles; };
   int64_t total = 0;
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int e = first + i;
-    const int64_t rows = e < E ? row_begin[e + 1] - row_begin[e] : 0;
-    vals[i] = (rows + kTokens - 1) / kTokens * row_tiles;
-    total += vals[i];
-  }
+  for (int e = first; e < end_units; ++e) total += units_of(e);
   prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    prefix += vals[i];
-    if (first + i < E) unit_end[first + i] = prefix;
-  }
+  for (int e = first; e < end_units; ++e) unit_end[e] = prefix += units_of(e);
   __syncthreads();
+}
+
+// Grouped: rows of y that no expert owns (only for invalid offsets: before row_begin[0] or
+// from row_begin[E] on) are written as NaN, never left as stale memory. The CTAs of the
+// grid share the rows; every thread calls this after build_grouped_schedule.
+template <typename T>
+__device__ void fill_unowned_rows(const int64_t* row_begin, int E, int64_t T_rows, int64_t N, T* y) {
+  const int64_t lead = row_begin[0], tail = T_rows - row_begin[E];
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (lead + tail) * N;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / N;
+    y[(r < lead ? r : row_begin[E] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
+  }
 }
 
 }  // namespace cuda

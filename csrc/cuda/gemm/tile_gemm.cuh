@@ -77,13 +77,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
     build_grouped_schedule<TM>(args.expert_offsets, sched.experts, M, row_blocks, row_begin, unit_end, scratch);
     sched.row_begin = row_begin;
     sched.unit_end = unit_end;
-    // Rows no expert owns (only for invalid offsets) are NaN, never stale memory.
-    const int64_t lead = row_begin[0], tail = M - row_begin[sched.experts];
-    for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < (lead + tail) * N;
-         i += int64_t(gridDim.x) * kThreads) {
-      const int64_t r = i / N;
-      y[(r < lead ? r : row_begin[sched.experts] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
-    }
+    fill_unowned_rows(row_begin, sched.experts, M, N, y);
   }
   const int64_t chunks = (M + TM - 1) / TM;
   const auto unit_of = [&](int64_t u) {
