@@ -539,20 +539,12 @@ def test_wrong_device_inputs_raise():
 
 
 def _table_rows():
-    """(N*K, [max small-M kernel M], [max tile kernel M], [wgmma from M], [max scalar GEMV M]) for
-    k = 2..5: the rows of the generated H100 table, from its source."""
-    import os
-    import re
+    """The rows of the generated H100 table (csrc/cuda/gemm/tc_dispatch_table.h), read from its source
+    by the reader that belongs to its writer (benchmarks/tune_dispatch.py)."""
+    from benchmarks.tune_dispatch import read_table
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
                         "tc_dispatch_table.h")
-    text = open(path).read()
-    ints = lambda v: [int(i) for i in v.split(",")]  # noqa: E731
-    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}, "
-                      r"\{([\d, ]+)\}\}", text)
-    assert len(rows) == len(re.findall(r"^\s*\{\d+,", text, re.M)), "a table row the parser does not read"
-    for *_, wpu, _gemv in rows:  # the small-M kernel's warps per unit per k and M bucket: 0 (the rule) or a count
-        assert set(ints(wpu.replace("{", "").replace("}", ""))) <= {0, 1, 2, 4, 8}, wpu
-    return [(int(w), ints(small), ints(tile), ints(wg), ints(gemv)) for w, small, tile, wg, _, gemv in rows]
+    return read_table(open(path).read())
 
 
 OP_OF_PATH = {"gemv": "gemv_gemm", "kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
@@ -572,8 +564,13 @@ def test_gemm_dispatch_follows_the_measured_table():
         assert source == "NVIDIA H100 80GB HBM3"
         rows = _table_rows()
         assert len(rows) >= 2
-        for weights, max_small, max_tile, min_wgmma, max_gemv in rows:  # a weight of exactly the row's size
-            N = weights // 2048
+        shapes = {(r["shape_n"], r["shape_k"]) for r in rows if r["shape_n"]}
+        for r in rows:  # a shape's own row, or for a size row a weight of exactly its size (K = 2048)
+            max_small, max_tile, min_wgmma, max_gemv = (r[f] for f in ("max_kernel_m", "max_tile_m", "min_wgmma_m",
+                                                                       "max_gemv_m"))
+            N, K = (r["shape_n"], r["shape_k"]) if r["shape_n"] else (r["weights"] // 2048, 2048)
+            if not r["shape_n"] and (N, K) in shapes:
+                continue  # that shape has its own row
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
                 gv = min(max_gemv[k - 2], 4)
@@ -581,19 +578,19 @@ def test_gemm_dispatch_follows_the_measured_table():
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"
                 if gv:
-                    assert kbit._C.gemm_dispatch(1, N, 2048, k)[0] == "gemv"
-                    assert kbit._C.gemm_dispatch(gv, N, 2048, k)[0] == "gemv"
-                    assert kbit._C.gemm_dispatch(gv + 1, N, 2048, k)[0] != "gemv"
+                    assert kbit._C.gemm_dispatch(1, N, K, k)[0] == "gemv"
+                    assert kbit._C.gemm_dispatch(gv, N, K, k)[0] == "gemv"
+                    assert kbit._C.gemm_dispatch(gv + 1, N, K, k)[0] != "gemv"
                 if a > gv:
-                    assert kbit._C.gemm_dispatch(a, N, 2048, k)[0] == "kernel"
+                    assert kbit._C.gemm_dispatch(a, N, K, k)[0] == "kernel"
                 lo = max(a, gv)  # the last M of the scalar GEMV or the small-M kernel
                 if b > lo:
-                    assert kbit._C.gemm_dispatch(lo + 1, N, 2048, k)[0] == tiled(lo + 1)
-                    assert kbit._C.gemm_dispatch(b, N, 2048, k)[0] == tiled(b)
+                    assert kbit._C.gemm_dispatch(lo + 1, N, K, k)[0] == tiled(lo + 1)
+                    assert kbit._C.gemm_dispatch(b, N, K, k)[0] == tiled(b)
                     if lo + 1 < w <= b:  # w = lo + 1: M = w - 1 = lo is not a tile kernel's (checked above)
-                        assert kbit._C.gemm_dispatch(w - 1, N, 2048, k)[0] == tiled(w - 1)
-                        assert kbit._C.gemm_dispatch(w, N, 2048, k)[0] == tiled(w)
-                assert kbit._C.gemm_dispatch(b + 1, N, 2048, k)[0] == "dequant_cublas"
+                        assert kbit._C.gemm_dispatch(w - 1, N, K, k)[0] == tiled(w - 1)
+                        assert kbit._C.gemm_dispatch(w, N, K, k)[0] == tiled(w)
+                assert kbit._C.gemm_dispatch(b + 1, N, K, k)[0] == "dequant_cublas"
     else:
         assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)

@@ -1,6 +1,8 @@
 """The crossover rule of benchmarks/tune_dispatch.py and the C++ table it writes (CPU only)."""
 import re
 
+import pytest
+
 from benchmarks import tune_dispatch as T
 
 
@@ -20,6 +22,11 @@ def run_of(times, ms=(1, 8, 16, 32, 64, 128), ks=(2, 4)):
             "torch": "2.11", "device": {"name": "GPU", "capability": "9.0", "sms": 132, "slug": "gpu"}}
 
 
+def sized(rows):
+    """The size rows of crossovers() (shape 0 x 0), ascending."""
+    return [r for r in rows if not r["shape_n"]]
+
+
 def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
     run = run_of({
         # shape a: small kernel best to M=16, tile best to M=64, then dequantize + cuBLAS
@@ -30,20 +37,28 @@ def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
         ("c", "kernel"): [1, 2, 3, 20, 20, 40], ("c", "dequant_cublas"): [9] * 6,
     })
     rows = T.crossovers(run)
-    assert [r["weights"] for r in rows] == [4096 * 1024, 8192 * 4096]
-    ab, c = rows
+    # a and b share a size: the size row (the smaller crossovers), then b's and a's own rows
+    assert [(r["weights"], r["shape_n"], r["shape_k"]) for r in rows] == [
+        (4096 * 1024, 0, 0), (4096 * 1024, 2048, 2048), (4096 * 1024, 4096, 1024), (8192 * 4096, 0, 0)]
+    ab, b, a, c = rows
     assert ab["max_kernel_m"] == {2: 1, 4: 1} and ab["max_tile_m"] == {2: 64, 4: 64}
+    assert a["max_kernel_m"] == {2: 16, 4: 16} and a["max_tile_m"] == {2: 64, 4: 64}
+    assert b["max_kernel_m"] == {2: 1, 4: 1} and b["max_tile_m"] == {2: 128, 4: 128}
     assert c["max_kernel_m"] == {2: 16, 4: 16} and c["max_tile_m"] == {2: 16, 4: 16}
     header = tmp_path / "t.h"
     T.write_header(run, str(header))
-    found = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{(.*)\}, \{([\d, ]+)\}\}",
-                       header.read_text())
-    no_wpu = "{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}"  # no warps-per-unit timings: the rule
-    assert found == [("4194304", "1, 0, 1, 0", "64, 0, 64, 0", "0, 0, 0, 0", no_wpu, "0, 0, 0, 0"),
-                     ("33554432", "16, 0, 16, 0", "16, 0, 16, 0", "0, 0, 0, 0", no_wpu, "0, 0, 0, 0")]
+    found = [(r["weights"], r["shape_n"], r["shape_k"], r["max_kernel_m"], r["max_tile_m"], r["min_wgmma_m"],
+              r["small_m_wpu"], r["max_gemv_m"]) for r in T.read_table(header.read_text())]
+    no_wpu = [[0] * 4] * 4  # no warps-per-unit timings: the rule
+    zero = [0, 0, 0, 0]
+    assert found == [(4194304, 0, 0, [1, 0, 1, 0], [64, 0, 64, 0], zero, no_wpu, zero),
+                     (4194304, 2048, 2048, [1, 0, 1, 0], [128, 0, 128, 0], zero, no_wpu, zero),
+                     (4194304, 4096, 1024, [16, 0, 16, 0], [64, 0, 64, 0], zero, no_wpu, zero),
+                     (33554432, 0, 0, [16, 0, 16, 0], [16, 0, 16, 0], zero, no_wpu, zero)]
     T.write_markdown(run, str(tmp_path / "t.md"))
     md = (tmp_path / "t.md").read_text()
-    assert "| 4194304 | 1 / 64 (0) |" in md and "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
+    assert "| 4194304 | 1 / 64 (0) |" in md and "| 4096 x 1024 | 16 / 64 (0) |" in md
+    assert "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
 
 
 def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
@@ -58,7 +73,7 @@ def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
         ("c", "kernel"): [1, 9, 9, 20, 20, 40], ("c", "tile"): [5, 4, 4, 5, 6, 7],
         ("c", "wgmma"): [6, 3, 3, 3, 6, 8], ("c", "dequant_cublas"): [10] * 6,
     })
-    ab, c = T.crossovers(run)
+    ab, c = sized(T.crossovers(run))
     assert ab["max_kernel_m"] == {2: 1, 4: 1} and ab["max_tile_m"] == {2: 128, 4: 128}
     assert ab["min_wgmma_m"] == {2: 64, 4: 64}
     assert c["min_wgmma_m"] == {2: 0, 4: 0}
@@ -84,8 +99,10 @@ def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tm
                                  (4096 * 1024, 4, 16): 8}
     t = T.timings(run)
     assert [t[("b", M, 4, "kernel")] for M in ms] == [9, 10, 8, 60, 40]
-    (row,) = T.crossovers(run)
+    row, b, a = T.crossovers(run)
     assert row["small_m_wpu"] == {4: [4, 8, 4, 8]} and row["max_kernel_m"] == {4: 8}  # b: 60 us > tile at M=16
+    # each shape's own row: its own best warps per unit (ties within 1% to more warps)
+    assert a["small_m_wpu"] == {4: [4, 2, 8, 8]} and b["small_m_wpu"] == {4: [4, 8, 4, 2]}
     T.write_header(run, str(tmp_path / "t.h"))
     assert "{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}}" in (tmp_path / "t.h").read_text()
 
@@ -111,7 +128,7 @@ def test_scalar_gemv_first_while_it_beats_every_path():
         ("c", "gemv"): [5, 9, 9, 0], ("c", "kernel"): [5, 5, 6, 7], ("c", "dequant_cublas"): [20] * 4,
     }, ms=ms, ks=(4,))
     run["rows"] = [r for r in run["rows"] if not (r["path"] == "gemv" and r["M"] > 4)]
-    ab, c = T.crossovers(run)
+    ab, c = sized(T.crossovers(run))
     assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
     assert ab["max_kernel_m"] == {4: 8}
     assert T.runs_path("gemv", 4, 4, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, 8, 2048, lambda k, M: False)
@@ -134,15 +151,16 @@ def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_
 
 def test_committed_table_rows_all_parse():
     # the generated C++ table (csrc/cuda/gemm/tc_dispatch_table.h) in the format write_header writes:
-    # every row is read by the pattern the GPU test uses, nothing is skipped silently
+    # read_table (which the GPU dispatch test uses too) reads every row, nothing is skipped silently
     import os
     path = os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "tc_dispatch_table.h")
-    text = open(path).read()
-    rows = re.findall(r"\{(\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, \{((?:\{[\d, ]+\}(?:, )?){4})\}, "
-                      r"\{([\d, ]+)\}\}", text)
-    assert len(rows) >= 2 and len(rows) == len(re.findall(r"^\s*\{\d+,", text, re.M))
-    sizes = [int(r[0]) for r in rows]
-    assert sizes == sorted(sizes)
-    for *_, wpu, gemv in rows:
-        assert set(int(v) for v in wpu.replace("{", "").replace("}", "").split(",")) <= {0, 1, 2, 4, 8}
-        assert all(0 <= int(v) <= T.GEMV_MAX_TOKENS for v in gemv.split(","))
+    rows = T.read_table(open(path).read())
+    assert len(sized(rows)) >= 2
+    keys = [(r["weights"], r["shape_n"], r["shape_k"]) for r in rows]
+    assert keys == sorted(keys)
+    for r in rows:
+        assert r["shape_n"] * r["shape_k"] in (0, r["weights"])
+        assert {v for b in r["small_m_wpu"] for v in b} <= {0, 1, 2, 4, 8}
+        assert all(0 <= v <= T.GEMV_MAX_TOKENS for v in r["max_gemv_m"])
+    with pytest.raises(ValueError, match="does not parse"):
+        T.read_table("    {1048576, 0, 0, {16, 16}},\n")

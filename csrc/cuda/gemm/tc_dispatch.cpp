@@ -30,16 +30,20 @@ const TcCrossoverTable* table_for(const cudaDeviceProp& prop) {
 
 }  // namespace
 
-const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& prop) {
+const TcCrossoverRow* tc_crossover_row(int64_t N, int64_t K, const cudaDeviceProp& prop) {
   const TcCrossoverTable* table = table_for(prop);
   if (table == nullptr) return nullptr;
-  const TcCrossoverRow* row = &table->rows[0];
-  for (int r = 1; r < table->num_rows && table->rows[r].weights <= weights; ++r) row = &table->rows[r];
-  return row;
+  const TcCrossoverRow* sized = nullptr;  // rows ascend by weights: the last size row <= N*K, else the first
+  for (int r = 0; r < table->num_rows; ++r) {
+    const TcCrossoverRow& row = table->rows[r];
+    if (row.shape_n == N && row.shape_k == K) return &row;
+    if (row.shape_n == 0 && (sized == nullptr || row.weights <= N * K)) sized = &row;
+  }
+  return sized;
 }
 
 int small_m_table_wpu(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
-  const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
+  const TcCrossoverRow* row = tc_crossover_row(N, K, prop);
   if (row == nullptr) return 0;
   for (int b = 0; b < 4; ++b)
     if (M <= kWpuBucketM[b]) return row->small_m_wpu[k - 2][b];
@@ -65,7 +69,7 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
-  const TcCrossoverRow* row = tc_crossover_row(N * K, prop);
+  const TcCrossoverRow* row = tc_crossover_row(N, K, prop);
   // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4
   // and -session5): the small-M kernel up to M = 8, a tile kernel up to M = 128 (64 on weights of
   // < 16M elements, where dequantize + cuBLAS catches up sooner), the wgmma one from M = 16 on

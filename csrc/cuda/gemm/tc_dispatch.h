@@ -20,6 +20,7 @@ namespace cuda {
 
 struct TcCrossoverRow {
   int64_t weights;          // N * K of the shapes measured (the smallest crossover among them)
+  int64_t shape_n, shape_k; // 0, 0: every shape of this size; else this N x K shape only (taken first)
   int16_t max_kernel_m[4];  // k = 2, 3, 4, 5: the small-M kernel for M <= this
   int16_t max_tile_m[4];    // then a tile kernel for M <= this; dequantize + cuBLAS above
   int16_t min_wgmma_m[4];   // within that range the wgmma kernel from this M on (0: never)
@@ -38,13 +39,14 @@ enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 struct TcCrossoverTable {
   const char* device;       // the GPU it was measured on (for people; matching uses the rest)
   int major, minor, sms;
-  const TcCrossoverRow* rows;  // ascending weights
+  const TcCrossoverRow* rows;  // ascending weights; at least one size row (shape 0 x 0)
   int num_rows;
 };
 
-// The row that applies to a weight of N*K elements: the largest measured size <= N*K
-// (the smallest row below every measured size). nullptr when no table matches the GPU.
-const TcCrossoverRow* tc_crossover_row(int64_t weights, const cudaDeviceProp& prop);
+// The row that applies to an N x K weight: that shape's own row if the table has one, else the
+// size row of the largest measured size <= N*K (the smallest size row below every measured
+// size). nullptr when no table matches the GPU.
+const TcCrossoverRow* tc_crossover_row(int64_t N, int64_t K, const cudaDeviceProp& prop);
 
 // The measured warps per unit of the small-M kernel for this weight, k and M on this GPU, or 0
 // where the table has none (no table for the GPU, M above the last bucket, or not measured).
