@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--experts", type=int, default=0, help="> 0: grouped_gemm over this many experts")
     ap.add_argument("--dtype", default="fp16", choices=("fp16", "bf16"))
     ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--op", default="gemm", choices=("gemm", "mma_gemm", "tile_gemm", "wgmma_gemm"),
+    ap.add_argument("--op", default="gemm", choices=("gemm", "gemv_gemm", "mma_gemm", "tile_gemm", "wgmma_gemm"),
                     help="dense: kbit.gemm (dispatch) or one kernel's op")
     a = ap.parse_args()
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16

@@ -5,11 +5,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-# KERNEL=regex for the kernel to profile (default tc_gemm; tile_gemm with --op tile_gemm,
+# KERNEL=regex for the kernel to profile (default tc_gemm; scalar_gemv with --op gemv_gemm, tile_gemm with --op tile_gemm,
 # wgmma_gemm_kernel with --op wgmma_gemm).
 # STALLS=1: also the per-reason warp stall breakdown (cycles per issued instruction).
 # SOURCE=1: also the SASS lines with the most stall samples (SourceCounters).
-SECTIONS="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis"
+SECTIONS="--section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats"
 SHAPES=${SHAPES:-"70b_m1: --k 4 --M 1 --N 28672 --K 8192
 gateup_m1: --k 4 --M 1 --N 5120 --K 2048
 70b_m16: --k 4 --M 16 --N 28672 --K 8192"}
@@ -23,5 +23,5 @@ while IFS= read -r line; do
   ncu --kernel-name regex:${KERNEL:-tc_gemm} --launch-skip 3 --launch-count 1 $SECTIONS $extra \
     python3 scripts/ncu_gemm.py $args > "$OUT/ncu_$label.txt" 2>&1
   [ -n "${STALLS:-}" ] && grep -E "issue_stalled" "$OUT/ncu_$label.txt" | awk '$NF > 0.05' | sort -k3 -rn | head -12
-  grep -E "Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Issued Ipc|No Eligible|Stall|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu_$label.txt" | head -40
+  grep -E "Pipe|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Issued Ipc|No Eligible|Stall|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu_$label.txt" | head -40
 done <<< "$SHAPES"

@@ -421,13 +421,12 @@ def test_grouped_gemm_cuda_deterministic():
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_grouped_gemv_gemm_decode(k, dtype, gen, poisoned_cuda):
-    # the grouped scalar GEMV at decode: rows per chunk from twice the mean rows per expert
-    # (capped at 4: 1, 2 and 4 here), experts with 0 rows, one expert with 9 rows (chunks of
-    # 4, 4, 1 or more), a K tail (2080: a 32-column last group) and several groups per warp
-    # (K = 5120), N = 300 (a partial last tile); bitwise repeat and CUDA-graph replay with
-    # other offsets
+    # the grouped scalar GEMV at decode: rows per chunk = the mean rows per expert rounded up
+    # (1, 2, 3, 4 here; at most 4), experts with 0 rows, an expert with 9 rows (several chunks),
+    # a K tail (2080: a 32-column last group) and several groups per warp (K = 5120), N = 300
+    # (a partial last tile); bitwise repeat and CUDA-graph replay with other offsets
     for E, N, K, counts in ((8, 300, 2080, [1, 0, 1, 1, 0, 1, 1, 1]), (6, 40, 5120, [0, 9, 1, 0, 2, 0]),
-                            (64, 33, 96, None)):
+                            (4, 300, 2080, [3, 3, 0, 5]), (4, 40, 5120, [4, 9, 1, 2]), (64, 33, 96, None)):
         qw, W_hat = weight(k, N, K, dtype, E=E)
         if counts is None:  # 64 experts, 64 tokens drawn at random: many experts get none
             counts = torch.multinomial(torch.ones(E), 64, replacement=True, generator=gen).bincount(minlength=E).tolist()
@@ -440,6 +439,25 @@ def test_grouped_gemv_gemm_decode(k, dtype, gen, poisoned_cuda):
         assert_bitwise_equal(fn(x, off), y)
         other = offsets(list(reversed(counts)))
         check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"ggemv{E}b"), other])
+
+
+def test_grouped_gemm_takes_the_gemv_at_one_token_per_expert_over_many_experts(poisoned_cuda):
+    # the measured H100 rule (grouped_gemv_wins): at most one token per expert, K <= 512, >= 256
+    # active experts -> the grouped scalar GEMV; elsewhere (other GPUs, more tokens) not
+    E, N, K = 256, 32, 512
+    qw, W_hat = weight(4, N, K, torch.float16, E=E)
+    x = acts(E, K, torch.float16, "gemv-rule")
+    y = check_grouped(qw, W_hat, x, [1] * E, torch.float16)
+    off = offsets([1] * E)
+    gemv = torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+        assert_bitwise_equal(y, gemv)
+        # 2 tokens per expert on average: a tensor-core kernel (the tile kernel from 256 experts)
+        x2 = acts(2 * E, K, torch.float16, "gemv-rule2")
+        two = offsets([2] * E)
+        assert_bitwise_equal(kbit.grouped_gemm(x2, qw, two), torch.ops.kbit.grouped_tile_gemm(
+            x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, two, 4))
 
 
 def test_grouped_gemm_cuda_graph():

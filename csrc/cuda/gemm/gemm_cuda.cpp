@@ -1,10 +1,10 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
-//   gemm:         the small-M tensor-core kernel, the tile kernel or dequantize + cuBLAS,
-//                 by measured crossovers (dense_gemm_path, tc_dispatch.h).
-//   grouped_gemm: the grouped small-M or grouped tile kernel (grouped_tile_wins; one launch,
-//                 expert_offsets read on the device, CUDA-graph capturable) for
-//                 E <= kTcMaxExperts; above that the host-synchronizing per-expert
-//                 dequantize + cuBLAS loop.
+//   gemm:         the scalar GEMV, the small-M tensor-core kernel, a tile kernel or dequantize +
+//                 cuBLAS, by measured crossovers (dense_gemm_path, tc_dispatch.h).
+//   grouped_gemm: the grouped scalar GEMV, small-M or tile kernel (grouped_gemv_wins,
+//                 grouped_tile_wins; one launch, expert_offsets read on the device, CUDA-graph
+//                 capturable) for E <= kTcMaxExperts; above that the host-synchronizing
+//                 per-expert dequantize + cuBLAS loop.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -334,7 +334,12 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
   if (kernel == DensePath::kGemv) {
-    args.tokens_per_unit = std::min<int64_t>(args.tokens_per_unit, kGemvMaxTokens);  // rows per chunk
+    // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens). The GEMV's
+    // work per weight grows with every row of the chunk, used or not (twice the mean, the
+    // tensor-core kernels' hint, made 1 token per expert cost 2 rows of FFMAs: 64 x 1 Qwen3 MoE
+    // gate/up 32.2 us vs 19.7 for the same bytes dense, session 10); an expert with more rows
+    // takes several chunks and re-reads its weights.
+    args.tokens_per_unit = std::min<int64_t>((args.M + g.experts - 1) / g.experts, kGemvMaxTokens);
   } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);
   } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {
@@ -367,9 +372,11 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   const c10::cuda::CUDAGuard guard(x.device());
   if (g.experts > kTcMaxExperts)
     return grouped_gemm_dequant_cublas(x.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
-  const bool tile = grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, *at::cuda::getCurrentDeviceProperties());
-  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g,
-                        tile ? DensePath::kTile : DensePath::kSmallM);
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  const DensePath kernel = grouped_gemv_wins(x.size(0), g.experts, g.cols, prop)        ? DensePath::kGemv
+                           : grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, prop) ? DensePath::kTile
+                                                                                       : DensePath::kSmallM;
+  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
 }
 
 // The grouped kernels called directly (grouped_gemv_gemm / grouped_mma_gemm / grouped_tile_gemm):

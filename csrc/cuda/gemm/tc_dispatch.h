@@ -61,6 +61,10 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
 // kernel, from T rows over E experts of N rows (no sync: the offsets stay on the device).
 bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop);
 
+// Grouped gemm (E <= kTcMaxExperts): the grouped scalar GEMV before either, from T rows over E
+// experts of N x K (measured on the H100 only; false on other GPUs).
+bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop);
+
 // Whether this GPU grants the tile kernel's shared memory for a token tile picked from
 // `tokens` (M dense; the per-expert hint grouped).
 bool tile_gemm_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& prop);
