@@ -5,7 +5,7 @@
 // Why: on small weights the tensor-core kernel's fixed chain (codebook -> pair table -> CTA
 // barrier, per-warp staged copies, mbarrier hand-offs) is most of a call (docs/design.md,
 // "Session 8"). Here the codebook lives in lane registers and is read with shuffles, and the
-// only CTA barrier is the per-unit cross-warp sum.
+// only CTA barriers are the per-unit cross-warp sum (and, grouped, the schedule's scans).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x. Dense: unit = tile,
 // rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
@@ -47,7 +47,9 @@ namespace cuda {
 //                               lane l at 512 v + 16 l
 //   [kAbsmaxAt, + 128)          the group's absmax bytes (rows g, g + 8 at 16 g)
 //   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 l .. + 7] at 512 m + 16 l (vectors past K
-//                               or past the unit's rows are not copied and never read)
+//                               are not copied and never read; rows past the unit's rows are not
+//                               copied, and what their slots hold feeds only accumulators that
+//                               are never written out)
 template <int K, int kTokens>
 struct GemvStage {
   static constexpr int kAbsmaxAt = 512 * K;
@@ -289,13 +291,21 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
 template <typename T, int K, int kTokens>
 void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   const bool grouped = args.expert_offsets != nullptr;
-  const int warps = gemv_warps(args.K);
-  const int smem = gemv_smem_bytes(K, kTokens, warps, grouped ? static_cast<int>(args.experts) : -1);
-  const int most = gemv_smem_bytes(K, kTokens, kGemvMaxWarps, grouped ? kTcMaxExperts : -1);
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  const int optin = static_cast<int>(prop.sharedMemPerBlockOptin);
+  const int experts = grouped ? static_cast<int>(args.experts) : -1;
+  // Warps: one per 256-column group (gemv_warps), fewer where this GPU's shared memory per block
+  // cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
+  int warps = gemv_warps(args.K);
+  while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts) > optin) --warps;
+  const int smem = gemv_smem_bytes(K, kTokens, warps, experts);
+  TORCH_CHECK(smem <= optin, "kbit: the scalar GEMV needs ", smem, " bytes of shared memory per block for k=", K, ", ",
+              kTokens, " rows per unit and ", args.experts, " expert(s); this GPU (", prop.name, ") allows ", optin);
+  // The kernel's dynamic shared-memory limit is one value per (kernel, device): the most any launch asks for.
+  const int most = std::min(gemv_smem_bytes(K, kTokens, kGemvMaxWarps, grouped ? kTcMaxExperts : -1), optin);
   const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true>)
                                : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false>);
-  const int64_t resident = int64_t(resident_ctas_per_sm(kernel, 32 * warps, smem, most)) *
-                           at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t resident = int64_t(resident_ctas_per_sm(kernel, 32 * warps, smem, most)) * prop.multiProcessorCount;
   const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
   const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
@@ -305,8 +315,8 @@ void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Dense: kTokens = M. Grouped: kTokens = args.tokens_per_unit (the host's hint, 1..4): an expert
-// with more rows takes several chunks.
+// Dense: kTokens = M. Grouped: kTokens = args.tokens_per_unit (the mean rows per expert rounded
+// up, 1..4, gemm_cuda.cpp): an expert with more rows takes several chunks.
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
   switch (args.tokens_per_unit) {

@@ -17,9 +17,10 @@ namespace cuda {
 
 constexpr int kGemvMaxTokens = 4;  // M = 1..4: one accumulator pair per token and lane
 
-// Warps of a CTA (one 16-row tile): one per 256-column group of K, at most kGemvMaxWarps (the
-// CTA count is N / 16 whatever K is, so long rows get more warps: Qwen3 down, K = 5120, N = 2048,
-// is 128 CTAs).
+// Warps of a CTA (one 16-row tile at a time): one per 256-column group of K, at most
+// kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
+// Qwen3 down, K = 5120, N = 2048, is 128 tiles). The launcher takes fewer where the GPU's shared
+// memory per block cannot hold that many warps' copy rings.
 constexpr int kGemvMaxWarps = 16;
 inline int gemv_warps(int64_t K) {
   const int64_t groups = (K + 255) / 256;

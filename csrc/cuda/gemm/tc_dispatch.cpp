@@ -73,9 +73,9 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // session10/grouped-gemv-1row.md; us, GEMV vs the best tensor-core kernel): Qwen3 MoE down
   // (K = 512) at 1 token per expert 8 x 1 7.8 vs 8.1, 64 x 1 26.2 vs 25.0, 256 x 1 93.8 vs 110.7;
   // gate/up (K = 2048) 8.4 vs 8.3, 64 x 1 25.7 vs 21.4, 256 x 1 85.1 vs 80.9; at 2 or more tokens
-  // per expert it loses everywhere. So: at most one token per expert on average and K <= 512,
-  // from 256 experts (64 x 1 down lost by 5%, 8 x 1 won by 4%: within the table's noise, left to
-  // the tensor-core kernel).
+  // per expert it loses everywhere. So: at most one token per expert on average (T <= E), K <= 512,
+  // and at least 256 rows, i.e. >= 256 experts with a token (64 x 1 down lost by 5%, 8 x 1 won
+  // by 4%: within the noise of these runs, left to the tensor-core kernel).
   return table_for(prop) != nullptr && T <= E && K <= 512 && std::min(E, T) >= 256;
 }
 

@@ -62,7 +62,7 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
 bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop);
 
 // Grouped gemm (E <= kTcMaxExperts): the grouped scalar GEMV before either, from T rows over E
-// experts of N x K (measured on the H100 only; false on other GPUs).
+// experts of K columns (measured on the H100 only; false on GPUs without a table).
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop);
 
 // Whether this GPU grants the tile kernel's shared memory for a token tile picked from
