@@ -271,14 +271,15 @@ def write_markdown(run: Dict, path: str) -> None:
              "## Crossovers (per k: [scalar GEMV up to M;] small-M kernel up to M, a tile kernel up to M (wgmma "
              "from M), dequantize + cuBLAS above)", "",
              "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
-    for r in crossovers(run):
+    rows = crossovers(run)
+    for r in rows:
         lines.append(f"| {row_label(r)} | " + " | ".join(
             (f"gemv {r['max_gemv_m'][k]}; " if r.get("max_gemv_m", {}).get(k) else "") +
             f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')} ({r['min_wgmma_m'].get(k, '-')})"
             for k in (2, 3, 4, 5)) + " |")
     lines += ["", f"## Small-M kernel warps per unit (M <= {' / '.join(map(str, WPU_BUCKETS))}; 0: the rule)", "",
               "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
-    for r in crossovers(run):
+    for r in rows:
         lines.append(f"| {row_label(r)} | " + " | ".join(
             " / ".join(map(str, r["small_m_wpu"].get(k, []))) or "-" for k in (2, 3, 4, 5)) + " |")
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):

@@ -49,17 +49,22 @@ def check(y, x, W_hat, dtype):
         assert err <= GEMM_RTOL[dtype], err
 
 
+def check_call(fn, x, W_hat, dtype):
+    """y = fn(x) against the reference, with x left as it was; returns y."""
+    x_before = x.clone()
+    y = fn(x)
+    assert torch.equal(x, x_before)
+    check(y, x, W_hat, dtype)
+    return y
+
+
 @pytest.mark.parametrize("M", MS)
 @pytest.mark.parametrize("nk", NK, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "ref")
-    x_before = x.clone()
-    y = kbit.gemm(x, qw)
-    assert torch.equal(x, x_before)
-    check(y, x, W_hat, dtype)
+    check_call(lambda x: kbit.gemm(x, qw), acts(M, nk[1], dtype, "ref"), W_hat, dtype)
 
 
 @pytest.mark.parametrize("M", MS)
@@ -96,13 +101,10 @@ def test_gemv_gemm_matches_reference(k, dtype, nk, M, poisoned_cuda):
     # 16 warps, so warp 0 takes two groups of every tile)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv")
-    x_before = x.clone()
-    args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    y = torch.ops.kbit.gemv_gemm(*args)
-    assert torch.equal(x, x_before)
-    check(y, x, W_hat, dtype)
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
+    y = check_call(fn, x, W_hat, dtype)
     if M:
-        assert_bitwise_equal(torch.ops.kbit.gemv_gemm(*args), y)
+        assert_bitwise_equal(fn(x), y)
 
 
 @pytest.mark.parametrize("k", KS)

@@ -50,17 +50,23 @@ namespace cuda {
 //                               are not copied and never read; rows past the unit's rows are not
 //                               copied, and what their slots hold feeds only accumulators that
 //                               are never written out)
+constexpr int gemv_stage_bytes(int k, int tokens) { return 512 * k + kAbsmaxBytesPerTile + 512 * tokens; }
+
 template <int K, int kTokens>
 struct GemvStage {
   static constexpr int kAbsmaxAt = 512 * K;
   static constexpr int kXAt = kAbsmaxAt + kAbsmaxBytesPerTile;
-  static constexpr int kBytes = kXAt + 512 * kTokens;
+  static constexpr int kBytes = gemv_stage_bytes(K, kTokens);
+  static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
-// Dynamic shared memory: the warps' rings, the cross-warp partial sums (two parities), and for
-// grouped launches the schedule (32 scan slots, row_begin[E + 1], unit_end[E]).
+// Dynamic shared memory, in this order: the warps' rings, the cross-warp partial sums (two
+// parities: [2][warps][tokens][16] floats), and for grouped launches the schedule (32 scan
+// slots, row_begin[E + 1], unit_end[E]).
+constexpr int gemv_rings_bytes(int k, int tokens, int warps) { return warps * kGemvStages * gemv_stage_bytes(k, tokens); }
+constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */) {
-  return warps * kGemvStages * (512 * k + kAbsmaxBytesPerTile + 512 * tokens) + 2 * warps * tokens * kTileRows * 4 +
+  return gemv_rings_bytes(k, tokens, warps) + 4 * gemv_sums_floats(tokens, warps) +
          (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1));
 }
 
@@ -178,11 +184,11 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
   unsigned char* ring = smem + warp * kGemvStages * Stage::kBytes;
-  float* red = reinterpret_cast<float*>(smem + warps * kGemvStages * Stage::kBytes);  // [2][warps][kTokens][16]
+  float* red = reinterpret_cast<float*>(smem + gemv_rings_bytes(K, kTokens, warps));  // [2][warps][kTokens][16]
 
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   if constexpr (kGrouped) {
-    int64_t* scratch = reinterpret_cast<int64_t*>(red + 2 * warps * kTokens * kTileRows);
+    int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
     int64_t* row_begin = scratch + 32;
     int64_t* unit_end = row_begin + args.experts + 1;
     build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch);
