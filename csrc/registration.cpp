@@ -40,10 +40,11 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
-  // The scalar GEMV for M <= 4 (CUDA): the codebook read with shuffles, no tensor cores and no
-  // pair table, one persistent launch (decode).
+  // The GEMV for M <= 4 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
+  // choice), 'mma' (pair table in shared memory, mma.m16n8k16 with the tokens as its n = 8 side) or
+  // 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per weight).
   m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
-        "int k) -> Tensor");
+        "int k, str decode='auto') -> Tensor");
   // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
   // sm_90): x staged once per 256-row CTA tile in shared memory; what gemm dispatches to
   // between the small-M kernel and dequantize + cuBLAS.
@@ -59,10 +60,10 @@ TORCH_LIBRARY(kbit, m) {
         "Tensor codebook, int k) -> Tensor");
   m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
-  // The grouped scalar GEMV (CUDA, E <= 1024): chunks of up to 4 rows per expert; grouped_gemm
-  // takes it at <= 1 token per expert on >= 256 experts with K <= 512 (where it measured fastest).
+  // The grouped GEMV (CUDA, E <= 1024): chunks of up to 4 rows per expert, decode as gemv_gemm's;
+  // grouped_gemm takes it where it measured fastest (grouped_gemv_wins, tc_dispatch.cpp).
   m.def("grouped_gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
-        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+        "Tensor codebook, Tensor expert_offsets, int k, str decode='auto') -> Tensor");
   // The grouped tile kernel (CUDA, sm_90-size shared memory, E <= 1024): what grouped_gemm
   // dispatches to when the experts get several tokens each.
   m.def("grouped_tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "

@@ -83,7 +83,9 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_u
 
 
 @register_fake("kbit::gemv_gemm")
-def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, decode="auto"):
+    torch._check(decode in ("auto", "mma", "shuffle"),
+                 lambda: f"kbit: gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'; got {decode!r}")
     torch._check(x.dim() != 2 or x.shape[0] <= 4,
                  lambda: f"kbit: gemv_gemm takes at most 4 rows of x (M <= 4); got M={x.shape[0]}")
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
@@ -110,7 +112,9 @@ def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert
 
 
 @register_fake("kbit::grouped_gemv_gemm")
-def _grouped_gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+def _grouped_gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k, decode="auto"):
+    torch._check(decode in ("auto", "mma", "shuffle"),
+                 lambda: f"kbit: grouped_gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'; got {decode!r}")
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
 
 

@@ -88,20 +88,22 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
         assert_bitwise_equal(fn(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
 
+@pytest.mark.parametrize("decode", ["mma", "shuffle"])
 @pytest.mark.parametrize("M", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336), (4801, 4352)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_gemv_gemm_matches_reference(k, dtype, nk, M, poisoned_cuda):
-    # the scalar GEMV: CTAs over 16-row tiles (odd N: a partial last tile), warps over the
+def test_gemv_gemm_matches_reference(k, dtype, nk, M, decode, poisoned_cuda):
+    # the GEMV, both decodes: CTAs over 16-row tiles (odd N: a partial last tile), warps over the
     # 256-column groups (K = 32 / 96: one partial group; 2080: a 32-column tail; 5120 and
     # 14336: several groups per warp, the next group's copies in flight; 4801 x 4352: 301 tiles,
     # more than fit at once, so CTAs loop over tiles and prefetch across them, and 17 groups on
-    # 16 warps, so warp 0 takes two groups of every tile)
+    # 16 (shuffle) or 4 (mma: more tiles than SMs) warps, so warp 0 takes several groups of every
+    # tile; 4097 x 96: mma with 4 warps on one partial group, 3 of them idle)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)  # noqa: E731
     y = check_call(fn, x, W_hat, dtype)
     if M:
         assert_bitwise_equal(fn(x), y)
@@ -109,7 +111,8 @@ def test_gemv_gemm_matches_reference(k, dtype, nk, M, poisoned_cuda):
 
 @pytest.mark.parametrize("k", KS)
 def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
-    # a user codebook (lane-register lookup of every entry), CUDA-graph replay, and M > 4 refused
+    # a user codebook (every entry looked up: lane registers or the pair table), CUDA-graph
+    # replay, M > 4 and an unknown decode refused
     cb = random_codebook(k, gen)
     W = make_weight("normal", (77, 1056), torch.float16, gen=gen)
     qw = kbit.quantize(W, k=k, codebook=cb)
@@ -120,9 +123,14 @@ def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
     check(fn(x), x, W_hat, torch.float16)
     check_graph_replay(fn, [x.clone()], [acts(3, 1056, torch.float16, "gemv-cb2")])
+    for decode in ("shuffle", "mma"):
+        f = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)  # noqa: E731
+        check(f(x), x, W_hat, torch.float16)
     with pytest.raises(RuntimeError, match="gemv_gemm takes at most 4 rows of x .*got M=5"):
         torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
                                  qw.codebook, k)
+    with pytest.raises(RuntimeError, match="gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'.*got 'fast'"):
+        torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "fast")
 
 
 @pytest.mark.parametrize("wpu", [1, 2, 4, 8])
@@ -348,10 +356,10 @@ def offsets(counts):
     return torch.tensor([0] + torch.tensor(counts).cumsum(0).tolist(), dtype=torch.int32, device=DEV)
 
 
-def check_grouped(qw, W_hat, x, counts, dtype):
+def check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="auto"):
     """grouped_gemm against the reference, and each grouped kernel alone (E <= 1024): the
-    scalar GEMV (grouped_gemv_gemm), the small-M kernel (grouped_mma_gemm) and the tile kernel
-    (grouped_tile_gemm)."""
+    GEMV (grouped_gemv_gemm, with gemv_decode), the small-M kernel (grouped_mma_gemm) and the tile
+    kernel (grouped_tile_gemm)."""
     off = offsets(counts)
     ref = torch.zeros(x.shape[0], qw.out_features, dtype=torch.float64, device=DEV)
     o = off.tolist()
@@ -359,9 +367,10 @@ def check_grouped(qw, W_hat, x, counts, dtype):
         ref[o[e]:o[e + 1]] = x[o[e]:o[e + 1]].double() @ W_hat[e].T
     ops = [lambda: kbit.grouped_gemm(x, qw, off)]
     if len(counts) <= 1024:
+        ops += [lambda: torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, qw.k,
+                                                         gemv_decode)]
         ops += [lambda op=op: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, qw.k)
-                for op in (torch.ops.kbit.grouped_gemv_gemm, torch.ops.kbit.grouped_mma_gemm,
-                           torch.ops.kbit.grouped_tile_gemm)]
+                for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm)]
     for run in ops:
         y = run()
         assert y.device.type == "cuda" and y.dtype == dtype and y.shape == (x.shape[0], qw.out_features)
@@ -421,10 +430,11 @@ def test_grouped_gemm_cuda_deterministic():
         assert_bitwise_equal(kbit.grouped_gemm(x, qw, off), y0)
 
 
+@pytest.mark.parametrize("decode", ["mma", "shuffle"])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_grouped_gemv_gemm_decode(k, dtype, gen, poisoned_cuda):
-    # the grouped scalar GEMV at decode: rows per chunk = the mean rows per expert rounded up
+def test_grouped_gemv_gemm_decode(k, dtype, decode, gen, poisoned_cuda):
+    # the grouped GEMV at decode, both decodes: rows per chunk = the mean rows per expert rounded up
     # (1, 2, 3, 4 here; at most 4), experts with 0 rows, an expert with 9 rows (several chunks),
     # a K tail (2080: a 32-column last group) and several groups per warp (K = 5120), N = 300
     # (a partial last tile); bitwise repeat and CUDA-graph replay with other offsets
@@ -434,20 +444,21 @@ def test_grouped_gemv_gemm_decode(k, dtype, gen, poisoned_cuda):
         if counts is None:  # 64 experts, 64 tokens drawn at random: many experts get none
             counts = torch.multinomial(torch.ones(E), 64, replacement=True, generator=gen).bincount(minlength=E).tolist()
         x = acts(sum(counts), K, dtype, f"ggemv{E}")
-        check_grouped(qw, W_hat, x, counts, dtype)
+        check_grouped(qw, W_hat, x, counts, dtype, gemv_decode=decode)
         off = offsets(counts)
         fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
-                                                              qw.codebook, oo, k)
+                                                              qw.codebook, oo, k, decode)
         y = fn(x, off)
         assert_bitwise_equal(fn(x, off), y)
         other = offsets(list(reversed(counts)))
         check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"ggemv{E}b"), other])
 
 
-def test_grouped_gemm_takes_the_gemv_at_one_token_per_expert_over_many_experts(poisoned_cuda):
-    # the measured H100 rule (grouped_gemv_wins): at most one token per expert, K <= 512, >= 256
-    # rows -> the grouped scalar GEMV; at 2 tokens per expert the tile kernel. Other GPUs (no
-    # table): the result is checked against the reference only
+def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
+    # the measured H100 rules (grouped_gemv_wins): at most one token per expert, K <= 512, >= 256
+    # rows -> the grouped GEMV (shuffle decode: K <= 512); at 2 tokens per expert the tile kernel;
+    # few experts with few tokens each -> the grouped GEMV (grouped_gemv_wins; decode='auto' per
+    # gemv_auto_decode). Other GPUs (no table): the results are checked against the reference only
     E, N, K = 256, 32, 512
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
     x = acts(E, K, torch.float16, "gemv-rule")
@@ -462,6 +473,21 @@ def test_grouped_gemm_takes_the_gemv_at_one_token_per_expert_over_many_experts(p
         two = offsets([2] * E)
         assert_bitwise_equal(kbit.grouped_gemm(x2, qw, two), torch.ops.kbit.grouped_tile_gemm(
             x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, two, 4))
+        assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
+                                                                    qw.codebook, off, 4, "shuffle"))
+    # (E, K, tokens per expert) -> the GEMV's decode under decode='auto', or None: the small-M kernel
+    for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], "mma"), (16, 2080, [4] * 16, "mma"),
+                               (64, 2080, [1] * 64, None), (8, 512, [2] * 8, "mma"), (16, 512, [1] * 16, "shuffle"),
+                               (16, 512, [2] * 16, None)):
+        qw, W_hat = weight(4, 40, K, torch.float16, E=E)
+        x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
+        y = check_grouped(qw, W_hat, x, counts, torch.float16)
+        off = offsets(counts)
+        if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+            args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
+            expect = (torch.ops.kbit.grouped_gemv_gemm(*args, want) if want
+                      else torch.ops.kbit.grouped_mma_gemm(*args))
+            assert_bitwise_equal(y, expect)
 
 
 def test_grouped_gemm_cuda_graph():

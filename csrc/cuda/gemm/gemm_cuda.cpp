@@ -143,6 +143,17 @@ void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t 
   }
 }
 
+}  // namespace
+
+GemvDecode parse_gemv_decode(const std::string& decode, const char* op) {
+  if (decode == "auto") return GemvDecode::kAuto;
+  if (decode == "shuffle") return GemvDecode::kShuffle;
+  if (decode == "mma") return GemvDecode::kMma;
+  TORCH_CHECK(false, "kbit: ", op, ": decode must be 'auto', 'mma' or 'shuffle'; got '", decode, "'");
+}
+
+namespace {
+
 // The kernel reads x in 16-byte vectors: a view starting off a 16-byte boundary is copied.
 at::Tensor aligned_activations(const at::Tensor& x) {
   return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 ? x : x.clone();
@@ -253,11 +264,12 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 }
 
 at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                     const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g) {
+                     const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                     GemvDecode decode) {
   TORCH_CHECK(x_in.size(0) <= kGemvMaxTokens, "kbit: gemv_gemm takes at most ", kGemvMaxTokens,
               " rows of x (M <= ", kGemvMaxTokens, "); got M=", x_in.size(0), ". Use gemm, which picks a kernel for any M.");
   return run_dense_kernel(aligned_activations(x_in), packed_t, absmax_t, row_scale, codebook, g, DensePath::kGemv,
-                          [](TcGemmArgs&) {});
+                          [&](TcGemmArgs& args) { args.gemv_decode = decode; });
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
@@ -266,7 +278,8 @@ at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const a
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
-                      std::optional<DensePath> path, int small_m_warps_per_unit = 0) {
+                      std::optional<DensePath> path, int small_m_warps_per_unit = 0,
+                      GemvDecode gemv_decode = GemvDecode::kAuto) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false);
   if (small_m_warps_per_unit != 0) {  // mma_gemm's tuning argument (benchmarks/tune_dispatch.py sweeps it)
     const int w = small_m_warps_per_unit, most = tc_warps_per_unit(g.cols);
@@ -282,7 +295,7 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g, small_m_warps_per_unit);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kWgmma) return gemm_wgmma(x, packed_t, absmax_t, row_scale, codebook, g);
-  if (chosen == DensePath::kGemv) return gemm_gemv(x, packed_t, absmax_t, row_scale, codebook, g);
+  if (chosen == DensePath::kGemv) return gemm_gemv(x, packed_t, absmax_t, row_scale, codebook, g, gemv_decode);
   return gemm_dequant_cublas(x, packed_t, absmax_t, row_scale, codebook, k, g);
 }
 
@@ -300,8 +313,9 @@ at::Tensor mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const 
 }
 
 at::Tensor gemv_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kGemv);
+                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k, c10::string_view decode) {
+  const GemvDecode d = parse_gemv_decode(std::string(decode), "gemv_gemm");
+  return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kGemv, 0, d);
 }
 
 at::Tensor tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -323,7 +337,7 @@ at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packe
 // (kTile) kernel.
 at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                          const WeightGeometry& g, DensePath kernel) {
+                          const WeightGeometry& g, DensePath kernel, GemvDecode gemv_decode = GemvDecode::kAuto) {
   const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
   const at::Tensor offsets = expert_offsets.contiguous();
   at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
@@ -333,6 +347,7 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.experts = g.experts;
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
+  args.gemv_decode = gemv_decode;
   if (kernel == DensePath::kGemv) {
     // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens). The GEMV's
     // work per weight grows with every row of the chunk, used or not (twice the mean, the
@@ -383,7 +398,7 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
 // E <= kTcMaxExperts.
 at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                          int64_t k, DensePath kernel) {
+                          int64_t k, DensePath kernel, GemvDecode gemv_decode = GemvDecode::kAuto) {
   const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
   const char* name = kernel == DensePath::kTile   ? "grouped_tile_gemm"
                      : kernel == DensePath::kGemv ? "grouped_gemv_gemm"
@@ -391,7 +406,7 @@ at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const
   TORCH_CHECK(g.experts <= kTcMaxExperts, "kbit: ", name, " takes at most ", kTcMaxExperts, " experts (got E=",
               g.experts, "); grouped_gemm handles more");
   const c10::cuda::CUDAGuard guard(x.device());
-  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
+  return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel, gemv_decode);
 }
 
 at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -402,8 +417,9 @@ at::Tensor grouped_tile_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_
 
 at::Tensor grouped_gemv_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook,
-                                  const at::Tensor& expert_offsets, int64_t k) {
-  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kGemv);
+                                  const at::Tensor& expert_offsets, int64_t k, c10::string_view decode) {
+  const GemvDecode d = parse_gemv_decode(std::string(decode), "grouped_gemv_gemm");
+  return grouped_kernel(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, DensePath::kGemv, d);
 }
 
 at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,

@@ -1,30 +1,41 @@
 #pragma once
-// Scalar GEMV for M = 1..4 tokens (dense, and grouped for MoE decode) straight from the tiled
-// layout (docs/format.md section 5), without tensor cores or a pair table.
+// GEMV for M = 1..4 tokens (dense, and grouped for MoE decode) straight from the tiled layout
+// (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
+//   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers;
+//   mma:     the pair table of the tensor-core kernels (pair_table.cuh) and mma.m16n8k16 with
+//            W as the 16-row A operand and the tokens as its n = 8 side (the default: ~2.3
+//            instructions per weight against ~6, docs/design.md "Session 11").
 //
-// Why: on small weights the tensor-core kernel's fixed chain (codebook -> pair table -> CTA
-// barrier, per-warp staged copies, mbarrier hand-offs) is most of a call (docs/design.md,
-// "Session 8"). Here the codebook lives in lane registers and is read with shuffles, and the
-// only CTA barriers are the per-unit cross-warp sum (and, grouped, the schedule's scans).
+// Why not the small-M tensor-core kernel (tc_gemm.cuh) at decode: its fixed chain (codebook ->
+// pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
+// small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
+// (mma decode, while the first copies fly), the per-unit cross-warp sum and, grouped, the
+// schedule's scans.
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x. Dense: unit = tile,
 // rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
 // expert; experts without rows own no units). CTA b takes units b, b + gridDim.x, ... (a
 // persistent grid: at most the CTAs that fit at once).
-// Inside a unit: gemv_warps(K) (<= 16) warps; warp w takes the 256-column groups w, w + warps, ...
+// Inside a unit: gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8) warps; warp w takes the
+// 256-column groups w, w + warps, ...
 // A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
 // stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
 // 32 b + 8 t + 4 h + 2 (r / 2) + {0, 1}: 2 rows x the 8 consecutive columns 8 t .. 8 t + 7 of
-// each block, so one 16-byte x vector per block and token feeds 16 weights.
-// Codebook lookup: lane i holds cb[i mod 2^k]; __shfl_sync takes the source lane modulo 32, so
+// each block, so one 16-byte x vector per block and token feeds 16 weights (shuffle decode), or
+// is the lane's B fragment of the block's two mma steps (mma decode: the layout is the mma's A
+// fragment order).
+// Shuffle lookup: lane i holds cb[i mod 2^k]; __shfl_sync takes the source lane modulo 32, so
 // an index only needs its low k bits right (no masking; a k = 3 code straddling two words is
 // one funnel shift). Per weight: ~1 shift, 1 shuffle, 1 FFMA per token.
-// Numerics: fp32 products and sums; per block and row, sum * block scale into the row's
-// accumulator; the lanes t of a row (shuffles) and then the warps (shared memory, warp order)
-// are added in a fixed order: the same bits on every run and for every grid size.
+// Mma lookup: one LDS per pair code (PRMT + IMAD for its address at k = 4), two mma per block.
+// Numerics: fp32 sums (shuffle: fp32 products of the fp32 codebook; mma: the codebook rounded to
+// the activation dtype in the table, products summed in fp32 by the tensor cores); per block and
+// row, sum * block scale into the row's accumulator; then the lanes t of a row (shuffle decode:
+// shuffles; mma: already summed by the mma) and the warps (shared memory, warp order) are added
+// in a fixed order: the same bits on every run and for every grid size.
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -60,13 +71,15 @@ struct GemvStage {
   static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
-// Dynamic shared memory, in this order: the warps' rings, the cross-warp partial sums (two
-// parities: [2][warps][tokens][16] floats), and for grouped launches the schedule (32 scan
-// slots, row_begin[E + 1], unit_end[E]).
+// Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
+// offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
+// partial sums (two parities: [2][warps][tokens][16] floats), and for grouped launches the
+// schedule (32 scan slots, row_begin[E + 1], unit_end[E]).
+constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode == GemvDecode::kMma ? pair_table_bytes(k) : 0; }
 constexpr int gemv_rings_bytes(int k, int tokens, int warps) { return warps * kGemvStages * gemv_stage_bytes(k, tokens); }
 constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
-constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */) {
-  return gemv_rings_bytes(k, tokens, warps) + 4 * gemv_sums_floats(tokens, warps) +
+constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode) {
+  return gemv_table_bytes(k, decode) + gemv_rings_bytes(k, tokens, warps) + 4 * gemv_sums_floats(tokens, warps) +
          (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1));
 }
 
@@ -114,11 +127,11 @@ __device__ __forceinline__ void gemv_stage_fill(unsigned char* stage, const uint
   }
 }
 
-// acc[m][e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
+// acc[2 m + e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
 // g + 8 (e = 1); `blocks` = 32-column blocks of the group inside K (8 except at the K tail).
 template <typename T, int K, int kTokens>
 __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, int blocks, float cb_lane, int lane,
-                                                  float (&acc)[kTokens][2]) {
+                                                  float (&acc)[2 * kTokens]) {
   using Stage = GemvStage<K, kTokens>;
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K];
@@ -165,26 +178,110 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
     const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      acc[m][0] = fmaf(s_lo, lo[m], acc[m][0]);
-      acc[m][1] = fmaf(s_hi, hi[m], acc[m][1]);
+      acc[2 * m] = fmaf(s_lo, lo[m], acc[2 * m]);
+      acc[2 * m + 1] = fmaf(s_hi, hi[m], acc[2 * m + 1]);
     }
   }
 }
 
+// The mma decode of one staged group: acc[e] += the lane's rows' dot products over the group,
+// e = 0, 1: row g, tokens 2t, 2t + 1; e = 2, 3: row g + 8, tokens 2t, 2t + 1 (the m16n8 D
+// fragment, mma.cuh). Per 32-column block: two mma.m16n8k16 steps from fresh accumulators (A: the
+// weights, one pair-table lookup per register, decode_a_fragment's order without the scale;
+// B: x^T, column n = token g, lanes g >= kTokens read token 0: their D columns are never used),
+// then acc += block scale * D. The four lanes of a row quad hold the same row sums (for their
+// own tokens): the mma has already added along the row.
+template <typename T, int K, int kTokens>
+__device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, int blocks, const unsigned char* table,
+                                                      uint32_t lane4, int lane, float (&acc)[4]) {
+  using Stage = GemvStage<K, kTokens>;
+  const int g = lane >> 2, t = lane & 3;
+  uint32_t stream[4 * K];
+  load_lane_stream<K>(stage, lane, stream);
+  uint32_t halves[4][2];
+  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + Stage::kAbsmaxAt + g * 16), halves);
+  const unsigned char* xs = stage + Stage::kXAt + (g < kTokens ? g : 0) * 512 + t * 16;  // block blk: + 64 blk
+#pragma unroll
+  for (int blk = 0; blk < 8; ++blk) {
+    if (blk >= blocks) break;  // K tail: the same for the whole warp
+    const uint4 xv = *reinterpret_cast<const uint4*>(xs + blk * 64);
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint32_t a[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        a[r] = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 8 * blk + 4 * h + r, lane4));
+      mma_m16n8k16<T>(d, a, h ? xv.z : xv.x, h ? xv.w : xv.y);
+    }
+    const float s_lo = half_bits_to_float(block_scale_bits(halves, blk, false));
+    const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));
+    acc[0] = fmaf(s_lo, d[0], acc[0]);
+    acc[2] = fmaf(s_hi, d[2], acc[2]);
+    if constexpr (kTokens > 1) {
+      acc[1] = fmaf(s_lo, d[1], acc[1]);
+      acc[3] = fmaf(s_hi, d[3], acc[3]);
+    }
+  }
+}
+
+// A warp's accumulators: shuffle decode, [token][row g, g + 8] partial over the lane's columns;
+// mma decode, the D fragment's four row sums (gemv_mma_decode_stage).
+template <int kTokens, GemvDecode kDecode>
+struct GemvAcc {
+  float v[kDecode == GemvDecode::kMma ? 4 : 2 * kTokens];
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int i = 0; i < int(sizeof(v) / sizeof(float)); ++i) v[i] = 0.0f;
+  }
+  // The warp's sums of its unit's rows into red_w[token][16] (this warp's slot): shuffle decode,
+  // the 4 lanes t of a row first (fixed butterfly); mma decode, lane (g, t) writes tokens 2t, 2t + 1.
+  __device__ __forceinline__ void store(float* red_w, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    if constexpr (kDecode == GemvDecode::kMma) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int m = 2 * t + e;
+        if (m < kTokens) {
+          red_w[m * kTileRows + g] = v[e];
+          red_w[m * kTileRows + g + 8] = v[2 + e];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 2 * kTokens; ++i) {
+        v[i] += __shfl_xor_sync(0xffffffffu, v[i], 1);
+        v[i] += __shfl_xor_sync(0xffffffffu, v[i], 2);
+      }
+      if (t == 0) {
+#pragma unroll
+        for (int m = 0; m < kTokens; ++m) {
+          red_w[m * kTileRows + g] = v[2 * m];
+          red_w[m * kTileRows + g + 8] = v[2 * m + 1];
+        }
+      }
+    }
+  }
+};
+
 // Registers: at most 64 for M <= 2 (two CTAs of 16 warps or four of 8 per SM: Qwen3 gate/up's 320
 // CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4), 128 above.
-template <typename T, int K, int kTokens, bool kGrouped>
-__global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scalar_gemv_kernel(const TcGemmArgs args) {
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode>
+__global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
+                                  kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
+    scalar_gemv_kernel(const TcGemmArgs args) {
   using Stage = GemvStage<K, kTokens>;
+  constexpr bool kMma = kDecode == GemvDecode::kMma;
+  constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int g = lane >> 2;
-  const float cb_lane = __ldg(args.codebook + (lane & ((1 << K) - 1)));
+  // Shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i] for the table.
+  const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
-  unsigned char* ring = smem + warp * kGemvStages * Stage::kBytes;
-  float* red = reinterpret_cast<float*>(smem + gemv_rings_bytes(K, kTokens, warps));  // [2][warps][kTokens][16]
+  unsigned char* ring = smem + kTableBytes + warp * kGemvStages * Stage::kBytes;
+  float* red = reinterpret_cast<float*>(smem + kTableBytes + gemv_rings_bytes(K, kTokens, warps));  // [2][warps][kTokens][16]
 
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   if constexpr (kGrouped) {
@@ -225,6 +322,13 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
     if (s < items) fill_next(s);
     cp_async_commit();
   }
+  if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
+    if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
+    __syncthreads();
+    build_pair_table<T, K>(smem, red);
+    __syncthreads();
+  }
+  const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
 
   // The outputs this thread writes at each unit's end: (token i / 16, row i % 16) for
   // i = threadIdx.x, + blockDim.x (< 64); i % 16 = threadIdx.x % 16 either way, so one row and
@@ -238,9 +342,8 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
   TcUnit unit = unit_of(unit_index);
   float rs = row_scale_of(unit);
   int j = 0, parity = 0;
-  float acc[kTokens][2];
-#pragma unroll
-  for (int m = 0; m < kTokens; ++m) acc[m][0] = acc[m][1] = 0.0f;
+  GemvAcc<kTokens, kDecode> acc;
+  acc.zero();
 
   for (int64_t item = 0; item < items; ++item) {
     if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1);
@@ -249,29 +352,24 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
     const int64_t grp = warp + int64_t(j) * warps;
     const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
-    gemv_decode_stage<T, K, kTokens>(ring + (item % kGemvStages) * Stage::kBytes, blocks, cb_lane, lane, acc);
+    const unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
+    // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
+    // the compiler can issue later blocks' lookups before earlier blocks' products.
+    // (Shuffle decode: not done, it spills under its 64-register cap.)
+    if constexpr (kMma) {
+      if (blocks == kBlocksPerTile) gemv_mma_decode_stage<T, K, kTokens>(stage, kBlocksPerTile, smem, lane4, lane, acc.v);
+      else gemv_mma_decode_stage<T, K, kTokens>(stage, blocks, smem, lane4, lane, acc.v);
+    } else {
+      gemv_decode_stage<T, K, kTokens>(stage, blocks, cb_value, lane, acc.v);
+    }
     __syncwarp();  // the stage is refilled by the next iteration's copies
     if (++j < n_w) continue;
 
-    // Unit done: the 4 lanes t of a row (fixed butterfly), then the warps in order.
+    // Unit done: the warp's row sums (GemvAcc::store), then the warps in order.
     j = 0;
-#pragma unroll
-    for (int m = 0; m < kTokens; ++m)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 1);
-        acc[m][e] += __shfl_xor_sync(0xffffffffu, acc[m][e], 2);
-      }
     float* red_p = red + parity * warps * kTokens * kTileRows;
-    if ((lane & 3) == 0) {
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m) {
-        red_p[(warp * kTokens + m) * kTileRows + g] = acc[m][0];
-        red_p[(warp * kTokens + m) * kTileRows + g + 8] = acc[m][1];
-      }
-    }
-#pragma unroll
-    for (int m = 0; m < kTokens; ++m) acc[m][0] = acc[m][1] = 0.0f;
+    acc.store(red_p + warp * kTokens * kTileRows, lane);
+    acc.zero();
     // One barrier per unit: red[parity] is rewritten two units later, after the next unit's
     // barrier, which every reader below passes only when done reading.
     __syncthreads();
@@ -294,31 +392,43 @@ __global__ void __launch_bounds__(32 * kGemvMaxWarps, kTokens <= 2 ? 2 : 1) scal
   cp_async_wait<0>();  // nothing is left in flight at exit (the last commits are empty)
 }
 
-template <typename T, int K, int kTokens>
-void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
+template <typename T, int K, int kTokens, GemvDecode kDecode>
+void launch_scalar_gemv_decode(const TcGemmArgs& args, cudaStream_t stream) {
   const bool grouped = args.expert_offsets != nullptr;
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   const int optin = static_cast<int>(prop.sharedMemPerBlockOptin);
   const int experts = grouped ? static_cast<int>(args.experts) : -1;
-  // Warps: one per 256-column group (gemv_warps), fewer where this GPU's shared memory per block
-  // cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
-  int warps = gemv_warps(args.K);
-  while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts) > optin) --warps;
-  const int smem = gemv_smem_bytes(K, kTokens, warps, experts);
+  const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
+  // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps. Fewer
+  // where this GPU's shared memory per block cannot hold that many rings (~100 KB per block: k = 5,
+  // or M = 3-4; the H100's 227 KB always can).
+  int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
+                                          : gemv_warps(args.K);
+  while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
+  const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
   TORCH_CHECK(smem <= optin, "kbit: the scalar GEMV needs ", smem, " bytes of shared memory per block for k=", K, ", ",
               kTokens, " rows per unit and ", args.experts, " expert(s); this GPU (", prop.name, ") allows ", optin);
   // The kernel's dynamic shared-memory limit is one value per (kernel, device): the most any launch asks for.
-  const int most = std::min(gemv_smem_bytes(K, kTokens, kGemvMaxWarps, grouped ? kTcMaxExperts : -1), optin);
-  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true>)
-                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false>);
+  const int most_warps = kDecode == GemvDecode::kMma ? kGemvMmaMaxWarps : kGemvMaxWarps;
+  const int most = std::min(gemv_smem_bytes(K, kTokens, most_warps, grouped ? kTcMaxExperts : -1, kDecode), optin);
+  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode>)
+                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode>);
   const int64_t resident = int64_t(resident_ctas_per_sm(kernel, 32 * warps, smem, most)) * prop.multiProcessorCount;
-  const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
   const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
   const dim3 grid(static_cast<unsigned>(std::max<int64_t>(1, std::min(units, resident)))), block(32 * warps);
-  if (grouped) scalar_gemv_kernel<T, K, kTokens, true><<<grid, block, smem, stream>>>(args);
-  else scalar_gemv_kernel<T, K, kTokens, false><<<grid, block, smem, stream>>>(args);
+  if (grouped) scalar_gemv_kernel<T, K, kTokens, true, kDecode><<<grid, block, smem, stream>>>(args);
+  else scalar_gemv_kernel<T, K, kTokens, false, kDecode><<<grid, block, smem, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int K, int kTokens>
+void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
+  const GemvDecode decode = args.gemv_decode != GemvDecode::kAuto
+                                ? args.gemv_decode
+                                : gemv_auto_decode(args.expert_offsets != nullptr, args.K, args.experts);
+  if (decode == GemvDecode::kShuffle) launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kShuffle>(args, stream);
+  else launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kMma>(args, stream);
 }
 
 // Dense: kTokens = M. Grouped: kTokens = args.tokens_per_unit (the mean rows per expert rounded

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "tc_gemm.h"
 
@@ -22,6 +23,7 @@ constexpr int kGemvMaxTokens = 4;  // M = 1..4: one accumulator pair per token a
 // Qwen3 down, K = 5120, N = 2048, is 128 tiles). The launcher takes fewer where the GPU's shared
 // memory per block cannot hold that many warps' copy rings.
 constexpr int kGemvMaxWarps = 16;
+constexpr int kGemvMmaMaxWarps = 8;  // the mma decode: its CTA also holds a 32 KB pair table (k = 4)
 inline int gemv_warps(int64_t K) {
   const int64_t groups = (K + 255) / 256;
   return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);
@@ -29,6 +31,35 @@ inline int gemv_warps(int64_t K) {
 
 // Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and the next one in flight.
 constexpr int kGemvStages = 2;
+
+// How the GEMV turns codes into products (scalar_gemv.cuh):
+//   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;
+//   kMma:     a pair table in shared memory (pair_table.cuh), one lookup per two weights, and
+//             mma.m16n8k16 with the tokens as its n = 8 operand (the products cost no FFMAs);
+//   kAuto:    the host picks (gemv_auto_decode).
+enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };
+
+// Measured on the H100 (docs/design.md, "Session 11"): the mma decode wins every dense shape and
+// k at M = 1..4, and grouped launches with K >= 2048. With K <= 512 a grouped CTA has at most two
+// warps, which then pay for the pair table (build and 32 KB) alone: from 16 experts the shuffle
+// decode wins there (Qwen3 MoE down, 256 x 1 token: shuffle 93 us, mma 145; 64 x 1: 26.2 vs 33.4),
+// with 8 experts the mma decode (8 x 2 tokens: 7.7 vs 8.6 us).
+inline GemvDecode gemv_auto_decode(bool grouped, int64_t K, int64_t experts) {
+  return grouped && K <= 512 && experts >= 16 ? GemvDecode::kShuffle : GemvDecode::kMma;
+}
+
+// "auto" / "shuffle" / "mma" (the ops' decode argument), or a clear error naming the op.
+GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
+
+// Warps per CTA of the mma decode (<= kGemvMmaMaxWarps, <= the 256-column groups): 4 where the
+// weight has more 16-row tiles than the GPU has SMs (more CTAs resident per SM: Qwen3 Q, gate/up
+// and Llama-3 8B gate/up 6-15% faster at M = 1 than with 8), else 8 (fewer tiles get more warps
+// each: KV, O, down 4-8% faster than with 4). Grouped launches take 8 (not measured with 4).
+inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) {
+  const int most = !grouped && tiles > sm_count ? 4 : kGemvMmaMaxWarps;
+  const int groups = gemv_warps(K);
+  return groups < most ? groups : most;
+}
 
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream);

@@ -76,7 +76,15 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // per expert it loses everywhere. So: at most one token per expert on average (T <= E), K <= 512,
   // and at least 256 rows, i.e. >= 256 experts with a token (64 x 1 down lost by 5%, 8 x 1 won
   // by 4%: within the noise of these runs, left to the tensor-core kernel).
-  return table_for(prop) != nullptr && T <= E && K <= 512 && std::min(E, T) >= 256;
+  // Session 11 (session11/grouped-run4.md, us, GEMV with decode='auto' vs the small-M kernel):
+  // gate/up (K = 2048, mma decode) wins with 8 and 16 experts at 1, 2 and 4 tokens each (8 x 1
+  // 7.1 vs 8.5, 16 x 4 10.5 vs 12.7) and loses with 64 (26.6 vs 21.5); down (K = 512) wins with 8
+  // experts at 1-4 tokens (mma decode; run3-grouped: 7.6 / 7.7 / 8.1 vs 8.0 / 8.1 / 8.2) and with 16
+  // at 1 token (shuffle decode: 9.6 vs 10.9; at 2 and 4 it loses, 11.6 vs 11.1, 13.3 vs 11.3).
+  if (table_for(prop) == nullptr) return false;
+  if (T <= E && K <= 512 && std::min(E, T) >= 256) return true;
+  const int64_t most = int64_t(kGemvMaxTokens) * E;
+  return K > 512 ? E <= 16 && T <= most : (E <= 8 && T <= most) || (E <= 16 && T <= E);
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {

@@ -7,6 +7,8 @@
 namespace kbit {
 namespace cuda {
 
+enum class GemvDecode : int;  // scalar_gemv.h
+
 struct TcGemmArgs {
   const void* x;                  // [M, K] fp16/bf16, 16-byte aligned
   const uint32_t* packed;         // tiled [E, N/16, K/256, k, 32, 4]
@@ -21,6 +23,7 @@ struct TcGemmArgs {
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
+  GemvDecode gemv_decode;         // scalar GEMV only: kAuto (zero) = gemv_auto_decode, or the one asked for
   // Set by the launcher (so the kernel divides nothing before its first loads): a warp takes
   // groups_per_warp (+1 if its first group < groups_extra) groups of each unit; a dense CTA
   // takes rounds_per_cta (+1 if blockIdx.x < rounds_extra) rounds.
