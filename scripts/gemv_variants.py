@@ -1,9 +1,12 @@
-"""Session 11 experiment: the scalar GEMV's launch variants (environment switches read by its
-launcher: KBIT_GEMV_DECODE, KBIT_GEMV_MAX_WARPS, KBIT_GEMV_MINB) on one quantized copy set per
-shape: fp16 activations, cold L2, CUDA-graph medians (us). Prints one line per (shape, k, M) and
-writes a JSON of all rows.
+"""The GEMV's decodes side by side (torch.ops.kbit.gemv_gemm's decode argument: auto, mma, shuffle)
+on one quantized copy set per shape: fp16 activations, cold L2, CUDA-graph medians (us). Prints one
+line per (shape, k, M) and writes <out>/gemv-variants.json with every row.
 
-    python scripts/gemv_variants.py --variants shuffle:16:2,mma:8:3 --shapes Q,llama8b_gu --ks 4 --ms 1,4 --out out
+    python scripts/gemv_variants.py --decodes shuffle,mma --shapes Q,llama8b_gu --ks 4 --ms 1,4 --out out
+
+(Session 11's runs 1-3 used an earlier form of this script whose variants also set the warps per
+CTA and the register cap through launcher environment switches; those switches were removed once
+the rules were chosen: docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session11/README.md.)
 """
 import argparse
 import json
@@ -21,16 +24,17 @@ from benchmarks.weights import cold_copies  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variants", required=True, help="decode:max_warps:min_blocks,...")
+    ap.add_argument("--decodes", default="shuffle,mma", help="gemv_gemm decode values, comma-separated")
     ap.add_argument("--shapes", required=True)
     ap.add_argument("--ks", default="4")
     ap.add_argument("--ms", default="1")
     ap.add_argument("--out", default="out")
     a = ap.parse_args()
-    import kbit  # noqa: F401
+    import kbit
     dev, info, timer = tuning_setup()
-    variants = [v.split(":") for v in a.variants.split(",")]
+    decodes = a.decodes.split(",")
     ks, ms = [int(v) for v in a.ks.split(",")], [int(v) for v in a.ms.split(",")]
+    op = torch.ops.kbit.gemv_gemm
     rows = []
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
@@ -44,13 +48,11 @@ def main():
             copies = [args] + [tuple(t.clone() for t in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
             for M in ms:
                 line = []
-                for decode, warps, minb in variants:
-                    os.environ.update(KBIT_GEMV_DECODE=decode, KBIT_GEMV_MAX_WARPS=warps, KBIT_GEMV_MINB=minb)
-                    op = torch.ops.kbit.gemv_gemm
-                    t = timer.measure([lambda c=c, x=xs[M]: op(x, *c, k) for c in copies], Work(0, 0, f"{name} {k} {M}"))
-                    label = f"{decode}:{warps}:{minb}"
-                    rows.append({"shape": name, "N": N, "K": K, "k": k, "M": M, "variant": label, "us": t.median_us})
-                    line.append(f"{label} {t.median_us:6.2f}")
+                for decode in decodes:
+                    t = timer.measure([lambda c=c, x=xs[M], d=decode: op(x, *c, k, d) for c in copies],
+                                      Work(0, 0, f"{name} {k} {M} {decode}"))
+                    rows.append({"shape": name, "N": N, "K": K, "k": k, "M": M, "variant": decode, "us": t.median_us})
+                    line.append(f"{decode} {t.median_us:6.2f}")
                 print(f"{name:12s} k={k} M={M} " + "  ".join(line), flush=True)
             del copies, qw
         del W
