@@ -4,6 +4,7 @@ unquantized weight; fp16 activations, cold L2, CUDA-graph medians (benchmarks/ha
 Writes ``<out>/ab-<slug>.json`` and ``<out>/ab-<slug>.md`` (us, and fp16 / op).
 
     python -m benchmarks.ab_paths --ops tile_gemm,wgmma_gemm --shapes llama70b_gu --ms 16,64 --out $OUT
+    python -m benchmarks.ab_paths --ops gemv_gemm:mma,gemv_gemm:shuffle --shapes Q,KV --ms 1,4 --out $OUT
 """
 from __future__ import annotations
 
@@ -67,8 +68,14 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
     return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
 
 
+def op_paths(ops: List[str]) -> List[Tuple]:
+    """sweep's paths for op specs: an op name, optionally with one string argument passed after the
+    op's k ("gemv_gemm:mma" times gemv_gemm(..., k, "mma")); each labelled by its spec."""
+    return [(op, *op.split(":", 1)) for op in ops]
+
+
 def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
-    return {**sweep([(op, op) for op in ops], shape_names, ms, ks), "ops": ops}
+    return {**sweep(op_paths(ops), shape_names, ms, ks), "ops": ops}
 
 
 def write_markdown(run: Dict, path: str) -> None:

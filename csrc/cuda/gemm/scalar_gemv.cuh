@@ -127,17 +127,24 @@ __device__ __forceinline__ void gemv_stage_fill(unsigned char* stage, const uint
   }
 }
 
+// What both decodes read first from a staged group: the lane's stream (4 k words) and its rows'
+// block scales (absmax_half_pairs of the 16 absmax bytes at 16 g).
+template <int K, int kTokens>
+__device__ __forceinline__ void load_stage_codes(const unsigned char* stage, int lane, uint32_t (&stream)[4 * K],
+                                                 uint32_t (&halves)[4][2]) {
+  load_lane_stream<K>(stage, lane, stream);
+  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + GemvStage<K, kTokens>::kAbsmaxAt + (lane >> 2) * 16), halves);
+}
+
 // acc[2 m + e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
 // g + 8 (e = 1); `blocks` = 32-column blocks of the group inside K (8 except at the K tail).
 template <typename T, int K, int kTokens>
 __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, int blocks, float cb_lane, int lane,
                                                   float (&acc)[2 * kTokens]) {
   using Stage = GemvStage<K, kTokens>;
-  const int g = lane >> 2, t = lane & 3;
-  uint32_t stream[4 * K];
-  load_lane_stream<K>(stage, lane, stream);
-  uint32_t halves[4][2];
-  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + Stage::kAbsmaxAt + g * 16), halves);
+  const int t = lane & 3;
+  uint32_t stream[4 * K], halves[4][2];
+  load_stage_codes<K, kTokens>(stage, lane, stream, halves);
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
     if (blk >= blocks) break;  // K tail: the same for the whole warp
@@ -196,10 +203,8 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
                                                       uint32_t lane4, int lane, float (&acc)[4]) {
   using Stage = GemvStage<K, kTokens>;
   const int g = lane >> 2, t = lane & 3;
-  uint32_t stream[4 * K];
-  load_lane_stream<K>(stage, lane, stream);
-  uint32_t halves[4][2];
-  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + Stage::kAbsmaxAt + g * 16), halves);
+  uint32_t stream[4 * K], halves[4][2];
+  load_stage_codes<K, kTokens>(stage, lane, stream, halves);
   const unsigned char* xs = stage + Stage::kXAt + (g < kTokens ? g : 0) * 512 + t * 16;  // block blk: + 64 blk
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
