@@ -100,7 +100,7 @@ def test_gemv_gemm_matches_reference(k, dtype, nk, M, decode, poisoned_cuda):
     # 14336: several groups per warp, the next group's copies in flight; 4801 x 4352: 301 tiles,
     # more than fit at once, so CTAs loop over tiles and prefetch across them, and 17 groups on
     # 16 (shuffle) or 4 (mma: more tiles than SMs) warps, so warp 0 takes several groups of every
-    # tile; 4097 x 96: mma with 4 warps on one partial group, 3 of them idle)
+    # tile)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv")
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)  # noqa: E731

@@ -269,8 +269,10 @@ struct GemvAcc {
   }
 };
 
-// Registers: at most 64 for M <= 2 (two CTAs of 16 warps or four of 8 per SM: Qwen3 gate/up's 320
-// CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4), 128 above.
+// Registers, shuffle decode: at most 64 for M <= 2 (two CTAs of 16 warps or four of 8 per SM: Qwen3
+// gate/up's 320 CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4),
+// 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
+// whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode>
 __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
