@@ -76,6 +76,11 @@ pybind11::tuple gemm_dispatch(int64_t M, int64_t N, int64_t K, int64_t k, int64_
   const auto r = kbit::cuda::gemm_dispatch(M, N, K, static_cast<int>(k), static_cast<int>(device));
   return pybind11::make_tuple(r.first, r.second);
 }
+
+pybind11::tuple grouped_gemm_dispatch(int64_t T, int64_t E, int64_t N, int64_t K, int64_t k, int64_t device) {
+  const auto r = kbit::cuda::grouped_gemm_dispatch(T, E, N, K, static_cast<int>(k), static_cast<int>(device));
+  return pybind11::make_tuple(std::get<0>(r), std::get<1>(r), std::get<2>(r));
+}
 #endif
 
 bool cuda_kernels_compiled() {
@@ -96,7 +101,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
         pybind11::arg("k"), pybind11::arg("device") = 0,
         "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
-        "'gemv' (scalar GEMV, gemv_gemm), 'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+        "'gemv' (the GEMV, gemv_gemm), 'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
+  m.def("grouped_gemm_dispatch", &grouped_gemm_dispatch, pybind11::arg("T"), pybind11::arg("E"), pybind11::arg("N"),
+        pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
+        "(path, decode, source) the CUDA grouped_gemm takes for T rows over E experts of W[E, N, K] at k bits: path "
+        "'gemv' (grouped_gemv_gemm, decode 'mma' or 'shuffle' under decode='auto'), 'kernel' (grouped_mma_gemm), "
+        "'tile' (grouped_tile_gemm) or 'dequant_cublas' (E > 1024); source the measured table's GPU or 'heuristic'");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -90,17 +90,19 @@ def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
 
 @pytest.mark.parametrize("decode", ["mma", "shuffle"])
 @pytest.mark.parametrize("M", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336), (4801, 4352)],
-                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4097, 96), (100, 14336), (4801, 4352),
+                                (12000, 1024)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_gemv_gemm_matches_reference(k, dtype, nk, M, decode, poisoned_cuda):
     # the GEMV, both decodes: CTAs over 16-row tiles (odd N: a partial last tile), warps over the
     # 256-column groups (K = 32 / 96: one partial group; 2080: a 32-column tail; 5120 and
     # 14336: several groups per warp, the next group's copies in flight; 4801 x 4352: 301 tiles,
-    # more than fit at once, so CTAs loop over tiles and prefetch across them, and 17 groups on
-    # 16 (shuffle) or 4 (mma: more tiles than SMs) warps, so warp 0 takes several groups of every
-    # tile)
+    # more than the shuffle decode's CTAs that fit at once, so its CTAs loop over tiles and
+    # prefetch across them, and 17 groups on 16 (shuffle) or 4 (mma: more tiles than SMs) warps, so
+    # warp 0 takes several groups of every tile; 12000 x 1024: 750 tiles, more than the mma
+    # decode's CTAs that fit at once on the H100 (4 per SM: registers), so its CTAs loop over tiles
+    # too: both halves of the partial sums, the row scale reloaded per unit)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv")
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)  # noqa: E731
@@ -123,9 +125,14 @@ def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
     check(fn(x), x, W_hat, torch.float16)
     check_graph_replay(fn, [x.clone()], [acts(3, 1056, torch.float16, "gemv-cb2")])
-    for decode in ("shuffle", "mma"):
-        f = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)  # noqa: E731
-        check(f(x), x, W_hat, torch.float16)
+    by_decode = {}
+    for decode in ("shuffle", "mma", "auto"):
+        by_decode[decode] = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, decode)
+        check(by_decode[decode], x, W_hat, torch.float16)
+    # the argument reaches the kernel: the decodes round differently (fp32 codebook vs the table in
+    # fp16), and 'auto' is the mma decode for dense weights
+    assert not torch.equal(by_decode["shuffle"], by_decode["mma"])
+    assert_bitwise_equal(by_decode["auto"], by_decode["mma"])
     with pytest.raises(RuntimeError, match="gemv_gemm takes at most 4 rows of x .*got M=5"):
         torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
                                  qw.codebook, k)
@@ -475,19 +482,28 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
             x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, two, 4))
         assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
                                                                     qw.codebook, off, 4, "shuffle"))
-    # (E, K, tokens per expert) -> the GEMV's decode under decode='auto', or None: the small-M kernel
-    for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], "mma"), (16, 2080, [4] * 16, "mma"),
-                               (64, 2080, [1] * 64, None), (8, 512, [2] * 8, "mma"), (16, 512, [1] * 16, "shuffle"),
-                               (16, 512, [2] * 16, None)):
+        assert kbit._C.grouped_gemm_dispatch(E, E, N, K, 4)[:2] == ("gemv", "shuffle")
+        assert kbit._C.grouped_gemm_dispatch(2 * E, E, N, K, 4)[:2] == ("tile", "")
+    # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'); the mma GEMV and
+    # the small-M kernel can give the same bits, so the choice is asserted through the query
+    for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
+                               (64, 2080, [1] * 64, ("kernel", "")), (8, 512, [2] * 8, ("gemv", "mma")),
+                               (16, 512, [1] * 16, ("gemv", "shuffle")), (16, 512, [2] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
         x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
         y = check_grouped(qw, W_hat, x, counts, torch.float16)
         off = offsets(counts)
         if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+            assert kbit._C.grouped_gemm_dispatch(sum(counts), E, 40, K, 4)[:2] == want
             args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
-            expect = (torch.ops.kbit.grouped_gemv_gemm(*args, want) if want
+            expect = (torch.ops.kbit.grouped_gemv_gemm(*args, want[1]) if want[0] == "gemv"
                       else torch.ops.kbit.grouped_mma_gemm(*args))
             assert_bitwise_equal(y, expect)
+        else:
+            assert kbit._C.grouped_gemm_dispatch(sum(counts), E, 40, K, 4)[2] == "heuristic"
+    assert kbit._C.grouped_gemm_dispatch(2000, 2000, 40, 512, 4)[:2] == ("dequant_cublas", "")
+    with pytest.raises(RuntimeError, match="grouped_gemm_dispatch needs T, N, K >= 0 and E >= 1"):
+        kbit._C.grouped_gemm_dispatch(1, 0, 40, 512, 4)
 
 
 def test_grouped_gemm_cuda_graph():

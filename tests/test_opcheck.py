@@ -91,3 +91,7 @@ def test_gemv_gemm_fake_refuses_more_than_4_rows(gen):
         assert torch.ops.kbit.gemv_gemm(torch.empty(4, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (4, 19)
         with pytest.raises(Exception, match="at most 4 rows"):
             torch.ops.kbit.gemv_gemm(torch.empty(5, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)
+        for decode in ("auto", "mma", "shuffle"):
+            assert torch.ops.kbit.gemv_gemm(torch.empty(2, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, decode).shape == (2, 19)
+        with pytest.raises(Exception, match="decode must be 'auto', 'mma' or 'shuffle'"):
+            torch.ops.kbit.gemv_gemm(torch.empty(2, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, "fast")

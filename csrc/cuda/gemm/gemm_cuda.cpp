@@ -1,8 +1,7 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
-//   gemm:         the scalar GEMV, the small-M tensor-core kernel, a tile kernel or dequantize +
+//   gemm:         the GEMV, the small-M tensor-core kernel, a tile kernel or dequantize +
 //                 cuBLAS, by measured crossovers (dense_gemm_path, tc_dispatch.h).
-//   grouped_gemm: the grouped scalar GEMV, small-M or tile kernel (grouped_gemv_wins,
-//                 grouped_tile_wins; one launch, expert_offsets read on the device, CUDA-graph
+//   grouped_gemm: the grouped GEMV, small-M or tile kernel (grouped_gemm_path, tc_dispatch.h; one launch, expert_offsets read on the device, CUDA-graph
 //                 capturable) for E <= kTcMaxExperts; above that the host-synchronizing
 //                 per-expert dequantize + cuBLAS loop.
 #include <ATen/ATen.h>
@@ -273,7 +272,7 @@ at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const a
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
-// gemv_gemm (always the scalar GEMV, M <= 4),
+// gemv_gemm (always the GEMV, M <= 4, its decode as asked),
 // tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -333,7 +332,7 @@ at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packe
   return dense_gemm(x, packed_t, absmax_t, row_scale, codebook, k, DensePath::kDequantCublas);
 }
 
-// Grouped, E <= kTcMaxExperts: the scalar GEMV (DensePath::kGemv), small-M (kSmallM) or tile
+// Grouped, E <= kTcMaxExperts: the GEMV (DensePath::kGemv, decode gemv_decode), small-M (kSmallM) or tile
 // (kTile) kernel.
 at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
@@ -388,9 +387,7 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   if (g.experts > kTcMaxExperts)
     return grouped_gemm_dequant_cublas(x.contiguous(), packed_t, absmax_t, row_scale, codebook, expert_offsets, k, g);
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  const DensePath kernel = grouped_gemv_wins(x.size(0), g.experts, g.cols, prop)        ? DensePath::kGemv
-                           : grouped_tile_wins(x.size(0), g.experts, g.rows, g.k, prop) ? DensePath::kTile
-                                                                                       : DensePath::kSmallM;
+  const DensePath kernel = grouped_gemm_path(x.size(0), g.experts, g.rows, g.cols, g.k, prop);
   return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
 }
 

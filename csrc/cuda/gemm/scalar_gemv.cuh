@@ -413,8 +413,10 @@ void launch_scalar_gemv_decode(const TcGemmArgs& args, cudaStream_t stream) {
                                           : gemv_warps(args.K);
   while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
   const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
-  TORCH_CHECK(smem <= optin, "kbit: the scalar GEMV needs ", smem, " bytes of shared memory per block for k=", K, ", ",
-              kTokens, " rows per unit and ", args.experts, " expert(s); this GPU (", prop.name, ") allows ", optin);
+  TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
+              " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
+              " expert(s); this GPU (", prop.name, ") allows ", optin,
+              kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
   // The kernel's dynamic shared-memory limit is one value per (kernel, device): the most any launch asks for.
   const int most_warps = kDecode == GemvDecode::kMma ? kGemvMmaMaxWarps : kGemvMaxWarps;
   const int most = std::min(gemv_smem_bytes(K, kTokens, most_warps, grouped ? kTcMaxExperts : -1, kDecode), optin);

@@ -16,7 +16,7 @@
 namespace kbit {
 namespace cuda {
 
-constexpr int kGemvMaxTokens = 4;  // M = 1..4: one accumulator pair per token and lane
+constexpr int kGemvMaxTokens = 4;  // M = 1..4 (shuffle decode: one accumulator pair per token and lane)
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:

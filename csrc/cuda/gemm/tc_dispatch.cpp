@@ -76,7 +76,9 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // per expert it loses everywhere. So: at most one token per expert on average (T <= E), K <= 512,
   // and at least 256 rows, i.e. >= 256 experts with a token (64 x 1 down lost by 5%, 8 x 1 won
   // by 4%: within the noise of these runs, left to the tensor-core kernel).
-  // Session 11 (session11/grouped-run4.md, us, GEMV with decode='auto' vs the small-M kernel):
+  // Session 11 (session11/grouped-run4.md, us, GEMV with decode='auto' vs the small-M kernel;
+  // measured at k = 4, K = 512 and 2048, 8 / 16 / 64 / 256 experts: other k, K and expert counts
+  // take the same rule unmeasured):
   // gate/up (K = 2048, mma decode) wins with 8 and 16 experts at 1, 2 and 4 tokens each (8 x 1
   // 7.1 vs 8.5, 16 x 4 10.5 vs 12.7) and loses with 64 (26.6 vs 21.5); down (K = 512) wins with 8
   // experts at 1-4 tokens (mma decode; run3-grouped: 7.6 / 7.7 / 8.1 vs 8.0 / 8.1 / 8.2) and with 16
@@ -105,6 +107,28 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
     if (tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
   }
   return DensePath::kDequantCublas;
+}
+
+DensePath grouped_gemm_path(int64_t T, int64_t E, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
+  if (grouped_gemv_wins(T, E, K, prop)) return DensePath::kGemv;
+  if (grouped_tile_wins(T, E, N, k, prop)) return DensePath::kTile;
+  return DensePath::kSmallM;
+}
+
+std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t T, int64_t E, int64_t N, int64_t K,
+                                                                        int k, int device) {
+  check_k(k);
+  TORCH_CHECK(T >= 0 && E >= 1 && N >= 0 && K >= 0, "kbit: grouped_gemm_dispatch needs T, N, K >= 0 and E >= 1");
+  const cudaDeviceProp& prop = *at::cuda::getDeviceProperties(device);
+  const TcCrossoverTable* table = table_for(prop);
+  const std::string source = table ? table->device : "heuristic";
+  if (E > kTcMaxExperts) return {"dequant_cublas", "", source};
+  switch (grouped_gemm_path(T, E, N, K, k, prop)) {
+    case DensePath::kGemv:
+      return {"gemv", gemv_auto_decode(true, K, E) == GemvDecode::kShuffle ? "shuffle" : "mma", source};
+    case DensePath::kTile: return {"tile", "", source};
+    default: return {"kernel", "", source};
+  }
 }
 
 std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device) {

@@ -9,8 +9,8 @@
 // small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
 // two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
 // one; per k and M bucket the small-M kernel's warps per 16-row unit; and per k the M up to which
-// the scalar GEMV (scalar_gemv.cuh) beat them all. Elsewhere a heuristic from the H100
-// measurements (no scalar GEMV).
+// the GEMV (scalar_gemv.cuh, either decode) beat them all. Elsewhere a heuristic from the H100
+// measurements (no GEMV).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -27,13 +27,13 @@ struct TcCrossoverRow {
   // [k - 2][bucket]: the small-M kernel's warps per unit for M in bucket b (M <= kWpuBucketM[b],
   // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
   int8_t small_m_wpu[4][4];
-  int16_t max_gemv_m[4];    // k = 2..5: the scalar GEMV first, for M <= this (0: never; at most 4)
+  int16_t max_gemv_m[4];    // k = 2..5: the GEMV first, for M <= this (0: never; at most 4)
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
 
 // kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs); kGemv: the
-// scalar GEMV (scalar_gemv.cuh, M <= kGemvMaxTokens).
+// GEMV (scalar_gemv.cuh, M <= kGemvMaxTokens).
 enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 
 struct TcCrossoverTable {
@@ -61,9 +61,13 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
 // kernel, from T rows over E experts of N rows (no sync: the offsets stay on the device).
 bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop);
 
-// Grouped gemm (E <= kTcMaxExperts): the grouped scalar GEMV before either, from T rows over E
+// Grouped gemm (E <= kTcMaxExperts): the grouped GEMV before either, from T rows over E
 // experts of K columns (measured on the H100 only; false on GPUs without a table).
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop);
+
+// What grouped_gemm runs for T rows over E <= kTcMaxExperts experts of N x K at k bits:
+// kGemv (grouped_gemv_wins), kTile (grouped_tile_wins) or kSmallM.
+DensePath grouped_gemm_path(int64_t T, int64_t E, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
 
 // Whether this GPU grants the tile kernel's shared memory for a token tile picked from
 // `tokens` (M dense; the per-expert hint grouped).
