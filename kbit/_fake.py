@@ -82,10 +82,15 @@ def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_u
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
 
 
+def _check_gemv_decode(op, decode):
+    """The GEMV ops' decode argument, refused as the CUDA op refuses it (parse_gemv_decode)."""
+    torch._check(decode in ("auto", "mma", "shuffle"),
+                 lambda: f"kbit: {op}: decode must be 'auto', 'mma' or 'shuffle'; got {decode!r}")
+
+
 @register_fake("kbit::gemv_gemm")
 def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, decode="auto"):
-    torch._check(decode in ("auto", "mma", "shuffle"),
-                 lambda: f"kbit: gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'; got {decode!r}")
+    _check_gemv_decode("gemv_gemm", decode)
     torch._check(x.dim() != 2 or x.shape[0] <= 4,
                  lambda: f"kbit: gemv_gemm takes at most 4 rows of x (M <= 4); got M={x.shape[0]}")
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
@@ -113,8 +118,7 @@ def _grouped_mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert
 
 @register_fake("kbit::grouped_gemv_gemm")
 def _grouped_gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k, decode="auto"):
-    torch._check(decode in ("auto", "mma", "shuffle"),
-                 lambda: f"kbit: grouped_gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'; got {decode!r}")
+    _check_gemv_decode("grouped_gemv_gemm", decode)
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
 
 

@@ -1,9 +1,10 @@
 // The `gemm` and `grouped_gemm` ops on CUDA.
 //   gemm:         the GEMV, the small-M tensor-core kernel, a tile kernel or dequantize +
 //                 cuBLAS, by measured crossovers (dense_gemm_path, tc_dispatch.h).
-//   grouped_gemm: the grouped GEMV, small-M or tile kernel (grouped_gemm_path, tc_dispatch.h; one launch, expert_offsets read on the device, CUDA-graph
-//                 capturable) for E <= kTcMaxExperts; above that the host-synchronizing
-//                 per-expert dequantize + cuBLAS loop.
+//   grouped_gemm: the grouped GEMV, small-M or tile kernel (grouped_gemm_path, tc_dispatch.h;
+//                 one launch, expert_offsets read on the device, CUDA-graph capturable) for
+//                 E <= kTcMaxExperts; above that the host-synchronizing per-expert
+//                 dequantize + cuBLAS loop.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
