@@ -107,6 +107,15 @@ PYBIND11_MODULE(_C, m) {
         "(path, decode, source) the CUDA grouped_gemm takes for T rows over E experts of W[E, N, K] at k bits: path "
         "'gemv' (grouped_gemv_gemm, decode 'mma' or 'shuffle' under decode='auto'), 'kernel' (grouped_mma_gemm), "
         "'tile' (grouped_tile_gemm) or 'dequant_cublas' (E > 1024); source the measured table's GPU or 'heuristic'");
+  m.def("dependent_launch", &kbit::cuda::dependent_launch_allowed,
+        "Whether kbit's GEMV and small-M kernels launch with programmatic dependent launch on sm_90+ "
+        "(on unless the environment set KBIT_PDL=0)");
+  m.def("set_dependent_launch", &kbit::cuda::set_dependent_launch, pybind11::arg("allowed"),
+        "Turn programmatic dependent launch on or off for later launches (CUDA graphs keep what they captured); "
+        "returns the previous setting");
+  m.def("_set_pdl_prefetch_bytes", &kbit::cuda::set_dependent_launch_prefetch_bytes, pybind11::arg("bytes"),
+        "Tuning aid: bytes of its first tile a kernel launched with PDL asks L2 for before it waits (-1: the rule, "
+        "one 256-column group per warp of the first unit; 0: none); returns the previous value");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

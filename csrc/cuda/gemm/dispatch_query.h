@@ -25,5 +25,10 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
 // (an sm_90a build on a compute-9.0 GPU with the shared memory).
 bool wgmma_gemm_runs(int k, int64_t M, int device);
 
+// The programmatic-dependent-launch switch (csrc/cuda/common/dependent_launch.h).
+bool dependent_launch_allowed();
+bool set_dependent_launch(bool allowed);
+int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
+
 }  // namespace cuda
 }  // namespace kbit

@@ -43,6 +43,8 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "../common/kernel_residency.h"
 #include "mma.cuh"
@@ -282,9 +284,23 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
+  // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
+  // until the wait, this kernel may overlap the previous one's tail: dense, it only asks L2 for
+  // the start of its first tile's codes (a tile's groups are contiguous, tiled_layout.h) and
+  // the tile's absmax.
+  allow_dependents();
+  if constexpr (!kGrouped) {
+    if (threadIdx.x == 0 && blockIdx.x < NT && args.l2_prefetch_bytes > 0) {
+      const int64_t tile_bytes = G * 4 * tile_words(K);
+      prefetch_l2(args.packed + blockIdx.x * G * tile_words(K),
+                  static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
+      prefetch_l2(args.absmax + blockIdx.x * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
+    }
+  }
+  grid_dependency_wait();
   // Shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i] for the table.
   const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
-  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
   unsigned char* ring = smem + kTableBytes + warp * kGemvStages * Stage::kBytes;
@@ -426,9 +442,11 @@ void launch_scalar_gemv_decode(const TcGemmArgs& args, cudaStream_t stream) {
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
   const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
   const dim3 grid(static_cast<unsigned>(std::max<int64_t>(1, std::min(units, resident)))), block(32 * warps);
-  if (grouped) scalar_gemv_kernel<T, K, kTokens, true, kDecode><<<grid, block, smem, stream>>>(args);
-  else scalar_gemv_kernel<T, K, kTokens, false, kDecode><<<grid, block, smem, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const bool dependent = dependent_launch_enabled(prop);
+  TcGemmArgs a = args;
+  a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(warps) * 512 * K) : 0u;
+  if (grouped) launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, smem, stream, dependent, a);
+  else launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode>, grid, block, smem, stream, dependent, a);
 }
 
 template <typename T, int K, int kTokens>

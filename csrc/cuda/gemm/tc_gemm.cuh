@@ -39,6 +39,8 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "../common/mbarrier.cuh"
 #include "../common/kernel_residency.h"
@@ -126,9 +128,28 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     mbarrier_init(full_bar + threadIdx.x, 32u * args.warps_per_unit);
     mbarrier_init(empty_bar + threadIdx.x, 32u);
   }
-  const float cb_value = codebook_entry<K>(args.codebook);
   const int64_t N = args.N, cols = args.K;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
+  // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
+  // until the wait this kernel may overlap the previous one's tail: dense and unsplit, lane 0 of
+  // each unit's first warp only asks L2 for the start of its first unit's tile (codes) and
+  // the tile's absmax.
+  allow_dependents();
+  if constexpr (!kGrouped) {
+    const uint32_t U0 = Cfg::kWarps / static_cast<uint32_t>(args.warps_per_unit);
+    const int64_t unit0 = int64_t(blockIdx.x) * U0 + warp / args.warps_per_unit;  // round 0
+    const int64_t chunks = (args.M + Cfg::kTokens - 1) / Cfg::kTokens;
+    if (gridDim.y == 1 && lane == 0 && warp % args.warps_per_unit == 0 && unit0 < chunks * NT &&
+        args.l2_prefetch_bytes > 0) {
+      const int64_t tile = unit0 % NT;  // TcSchedule's dense order: unit = chunk * NT + tile
+      const int64_t tile_bytes = G * 4 * tile_words(K);
+      prefetch_l2(args.packed + tile * G * tile_words(K),
+                  static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
+      prefetch_l2(args.absmax + tile * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
+    }
+  }
+  grid_dependency_wait();
+  const float cb_value = codebook_entry<K>(args.codebook);
   const T* x = static_cast<const T*>(args.x);
 
   TcSchedule<Cfg::kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
@@ -331,8 +352,9 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const int64_t groups = (args.K + 255) / 256, group_step = int64_t(args.warps_per_unit) * grid.y;
   a.groups_per_warp = static_cast<uint32_t>(groups / group_step);
   a.groups_extra = static_cast<uint32_t>(groups % group_step);
-  kernel<<<grid, Cfg::kThreads, smem_bytes(bucket), stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(args.warps_per_unit) * 512 * K) : 0u;
+  launch_kernel(kernel, grid, dim3(Cfg::kThreads), smem_bytes(bucket), stream, dependent, a);
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, kHalfScaleFix, stream);
 }
 

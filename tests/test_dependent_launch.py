@@ -1,0 +1,166 @@
+"""Programmatic dependent launch (csrc/cuda/common/dependent_launch.cuh): kernels launched with it
+start while the kernel before them is finishing, and must not read anything that kernel writes
+before their grid_dependency_wait(). These tests put a writer kernel right before each call (no
+synchronization in between) and check that every call saw the writer's values: x, the weight's
+codes / absmax / row scales, and the output of an earlier kbit call feeding the next one."""
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import kbit
+import reference as R
+from conftest import GEMM_RTOL, KS, make_weight, seed_for
+from cuda_utils import assert_bitwise_equal, check_graph_replay
+
+pytestmark = pytest.mark.gpu
+DEV = torch.device("cuda")
+
+
+@functools.lru_cache(maxsize=None)
+def quantized_pair(k, N, K, tag):
+    """Two CUDA QuantizedWeights of one shape and codebook, and their float64 dequantizations."""
+    g = torch.Generator().manual_seed(seed_for(f"pdl-{k}-{N}-{K}-{tag}"))
+    out = []
+    for _ in range(2):
+        qw = kbit.quantize(make_weight("normal", (N, K), torch.float16, gen=g).to(DEV), k=k)
+        flat = qw.to_layout("flat").to("cpu")
+        out.append((qw, R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double().to(DEV)))
+    return out
+
+
+def rel_err(y, ref):
+    return float((y.double() - ref).norm() / ref.norm())
+
+
+@pytest.mark.parametrize("decode", ["mma", "shuffle"])
+@pytest.mark.parametrize("M", [1, 4])
+@pytest.mark.parametrize("k", KS)
+def test_gemv_sees_weights_and_x_written_just_before(k, M, decode):
+    # Each round overwrites the weight's tensors and x with a kernel (torch.where) and calls the
+    # GEMV at once: a call that read any of them before its wait would match the other weight.
+    (qa, wa), (qb, wb) = quantized_pair(k, 4096, 2048, "weights")
+    live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale)]
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-x-{k}-{M}"))
+    xs = torch.randn(2, M, 2048, device=DEV, generator=g).half()
+    x = torch.empty(M, 2048, device=DEV, dtype=torch.float16)
+    picks = [bool(i % 3 == 1) for i in range(12)]  # a, b, a, a, b, a, ...
+    ys = []
+    for use_b in picks:
+        flag = torch.tensor(use_b, device=DEV)
+        for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale), (qb.packed, qb.absmax, qb.row_scale)):
+            torch.where(flag, tb, ta, out=dst)
+        torch.where(flag, xs[1], xs[0], out=x)
+        ys.append(torch.ops.kbit.gemv_gemm(x, *live, qa.codebook, k, decode))
+    torch.cuda.synchronize()
+    for i, (use_b, y) in enumerate(zip(picks, ys)):
+        ref = xs[int(use_b)].double() @ (wb if use_b else wa).T
+        err = rel_err(y, ref)
+        assert err <= GEMM_RTOL[torch.float16], (i, use_b, err)
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_chained_calls_feed_each_other(k):
+    # y1 = x @ W1^T, y2 = y1 @ W2^T, y3 = y2 @ W1^T ...: each call's x is the previous call's
+    # output (a PDL kernel before a PDL kernel), in eager mode and replayed from a CUDA graph.
+    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1")
+    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2")
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-chain-{k}"))
+    x = torch.randn(2, 2048, device=DEV, generator=g).half()
+
+    def chain(x):
+        outs = []
+        for i in range(6):
+            x = kbit.gemm(x, q1 if i % 2 == 0 else q2) * 0.05  # the scale keeps the values in range
+            outs.append(x)
+        return tuple(outs)
+
+    outs = chain(x)
+    ref = x.double()
+    for i, y in enumerate(outs):
+        ref = (ref @ (w1 if i % 2 == 0 else w2).T) * 0.05
+        assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
+    x2 = torch.randn(2, 2048, device=DEV, generator=g).half()
+    check_graph_replay(chain, (x,), (x2,))
+
+
+def test_grouped_gemv_sees_offsets_written_just_before():
+    # The grouped GEMV reads expert_offsets on the device: rewrite them with a kernel right
+    # before each call, alternating two routings.
+    E, N, K, k = 8, 512, 2048, 4
+    g = torch.Generator().manual_seed(seed_for("pdl-grouped"))
+    W = make_weight("normal", (E, N, K), torch.float16, gen=g)
+    qw = kbit.quantize(W.to(DEV), k=k)
+    flat = qw.to_layout("flat").to("cpu")
+    W_hat = R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double().to(DEV)
+    routings = [torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8], dtype=torch.int32),
+                torch.tensor([0, 0, 3, 3, 3, 5, 8, 8, 8], dtype=torch.int32)]
+    routings = [r.to(DEV) for r in routings]
+    x = torch.randn(8, K, generator=g).half().to(DEV)
+    offsets = torch.empty(E + 1, dtype=torch.int32, device=DEV)
+    picks = [i % 2 == 1 for i in range(8)]
+    ys = []
+    for use_b in picks:
+        torch.where(torch.tensor(use_b, device=DEV), routings[1], routings[0], out=offsets)
+        ys.append(torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, offsets, k,
+                                                   "auto"))
+    torch.cuda.synchronize()
+    for use_b, y in zip(picks, ys):
+        o = routings[int(use_b)].tolist()
+        ref = torch.cat([x[o[e]:o[e + 1]].double() @ W_hat[e].T for e in range(E)])
+        assert rel_err(y, ref) <= GEMM_RTOL[torch.float16], use_b
+
+
+SCRIPT = """
+import torch, kbit
+g = torch.Generator().manual_seed(7)
+qw = kbit.quantize(torch.randn(4096, 2048, generator=g).half(), k=4).to("cuda")
+x = torch.randn(3, 2048, generator=g).half().cuda()
+y = torch.cat([torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, d)
+               for d in ("mma", "shuffle")])
+torch.save(y.cpu(), {path!r})
+"""
+
+
+def run_script(tmp_path, name, env_value):
+    path = str(tmp_path / f"{name}.pt")
+    env = dict(os.environ, KBIT_PDL=env_value)
+    r = subprocess.run([sys.executable, "-c", SCRIPT.format(path=path)], env=env, capture_output=True, text=True)
+    return r, path
+
+
+def test_pdl_switch_same_bits_and_bad_value(tmp_path):
+    on, on_path = run_script(tmp_path, "on", "1")
+    off, off_path = run_script(tmp_path, "off", "0")
+    assert on.returncode == 0, on.stderr[-2000:]
+    assert off.returncode == 0, off.stderr[-2000:]
+    assert_bitwise_equal(torch.load(on_path), torch.load(off_path), "KBIT_PDL=1 vs 0")
+    bad, _ = run_script(tmp_path, "bad", "yes")
+    assert bad.returncode != 0 and "KBIT_PDL must be 0" in bad.stderr, bad.stderr[-2000:]
+
+
+@pytest.mark.parametrize("op", ["gemv_gemm", "mma_gemm"])
+def test_switch_and_prefetch_change_no_bits(op):
+    # PDL and the L2 prefetch change when the work starts, never the arithmetic.
+    (qw, _), _ = quantized_pair(4, 4096, 2048, "weights")
+    x = torch.randn(3, 2048, device=DEV).half()
+    args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+    fn = getattr(torch.ops.kbit, op)
+    pdl, prefetch = kbit._C.set_dependent_launch(True), kbit._C._set_pdl_prefetch_bytes(-1)
+    try:
+        want = fn(*args)
+        for on, nbytes in ((True, 0), (True, 65536), (False, -1)):
+            kbit._C.set_dependent_launch(on)
+            kbit._C._set_pdl_prefetch_bytes(nbytes)
+            assert_bitwise_equal(fn(*args), want, f"PDL {on}, prefetch {nbytes}")
+    finally:
+        kbit._C.set_dependent_launch(pdl)
+        kbit._C._set_pdl_prefetch_bytes(prefetch)
+    assert kbit._C.dependent_launch() == pdl
+    with pytest.raises(RuntimeError, match="PDL prefetch must be -1"):
+        kbit._C._set_pdl_prefetch_bytes(7)
