@@ -13,6 +13,7 @@ median over repetitions of the per-call time, next to native aten calls of the s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -26,21 +27,29 @@ import kbit
 SHAPES = [(1, 2048, 512), (1, 2048, 5120), (16, 2048, 5120), (64, 2048, 5120)]  # (M, K, N)
 
 
-def per_call_us(fn, calls: int, reps: int) -> dict:
-    for _ in range(20):
-        fn()
+def per_call_us(entries: dict, calls: int, reps: int) -> dict:
+    """{name: timing} for {name: (fn, context factory)}: each repetition times every entry once, in
+    turn (round robin), so that drift of the machine over the run falls on all of them alike."""
+    for fn, ctx in entries.values():
+        with ctx():
+            for _ in range(20):
+                fn()
     torch.cuda.synchronize()
-    samples = []
+    samples = {name: [] for name in entries}
     for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
+        for name, (fn, ctx) in entries.items():
+            with ctx():
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                samples[name].append((time.perf_counter() - t0) / calls * 1e6)
     torch.cuda.synchronize()
-    samples.sort()
-    return {"median_us": statistics.median(samples), "p10_us": samples[len(samples) // 10],
-            "p90_us": samples[(9 * len(samples)) // 10]}
+    out = {}
+    for name, v in samples.items():
+        v.sort()
+        out[name] = {"median_us": statistics.median(v), "p10_us": v[len(v) // 10], "p90_us": v[(9 * len(v)) // 10]}
+    return out
 
 
 def main(argv=None) -> None:
@@ -56,18 +65,31 @@ def main(argv=None) -> None:
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         qw = kbit.quantize(W, k=4)
         lin = kbit.Linear.from_linear(torch.nn.Linear(K, N, bias=False, device=dev, dtype=torch.float16), k=4)
-        op = torch.ops.kbit.gemm
+        op, op_default = torch.ops.kbit.gemm, torch.ops.kbit.gemm.default
+        direct = kbit._C.gemm_direct
+        add_op = torch.ops.aten.add.Tensor
+        x0 = x[:0]
+        w = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        plain, infer = contextlib.nullcontext, torch.inference_mode
         entries = {
-            "F.linear fp16 (aten)": lambda: F.linear(x, W),
-            "torch.mm fp16 (aten)": lambda: torch.mm(x, W.t()),
-            "torch.ops.kbit.gemm": lambda: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4),
-            "kbit.gemm": lambda: kbit.gemm(x, qw),
-            "kbit.Linear": lambda: lin(x),
+            "F.linear fp16 (aten)": (lambda: F.linear(x, W), plain),
+            "torch.mm fp16 (aten)": (lambda: torch.mm(x, W.t()), plain),
+            "torch.add(x, x) (aten)": (lambda: torch.add(x, x), plain),
+            "torch.ops.aten.add.Tensor(x, x)": (lambda: add_op(x, x), plain),
+            "torch.empty(M, N)": (lambda: torch.empty(M, N, device=dev, dtype=torch.float16), plain),
+            "torch.ops.kbit.gemm": (lambda: op(x, *w, 4), plain),
+            "torch.ops.kbit.gemm.default": (lambda: op_default(x, *w, 4), plain),
+            "kbit._C.gemm_direct": (lambda: direct(x, *w, 4), plain),
+            "kbit._C.gemm_direct, M = 0 (no launch)": (lambda: direct(x0, *w, 4), plain),
+            "kbit._C.gemm_direct, inference_mode": (lambda: direct(x, *w, 4), infer),
+            "kbit.gemm": (lambda: kbit.gemm(x, qw), plain),
+            "kbit.gemm, inference_mode": (lambda: kbit.gemm(x, qw), infer),
+            "kbit.Linear": (lambda: lin(x), plain),
+            "kbit.Linear, inference_mode": (lambda: lin(x), infer),
         }
-        for name, fn in entries.items():
-            r = per_call_us(fn, args.calls, args.reps)
+        for name, r in per_call_us(entries, args.calls, args.reps).items():
             rows.append({"M": M, "K": K, "N": N, "entry": name, **r})
-            print(f"M={M:3d} K={K} N={N:5d} {name:24s} {r['median_us']:6.2f} us/call "
+            print(f"M={M:3d} K={K} N={N:5d} {name:40s} {r['median_us']:6.2f} us/call "
                   f"(p10 {r['p10_us']:.2f}, p90 {r['p90_us']:.2f})", flush=True)
     info = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "cpu": os.cpu_count(), "calls": args.calls, "reps": args.reps, "rows": rows}
@@ -78,7 +100,7 @@ def main(argv=None) -> None:
         with open(os.path.join(args.out, "dispatch.md"), "w") as f:
             f.write(f"# Host cost per call ({info['device']}, torch {info['torch']})\n\n"
                     f"CPU time to issue one call, median of {args.reps} loops of {args.calls} calls "
-                    "(no synchronization inside a loop). `python -m benchmarks.bench_dispatch`.\n\n"
+                    "(no synchronization inside a loop; the entries timed in turn, round robin). `python -m benchmarks.bench_dispatch`.\n\n"
                     "| M | K | N | entry | us/call | p10 | p90 |\n|---:|---:|---:|---|---:|---:|---:|\n")
             for r in rows:
                 f.write(f"| {r['M']} | {r['K']} | {r['N']} | {r['entry']} | {r['median_us']:.2f} | "

@@ -83,6 +83,18 @@ pybind11::tuple grouped_gemm_dispatch(int64_t T, int64_t E, int64_t N, int64_t K
 }
 #endif
 
+// kbit::gemm called through the C++ dispatcher from a plain pybind11 function: the same op and
+// dispatch (autograd fallback, modes, profiler) as torch.ops.kbit.gemm, without the Python-side
+// schema parsing and boxing of a torch.ops call (benchmarks/bench_dispatch.py compares both).
+at::Tensor gemm_direct(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& absmax,
+                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kbit::gemm", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               const at::Tensor&, const at::Tensor&, int64_t)>();
+  return op.call(x, packed, absmax, row_scale, codebook, k);
+}
+
 bool cuda_kernels_compiled() {
 #ifdef KBIT_WITH_CUDA
   return true;
@@ -95,6 +107,8 @@ bool cuda_kernels_compiled() {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "kbit C++/CUDA operators (registered under torch.ops.kbit)";
   m.attr("tiled_layout_version") = kbit::kTiledLayoutVersion;
+  m.def("gemm_direct", &gemm_direct, "torch.ops.kbit.gemm through the C++ dispatcher (cheaper to call from Python; "
+        "same arguments)");
   m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
         "True when this build contains the CUDA kernels");
 #ifdef KBIT_WITH_CUDA

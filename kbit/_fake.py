@@ -59,11 +59,18 @@ def _dequantize_tiled(packed_tiled, absmax_tiled, row_scale, codebook, k, K, dty
     return packed_tiled.new_empty(tuple(row_scale.shape) + (K,), dtype=dtype)
 
 
+def _check_same_device(x, *weight):
+    # As the real ops do (a meta x with CPU weights would otherwise come here and pass).
+    for t in weight:
+        torch._check(t.device == x.device, lambda: f"kbit: x is on {x.device} but the weight is on {t.device}")
+
+
 @register_fake("kbit::gemm")
 def _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     torch._check(x.dim() == 2, lambda: "kbit: x must be 2-D [M, K]")
     torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: "kbit: x must be fp16 or bf16")
     torch._check(packed_tiled.dim() == 5, lambda: "kbit: gemm needs a 2-D weight")
+    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook)
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
 
 

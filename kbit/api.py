@@ -5,7 +5,7 @@ from typing import Optional
 
 import torch
 
-from . import _C  # noqa: F401  (registers torch.ops.kbit)
+from . import _C  # registers torch.ops.kbit
 from .codebooks import _check_k, check_codebook, codebook as default_codebook
 from .quantized import QuantizedWeight
 
@@ -15,6 +15,12 @@ _ACT_DTYPES = (torch.float16, torch.bfloat16)
 # The op's one overload, called directly: skips the overload-packet lookup on every call
 # (benchmarks/bench_dispatch.py measures what a call costs on the host).
 _GEMM = torch.ops.kbit.gemm.default
+# The same op through the C++ dispatcher from a plain binding (no Python-side schema parsing):
+# what eager calls with plain tensors use; torch.compile and __torch_function__ overrides
+# (subclasses, modes) get the torch.ops overload.
+_GEMM_DIRECT = _C.gemm_direct
+_has_torch_function = torch._C._has_torch_function
+_is_compiling = torch.compiler.is_compiling
 
 
 def quantize(W: torch.Tensor, k: int = 4, codebook=None, layout: str = "tiled") -> QuantizedWeight:
@@ -67,24 +73,33 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
     W is a 2-D QuantizedWeight in the tiled layout on x's device. Accumulates in fp32.
     """
     _check_qw(qw, "gemm")
-    if len(qw.shape) != 2:
-        raise ValueError(f"kbit.gemm: qw is an expert stack {qw.shape}; use kbit.grouped_gemm")
-    _check_x(x, qw, "gemm")
-    return _gemm_call(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, qw.shape)
+    shape = qw.shape
+    if len(shape) != 2:
+        raise ValueError(f"kbit.gemm: qw is an expert stack {shape}; use kbit.grouped_gemm")
+    if qw.layout != "tiled":
+        raise ValueError("kbit.gemm: the weight must be in the tiled layout; use qw.to_layout('tiled')")
+    return gemm_tiled(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, shape, "gemm")
 
 
 def gemm_tiled(x, packed, absmax, row_scale, codebook, k: int, shape, fn: str) -> torch.Tensor:
-    """gemm on the tiled tensors of a weight of ``shape`` (N, K), x ``[..., K]``: the checks
-    and the call, with nothing else on the host path (kbit.Linear uses it)."""
-    _check_activations(x, shape[1], packed.device, fn)
-    return _gemm_call(x, packed, absmax, row_scale, codebook, k, shape)
-
-
-def _gemm_call(x, packed, absmax, row_scale, codebook, k: int, shape) -> torch.Tensor:
-    if x.dim() == 2:
-        return _GEMM(x, packed, absmax, row_scale, codebook, k)
-    y = _GEMM(x.reshape(-1, shape[1]), packed, absmax, row_scale, codebook, k)
-    return y.view(*x.shape[:-1], shape[0])
+    """gemm on the tiled tensors of a weight of ``shape`` (N, K), x ``[..., K]``, with nothing else
+    on the host path (kbit.Linear uses it). Here only x's last dim is checked against K; the op
+    checks the rest, and only when it refuses are the Python checks run, for an error that names
+    the function and the rule."""
+    try:
+        if x.shape[-1] != shape[1]:  # the tiled tensors hold K rounded up to 256: the op cannot tell
+            raise ValueError
+        op = _GEMM if _is_compiling() or _has_torch_function((x, packed, absmax, row_scale, codebook)) else _GEMM_DIRECT
+        if x.dim() == 2:
+            return op(x, packed, absmax, row_scale, codebook, k)
+        y = op(x.reshape(-1, shape[1]), packed, absmax, row_scale, codebook, k)
+        return y.view(*x.shape[:-1], shape[0])
+    except (RuntimeError, TypeError, ValueError, AttributeError, IndexError):
+        try:
+            _check_activations(x, shape[1], packed.device, fn)
+        except (TypeError, ValueError) as clear:
+            raise clear from None
+        raise
 
 
 def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Tensor, *,
