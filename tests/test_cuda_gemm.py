@@ -487,8 +487,8 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'); the mma GEMV and
     # the small-M kernel can give the same bits, so the choice is asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
-                               (64, 2080, [1] * 64, ("kernel", "")), (8, 512, [2] * 8, ("gemv", "mma")),
-                               (16, 512, [1] * 16, ("gemv", "shuffle")), (16, 512, [2] * 16, ("kernel", ""))):
+                               (64, 2080, [1] * 64, ("kernel", "")), (8, 512, [2] * 8, ("kernel", "")),
+                               (16, 512, [1] * 16, ("kernel", "")), (16, 512, [2] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
         x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
         y = check_grouped(qw, W_hat, x, counts, torch.float16)

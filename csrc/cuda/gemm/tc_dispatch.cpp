@@ -83,10 +83,13 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // 7.1 vs 8.5, 16 x 4 10.5 vs 12.7) and loses with 64 (26.6 vs 21.5); down (K = 512) wins with 8
   // experts at 1-4 tokens (mma decode; run3-grouped: 7.6 / 7.7 / 8.1 vs 8.0 / 8.1 / 8.2) and with 16
   // at 1 token (shuffle decode: 9.6 vs 10.9; at 2 and 4 it loses, 11.6 vs 11.1, 13.3 vs 11.3).
+  // Session 12 (session12/run3-grouped.md, both kernels launched with PDL): gate/up as before (8 x 1
+  // 6.2 vs 6.8 us, 16 x 4 9.8 vs 11.1, 64 x 1 25.6 vs 20.0); down (K = 512) now loses with 8 experts
+  // at 1-4 tokens (8 x 1 7.1 vs 6.6) and ties with 16 x 1 (9.0 vs 9.3): K <= 512 goes to the
+  // small-M kernel below session 10's rule.
   if (table_for(prop) == nullptr) return false;
   if (T <= E && K <= 512 && std::min(E, T) >= 256) return true;
-  const int64_t most = int64_t(kGemvMaxTokens) * E;
-  return K > 512 ? E <= 16 && T <= most : (E <= 8 && T <= most) || (E <= 16 && T <= E);
+  return K > 512 && E <= 16 && T <= int64_t(kGemvMaxTokens) * E;
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
