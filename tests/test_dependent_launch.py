@@ -38,12 +38,21 @@ def rel_err(y, ref):
     return float((y.double() - ref).norm() / ref.norm())
 
 
-@pytest.mark.parametrize("decode", ["mma", "shuffle"])
-@pytest.mark.parametrize("M", [1, 4])
+def op_call(op, decode):
+    fn = getattr(torch.ops.kbit, op)
+    return (lambda x, *w: fn(x, *w, decode)) if decode else fn
+
+
+@pytest.mark.parametrize("op,M,decode", [("gemv_gemm", 1, "mma"), ("gemv_gemm", 4, "mma"), ("gemv_gemm", 1, "shuffle"),
+                                         ("gemv_gemm", 4, "shuffle"), ("mma_gemm", 8, None), ("mma_gemm", 33, None),
+                                         ("tile_gemm", 33, None), ("wgmma_gemm", 33, None)])
 @pytest.mark.parametrize("k", KS)
-def test_gemv_sees_weights_and_x_written_just_before(k, M, decode):
+def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     # Each round overwrites the weight's tensors and x with a kernel (torch.where) and calls the
-    # GEMV at once: a call that read any of them before its wait would match the other weight.
+    # op at once: a call that read any of them before its wait would match the other weight.
+    if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    call = op_call(op, decode)
     (qa, wa), (qb, wb) = quantized_pair(k, 4096, 2048, "weights")
     live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale)]
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-x-{k}-{M}"))
@@ -56,7 +65,7 @@ def test_gemv_sees_weights_and_x_written_just_before(k, M, decode):
         for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale), (qb.packed, qb.absmax, qb.row_scale)):
             torch.where(flag, tb, ta, out=dst)
         torch.where(flag, xs[1], xs[0], out=x)
-        ys.append(torch.ops.kbit.gemv_gemm(x, *live, qa.codebook, k, decode))
+        ys.append(call(x, *live, qa.codebook, k))
     torch.cuda.synchronize()
     for i, (use_b, y) in enumerate(zip(picks, ys)):
         ref = xs[int(use_b)].double() @ (wb if use_b else wa).T
@@ -64,14 +73,15 @@ def test_gemv_sees_weights_and_x_written_just_before(k, M, decode):
         assert err <= GEMM_RTOL[torch.float16], (i, use_b, err)
 
 
+@pytest.mark.parametrize("M", [2, 40])
 @pytest.mark.parametrize("k", [3, 4])
-def test_chained_calls_feed_each_other(k):
+def test_chained_calls_feed_each_other(k, M):
     # y1 = x @ W1^T, y2 = y1 @ W2^T, y3 = y2 @ W1^T ...: each call's x is the previous call's
     # output (a PDL kernel before a PDL kernel), in eager mode and replayed from a CUDA graph.
     (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1")
     (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2")
-    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-chain-{k}"))
-    x = torch.randn(2, 2048, device=DEV, generator=g).half()
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-chain-{k}-{M}"))
+    x = torch.randn(M, 2048, device=DEV, generator=g).half()
 
     def chain(x):
         outs = []
@@ -85,7 +95,7 @@ def test_chained_calls_feed_each_other(k):
     for i, y in enumerate(outs):
         ref = (ref @ (w1 if i % 2 == 0 else w2).T) * 0.05
         assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
-    x2 = torch.randn(2, 2048, device=DEV, generator=g).half()
+    x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
     check_graph_replay(chain, (x,), (x2,))
 
 

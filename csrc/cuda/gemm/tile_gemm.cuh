@@ -33,6 +33,8 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "../common/kernel_residency.h"
 #include "mma.cuh"
@@ -54,6 +56,10 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail;
+  // nothing global is touched before the wait.
+  allow_dependents();
+  grid_dependency_wait();
   const float cb_value = codebook_entry<K>(args.codebook);
   const int g = lane >> 2, t = lane & 3;
 
@@ -229,8 +235,8 @@ void launch_tile_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
     ctas = (args.M + 8 * MT - 1) / (8 * MT) * row_blocks;
   }
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(kGrouped ? 1 : args.splits));
-  kernel<<<grid, kTileWarps * 32, kSmem, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(kernel, grid, dim3(kTileWarps * 32), kSmem, stream,
+                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
 }
 

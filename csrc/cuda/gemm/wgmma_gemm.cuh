@@ -41,6 +41,8 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/bulk_copy.cuh"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "../common/kernel_residency.h"
 #include "mma.cuh"
@@ -66,6 +68,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail;
+  // nothing global is touched before the wait.
+  allow_dependents();
+  grid_dependency_wait();
   const float cb_value = codebook_entry<K>(args.codebook);
 
   const int64_t N = args.N, cols = args.K, M = args.M;
@@ -195,8 +201,8 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
   const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
-  kernel<<<grid, kWgThreads, kSmem, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(kernel, grid, dim3(kWgThreads), kSmem, stream,
+                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
   if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
 }
 
