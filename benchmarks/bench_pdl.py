@@ -15,7 +15,7 @@ With --prefetch, PDL on is timed with each size of the L2 prefetch of a CTA's fi
 (kbit._C._set_pdl_prefetch_bytes; -1: the kernels' rule, 0: none).
 
     python -m benchmarks.bench_pdl --out DIR [--shapes KV,Q,gateup,llama8b_gu] [--ms 1,4] [--op gemm]
-                                   [--prefetch -1,65536,0]
+                                   [--prefetch=-1,65536,0]
 """
 from __future__ import annotations
 
