@@ -13,3 +13,12 @@ build_tree() {
     > "$2" 2>&1) || { tail -50 "$2"; return 1; }
   echo "built in $(( $(date +%s) - start )) s on $(nproc) cores"
 }
+
+# The preamble of a device-run script (run from the repository root, after sourcing this file):
+# OUT (default out) and LOGS (default /tmp/run_logs) made, unbuffered Python, this tree built.
+start_device_run() {
+  OUT=${OUT:-out}; mkdir -p "$OUT"
+  LOGS=${LOGS:-/tmp/run_logs}; mkdir -p "$LOGS"
+  export PYTHONUNBUFFERED=1
+  build_tree "$(pwd)" /tmp/build.log
+}

@@ -5,10 +5,8 @@
 # GEMV / grouped tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-LOGS=/tmp/s12; mkdir -p $LOGS
 . scripts/gpu_build.sh
-build_tree "$(pwd)" /tmp/build.log || exit 1
+LOGS=/tmp/s12; start_device_run || exit 1
 timeout 120 python3 -m pytest tests/test_dependent_launch.py -q -x 2>&1 | tee $LOGS/tests-pdl.log | tail -3
 for v in 1 0; do
   KBIT_PDL=$v timeout 100 python3 -m benchmarks.bench_pdl --shapes KV,Q,O,gateup,down,llama8b_gu,llama70b_gu --ms 1,4 \

@@ -5,11 +5,8 @@
 # (benchmarks.run, M = 1..16, fp16 / int4 / fp8 in the same run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-LOGS=/tmp/s12; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1
 . scripts/gpu_build.sh
-build_tree "$(pwd)" /tmp/build.log || exit 1
+LOGS=/tmp/s12; start_device_run || exit 1
 timeout 120 python3 -m pytest tests/test_dependent_launch.py -q -x 2>&1 | tail -2
 timeout 150 python3 -m benchmarks.bench_pdl --shapes KV,Q,O,gateup,down,llama8b_gu,llama70b_gu --ms 1,4 \
   --out $LOGS/pdl > $LOGS/pdl.log 2>&1; grep " M=" $LOGS/pdl.log

@@ -4,11 +4,8 @@
 # (the grouped GEMV vs the small-M kernel both got it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-LOGS=/tmp/s12; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1
 . scripts/gpu_build.sh
-build_tree "$(pwd)" /tmp/build.log || exit 1
+LOGS=/tmp/s12; start_device_run || exit 1
 timeout 120 python3 -m pytest tests/test_dependent_launch.py -q -x 2>&1 | tail -2
 timeout 200 python3 -m benchmarks.bench_pdl --shapes KV,Q,gateup,down,llama8b_gu,llama70b_gu --ms 1,4 \
   --prefetch 65536,8192,0 --out $LOGS/pdl > $LOGS/pdl.log 2>&1; grep " M=" $LOGS/pdl.log

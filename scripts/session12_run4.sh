@@ -3,11 +3,8 @@
 # with it, the dispatch / GEMV / grouped / PDL / opcheck tests, and the layer table (benchmarks.run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-LOGS=/tmp/s12; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1
 . scripts/gpu_build.sh
-build_tree "$(pwd)" /tmp/build.log || exit 1
+LOGS=/tmp/s12; start_device_run || exit 1
 timeout 200 python3 -m benchmarks.tune_dispatch --out $LOGS/tune > $LOGS/tune.log 2>&1; tail -1 $LOGS/tune.log | cut -c1-300
 if [ -s $LOGS/tune/tc_dispatch_table.h ]; then
   cp $LOGS/tune/tc_dispatch_table.h csrc/cuda/gemm/tc_dispatch_table.h; cp $LOGS/tune/tc_dispatch_table.h $OUT/

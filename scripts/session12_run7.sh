@@ -3,11 +3,8 @@
 # the PDL tests, the tile / wgmma tests, bench_pdl on those ops, and the layer table at M = 8-32.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-LOGS=/tmp/s12; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1
 . scripts/gpu_build.sh
-build_tree "$(pwd)" /tmp/build.log || exit 1
+LOGS=/tmp/s12; start_device_run || exit 1
 timeout 150 python3 -m pytest tests/test_dependent_launch.py -q --maxfail=5 2>&1 | tee $OUT/tests-pdl.log | tail -2
 timeout 150 python3 -m pytest tests/test_cuda_gemm.py -q --maxfail=10 -k "tile or wgmma or graph or stream or deterministic" 2>&1 \
   | tee $OUT/tests-tile.log | tail -2
