@@ -107,8 +107,9 @@ bool cuda_kernels_compiled() {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "kbit C++/CUDA operators (registered under torch.ops.kbit)";
   m.attr("tiled_layout_version") = kbit::kTiledLayoutVersion;
-  m.def("gemm_direct", &gemm_direct, "torch.ops.kbit.gemm through the C++ dispatcher (cheaper to call from Python; "
-        "same arguments)");
+  m.def("gemm_direct", &gemm_direct, pybind11::call_guard<pybind11::gil_scoped_release>(),
+        "torch.ops.kbit.gemm through the C++ dispatcher (cheaper to call from Python; same arguments; the GIL is "
+        "released during the call, as torch.ops does)");
   m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
         "True when this build contains the CUDA kernels");
 #ifdef KBIT_WITH_CUDA

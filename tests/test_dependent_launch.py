@@ -23,12 +23,13 @@ DEV = torch.device("cuda")
 
 
 @functools.lru_cache(maxsize=None)
-def quantized_pair(k, N, K, tag):
-    """Two CUDA QuantizedWeights of one shape and codebook, and their float64 dequantizations."""
+def quantized_pair(k, N, K, tag, scale=1.0):
+    """Two CUDA QuantizedWeights of one shape and codebook (N(0, scale^2) weights), and their
+    float64 dequantizations."""
     g = torch.Generator().manual_seed(seed_for(f"pdl-{k}-{N}-{K}-{tag}"))
     out = []
     for _ in range(2):
-        qw = kbit.quantize(make_weight("normal", (N, K), torch.float16, gen=g).to(DEV), k=k)
+        qw = kbit.quantize((make_weight("normal", (N, K), torch.float32, gen=g) * scale).half().to(DEV), k=k)
         flat = qw.to_layout("flat").to("cpu")
         out.append((qw, R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double().to(DEV)))
     return out
@@ -77,23 +78,25 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
 @pytest.mark.parametrize("k", [3, 4])
 def test_chained_calls_feed_each_other(k, M):
     # y1 = x @ W1^T, y2 = y1 @ W2^T, y3 = y2 @ W1^T ...: each call's x is the previous call's
-    # output (a PDL kernel before a PDL kernel), in eager mode and replayed from a CUDA graph.
-    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1")
-    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2")
+    # output with nothing in between - a kbit PDL kernel right after the one writing its x (the
+    # case where it starts early; after an aten kernel it starts only once that one's CTAs have
+    # exited) - eagerly and replayed from a CUDA graph. Weights N(0, 1/K) keep the values in range.
+    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
+    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-chain-{k}-{M}"))
     x = torch.randn(M, 2048, device=DEV, generator=g).half()
 
     def chain(x):
         outs = []
         for i in range(6):
-            x = kbit.gemm(x, q1 if i % 2 == 0 else q2) * 0.05  # the scale keeps the values in range
+            x = kbit.gemm(x, q1 if i % 2 == 0 else q2)
             outs.append(x)
         return tuple(outs)
 
     outs = chain(x)
     ref = x.double()
     for i, y in enumerate(outs):
-        ref = (ref @ (w1 if i % 2 == 0 else w2).T) * 0.05
+        ref = ref @ (w1 if i % 2 == 0 else w2).T
         assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
     x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
     check_graph_replay(chain, (x,), (x2,))
@@ -126,6 +129,13 @@ def test_grouped_gemv_sees_offsets_written_just_before():
         assert rel_err(y, ref) <= GEMM_RTOL[torch.float16], use_b
 
 
+def test_pdl_on_by_default():
+    # Without it every test here would pass vacuously (nothing would start early).
+    if os.environ.get("KBIT_PDL") == "0":
+        pytest.skip("KBIT_PDL=0 in this environment")
+    assert kbit._C.dependent_launch()
+
+
 SCRIPT = """
 import torch, kbit
 g = torch.Generator().manual_seed(7)
@@ -152,6 +162,12 @@ def test_pdl_switch_same_bits_and_bad_value(tmp_path):
     assert_bitwise_equal(torch.load(on_path), torch.load(off_path), "KBIT_PDL=1 vs 0")
     bad, _ = run_script(tmp_path, "bad", "yes")
     assert bad.returncode != 0 and "KBIT_PDL must be 0" in bad.stderr, bad.stderr[-2000:]
+    # set_dependent_launch overrides a bad value before it is read
+    path = str(tmp_path / "override.pt")
+    r = subprocess.run([sys.executable, "-c", "import kbit; kbit._C.set_dependent_launch(True)\n" + SCRIPT.format(path=path)],
+                       env=dict(os.environ, KBIT_PDL="yes"), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert_bitwise_equal(torch.load(path), torch.load(on_path), "set_dependent_launch over KBIT_PDL=yes")
 
 
 @pytest.mark.parametrize("op", ["gemv_gemm", "mma_gemm"])

@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 
 namespace kbit {
 namespace cuda {
@@ -34,9 +37,10 @@ bool dependent_launch_allowed() {
 }
 
 bool set_dependent_launch(bool allowed) {
-  const bool before = dependent_launch_allowed();
-  pdl_switch.store(allowed ? 1 : 0);
-  return before;
+  const int before = pdl_switch.exchange(allowed ? 1 : 0);
+  if (before >= 0) return before == 1;
+  const char* v = std::getenv("KBIT_PDL");  // not read yet: what it asks for (a bad value is overridden here)
+  return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
 namespace {
@@ -54,7 +58,22 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes) {
   return prefetch_override.exchange(bytes);
 }
 
-bool dependent_launch_enabled(const cudaDeviceProp& prop) { return prop.major >= 9 && dependent_launch_allowed(); }
+bool dependent_launch_enabled(const cudaDeviceProp& prop) { return dependent_launch_allowed() && prop.major >= 9; }
+
+bool kernel_waits_for_dependencies(const void* kernel) {
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, bool> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(kernel, device);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  cudaFuncAttributes attributes{};
+  C10_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const bool waits = attributes.ptxVersion >= 90;
+  cache.emplace(key, waits);
+  return waits;
+}
 
 }  // namespace cuda
 }  // namespace kbit

@@ -30,10 +30,18 @@ bool set_dependent_launch(bool allowed);
 uint32_t dependent_launch_prefetch_bytes(int64_t rule_bytes);
 int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 
-// kernel<<<grid, block, smem, stream>>>(args...), with PDL when `dependent` is true.
+// Whether the code the current device runs for `kernel` was compiled for compute 9.0 or newer
+// (cudaFuncAttributes::ptxVersion), i.e. holds its griddepcontrol instructions: a build without
+// an sm_90 target runs on Hopper from older PTX, with dependent_launch.cuh's helpers compiled out,
+// and must not be launched with PDL (it would not wait). Cached per (kernel, device).
+bool kernel_waits_for_dependencies(const void* kernel);
+
+// kernel<<<grid, block, smem, stream>>>(args...), with PDL when `dependent` is true and the
+// kernel's code has the wait (kernel_waits_for_dependencies).
 template <typename... Params, typename... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, int smem, cudaStream_t stream, bool dependent,
                    Args&&... args) {
+  dependent = dependent && kernel_waits_for_dependencies(reinterpret_cast<const void*>(kernel));
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
