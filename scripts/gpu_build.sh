@@ -22,3 +22,14 @@ start_device_run() {
   export PYTHONUNBUFFERED=1
   build_tree "$(pwd)" /tmp/build.log
 }
+
+# Regenerate the dispatch table on this GPU: tune_dispatch into DIR (its log DIR.log), then copy its
+# table over csrc/cuda/gemm/tc_dispatch_table.h and rebuild this tree (log DIR-build.log; the script
+# exits if that build fails). Returns 1 when the sweep wrote no table (nothing copied or rebuilt).
+tune_and_rebuild() {
+  mkdir -p "$1"
+  timeout 200 python3 -m benchmarks.tune_dispatch --out "$1" > "$1.log" 2>&1; tail -2 "$1.log" | cut -c1-300
+  [ -s "$1/tc_dispatch_table.h" ] || return 1
+  cp "$1/tc_dispatch_table.h" csrc/cuda/gemm/tc_dispatch_table.h
+  build_tree "$(pwd)" "$1-build.log" || exit 1
+}

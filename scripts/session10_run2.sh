@@ -6,9 +6,6 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out}; mkdir -p "$OUT"
 . scripts/gpu_build.sh
 build_tree "$(pwd)" "$OUT/build.log" || exit 1
-timeout 200 python3 -m benchmarks.tune_dispatch --out "$OUT/tune" > "$OUT/tune.log" 2>&1; tail -3 "$OUT/tune.log"
-if [ -s "$OUT/tune/tc_dispatch_table.h" ]; then
-  cp "$OUT/tune/tc_dispatch_table.h" csrc/cuda/gemm/tc_dispatch_table.h
-  build_tree "$(pwd)" "$OUT/build2.log" || exit 1
+if tune_and_rebuild "$OUT/tune"; then
   timeout 120 python3 -m pytest tests/test_cuda_gemm.py -q -x -k "dispatch or table" 2>&1 | tail -3
 fi

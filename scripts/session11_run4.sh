@@ -8,11 +8,7 @@ OUT=${OUT:-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 . scripts/gpu_build.sh
 build_tree "$(pwd)" "$OUT/build.log" || exit 1
-timeout 200 python3 -m benchmarks.tune_dispatch --out "$OUT/tune" > "$OUT/tune.log" 2>&1; tail -2 "$OUT/tune.log"
-if [ -s "$OUT/tune/tc_dispatch_table.h" ]; then
-  cp "$OUT/tune/tc_dispatch_table.h" csrc/cuda/gemm/tc_dispatch_table.h
-  build_tree "$(pwd)" "$OUT/build2.log" || exit 1
-fi
+tune_and_rebuild "$OUT/tune"
 timeout 150 python3 -m pytest tests/test_cuda_gemm.py tests/test_opcheck.py -q -x -k "dispatch or table or gemv or opcheck or compile" 2>&1 | tail -3
 timeout 100 python3 -m benchmarks.tune_grouped --shapes moe_gu,moe_dn --experts 8,16,64,256 --per-expert 1,2,4 --out "$OUT/grouped" > "$OUT/grouped.log" 2>&1; grep "E=" "$OUT/grouped.log"
 timeout 150 python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 \

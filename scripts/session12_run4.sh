@@ -5,11 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 LOGS=/tmp/s12; start_device_run || exit 1
-timeout 200 python3 -m benchmarks.tune_dispatch --out $LOGS/tune > $LOGS/tune.log 2>&1; tail -1 $LOGS/tune.log | cut -c1-300
-if [ -s $LOGS/tune/tc_dispatch_table.h ]; then
-  cp $LOGS/tune/tc_dispatch_table.h csrc/cuda/gemm/tc_dispatch_table.h; cp $LOGS/tune/tc_dispatch_table.h $OUT/
-  build_tree "$(pwd)" /tmp/build2.log || exit 1
-fi
+tune_and_rebuild $LOGS/tune && cp $LOGS/tune/tc_dispatch_table.h $OUT/
 timeout 150 python3 -m pytest tests/test_dependent_launch.py tests/test_cuda_gemm.py tests/test_opcheck.py -q --maxfail=10 \
   -k "dependent or switch or chained or sees or dispatch or table or gemv or grouped or opcheck or compile" 2>&1 \
   | tee $LOGS/tests.log | tail -2
