@@ -73,9 +73,9 @@ def kbit_dispatch(layer: Layer, lw: LayerWeights) -> Setup:
 
 # (column, torch.ops.kbit op, MoE?, largest m it is timed at (None: any), doc)
 FUTURE_KBIT_OPS = [
-    ("Scalar", "gemv_gemm", False, 4, "kbit scalar GEMV kernel (torch.ops.kbit.gemv_gemm)"),
+    ("Scalar", "gemv_gemm", False, 16, "kbit scalar GEMV kernel (torch.ops.kbit.gemv_gemm)"),
     ("MMA", "mma_gemm", False, None, "kbit tensor-core kernel (torch.ops.kbit.mma_gemm)"),
-    ("Grouped", "grouped_gemv_gemm", True, 4, "kbit grouped scalar GEMV (torch.ops.kbit.grouped_gemv_gemm)"),
+    ("Grouped", "grouped_gemv_gemm", True, 16, "kbit grouped scalar GEMV (torch.ops.kbit.grouped_gemv_gemm)"),
     ("Grp MMA", "grouped_mma_gemm", True, None, "kbit grouped tensor-core kernel (torch.ops.kbit.grouped_mma_gemm)"),
     ("Tile", "tile_gemm", False, None, "kbit tile kernel (torch.ops.kbit.tile_gemm)"),
     ("Wgmma", "wgmma_gemm", False, None, "kbit wgmma tile kernel (torch.ops.kbit.wgmma_gemm; Hopper, sm_90a build)"),

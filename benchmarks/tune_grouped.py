@@ -2,7 +2,7 @@
 kernel vs fp16 bmm.
 
 For MoE expert shapes, E experts and a uniform number of tokens per expert, times
-torch.ops.kbit.grouped_gemv_gemm (up to 4 tokens per expert), torch.ops.kbit.grouped_mma_gemm
+torch.ops.kbit.grouped_gemv_gemm (up to 16 tokens per expert), torch.ops.kbit.grouped_mma_gemm
 and torch.ops.kbit.grouped_tile_gemm (fp16 activations, cold
 L2, CUDA-graph medians; benchmarks/harness.py), and torch.bmm on the unquantized fp16 experts as
 the yardstick. The result picks the tokens-per-expert threshold at which grouped_gemm switches
@@ -27,7 +27,7 @@ SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
 EXPERTS = [8, 64, 512]
 PER_EXPERT = [1, 2, 4, 8, 16, 32, 64]
 PATHS = [("gemv", "grouped_gemv_gemm"), ("small", "grouped_mma_gemm"), ("tile", "grouped_tile_gemm")]
-GEMV_MAX_PER_EXPERT = 4  # the grouped GEMV's chunk: more tokens per expert re-read the weights
+GEMV_MAX_PER_EXPERT = 16  # the grouped GEMV's largest chunk (mma decode): more tokens per expert re-read the weights
 
 
 def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k: int) -> Dict:

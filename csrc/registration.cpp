@@ -40,9 +40,10 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
-  // The GEMV for M <= 4 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
-  // choice), 'mma' (pair table in shared memory, mma.m16n8k16 with the tokens as its n = 8 side) or
-  // 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per weight).
+  // The GEMV for M <= 16 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
+  // choice), 'mma' (pair table in shared memory, mma.m16n8k16 with the tokens as its n = 8 side,
+  // M <= 16) or 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per
+  // weight, M <= 4).
   m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, str decode='auto') -> Tensor");
   // The tensor-core tile kernel for any M (CUDA, GPUs with enough shared memory per block:
@@ -60,7 +61,8 @@ TORCH_LIBRARY(kbit, m) {
         "Tensor codebook, int k) -> Tensor");
   m.def("grouped_mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
-  // The grouped GEMV (CUDA, E <= 1024): chunks of up to 4 rows per expert, decode as gemv_gemm's;
+  // The grouped GEMV (CUDA, E <= 1024): chunks of up to 16 rows per expert (4 with the shuffle
+  // decode), decode as gemv_gemm's;
   // grouped_gemm takes it where it measured fastest (grouped_gemv_wins, tc_dispatch.cpp).
   m.def("grouped_gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k, str decode='auto') -> Tensor");
@@ -131,6 +133,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_pdl_prefetch_bytes", &kbit::cuda::set_dependent_launch_prefetch_bytes, pybind11::arg("bytes"),
         "Tuning aid: bytes of its first tile a kernel launched with PDL asks L2 for before it waits (-1: the rule, "
         "one 256-column group per warp of the first unit; 0: none); returns the previous value");
+  m.def("_set_gemv_min_token_slots", &kbit::cuda::set_gemv_min_token_slots, pybind11::arg("slots"),
+        "Tuning aid: dense GEMV launches (mma decode) compile in at least this many token slots (1: the rule, "
+        "M as it is up to 4, then 8 or 16; else 2, 3, 4, 8 or 16); returns the previous value");
+  m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
+        "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
+        "spreads over all SMs (on by default); returns the previous setting");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

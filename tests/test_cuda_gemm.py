@@ -111,6 +111,57 @@ def test_gemv_gemm_matches_reference(k, dtype, nk, M, decode, poisoned_cuda):
         assert_bitwise_equal(fn(x), y)
 
 
+@pytest.mark.parametrize("M", [5, 8, 9, 12, 16])
+@pytest.mark.parametrize("nk", [(1, 32), (17, 96), (257, 5120), (33, 2080), (4801, 4352), (12000, 1024)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_gemm_mma_more_rows(k, dtype, nk, M, poisoned_cuda):
+    # the mma decode past 4 rows: 8 token slots (M = 5, 8: lanes g >= M read slots never copied,
+    # whose D columns are never stored) and 16 (M = 9, 12, 16: two n = 8 tiles per decoded A
+    # fragment); the shapes of test_gemv_gemm_matches_reference that change the grid and warps
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-rows")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    y = check_call(fn, x, W_hat, dtype)
+    assert_bitwise_equal(fn(x), y)
+    # the rows in reverse order give the same rows reversed: the tokens are the mma's independent n
+    # columns (M = 16: rows 0 and 15 swap n tiles), each summed in the same order
+    assert_bitwise_equal(fn(x.flip(0).contiguous()), y.flip(0))
+
+
+def test_gemv_launch_tuning_aids(poisoned_cuda):
+    # kbit._C._set_gemv_min_token_slots (A/B runs): M = 3 through the kernels with 4, 8 and 16 token
+    # slots gives the same bits (300 x 2080: 8 warps in every one, so the same summation order)
+    qw, W_hat = weight(4, 300, 2080, torch.float16)
+    x = acts(3, 2080, torch.float16, "gemv-slots")
+    fn = lambda: torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")  # noqa: E731
+    y = fn()
+    check(y, x, W_hat, torch.float16)
+    for slots in (4, 8, 16):
+        prev = kbit._C._set_gemv_min_token_slots(slots)
+        try:
+            assert_bitwise_equal(fn(), y)
+        finally:
+            assert kbit._C._set_gemv_min_token_slots(prev) == slots
+    with pytest.raises(RuntimeError, match="token slots are 1, 2, 3, 4, 8 or 16; got 5"):
+        kbit._C._set_gemv_min_token_slots(5)
+    # kbit._C._set_gemv_spread: the padding that spreads a small grid changes the CTAs per SM, not
+    # the bits (the summation order does not depend on the grid), on a grid that fits 2 per SM
+    # (19 tiles) and one that needs every CTA that fits (12000 x 1024: 750 tiles)
+    big, big_hat = weight(4, 12000, 1024, torch.float16)
+    xb = acts(2, 1024, torch.float16, "gemv-spread")
+    for w, x_, W_ in ((qw, x, W_hat), (big, xb, big_hat)):
+        call = lambda: torch.ops.kbit.gemv_gemm(x_, w.packed, w.absmax, w.row_scale, w.codebook, 4, "mma")  # noqa: E731
+        spread = call()
+        check(spread, x_, W_, torch.float16)
+        assert kbit._C._set_gemv_spread(False) is True
+        try:
+            assert_bitwise_equal(call(), spread)
+        finally:
+            assert kbit._C._set_gemv_spread(True) is False
+
+
 @pytest.mark.parametrize("k", KS)
 def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     # a user codebook (every entry looked up: lane registers or the pair table), CUDA-graph
@@ -133,9 +184,16 @@ def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     # fp16), and 'auto' is the mma decode for dense weights
     assert not torch.equal(by_decode["shuffle"], by_decode["mma"])
     assert_bitwise_equal(by_decode["auto"], by_decode["mma"])
-    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 4 rows of x .*got M=5"):
-        torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
+    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 16 rows of x .*got M=17"):
+        torch.ops.kbit.gemv_gemm(acts(17, 1056, torch.float16, "gemv-17"), qw.packed, qw.absmax, qw.row_scale,
                                  qw.codebook, k)
+    with pytest.raises(RuntimeError, match="decode='shuffle' takes at most 4 rows of x; got M=5"):
+        torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
+                                 qw.codebook, k, "shuffle")
+    x12 = acts(12, 1056, torch.float16, "gemv-12")
+    fn12 = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
+    check(fn12(x12), x12, W_hat, torch.float16)
+    check_graph_replay(fn12, [x12.clone()], [acts(12, 1056, torch.float16, "gemv-12b")])
     with pytest.raises(RuntimeError, match="gemv_gemm: decode must be 'auto', 'mma' or 'shuffle'.*got 'fast'"):
         torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "fast")
 
@@ -442,11 +500,13 @@ def test_grouped_gemm_cuda_deterministic():
 @pytest.mark.parametrize("k", KS)
 def test_grouped_gemv_gemm_decode(k, dtype, decode, gen, poisoned_cuda):
     # the grouped GEMV at decode, both decodes: rows per chunk = the mean rows per expert rounded up
-    # (1, 2, 3, 4 here; at most 4), experts with 0 rows, an expert with 9 rows (several chunks),
-    # a K tail (2080: a 32-column last group) and several groups per warp (K = 5120), N = 300
-    # (a partial last tile); bitwise repeat and CUDA-graph replay with other offsets
+    # (1, 2, 3, 4, 6 and 11 here; at most 16, the shuffle decode 4; the mma decode's kernel has 8
+    # or 16 token slots above 4), experts with 0 rows, an expert with 9 or 20 rows (several
+    # chunks), a K tail (2080: a 32-column last group) and several groups per warp (K = 5120),
+    # N = 300 (a partial last tile); bitwise repeat and CUDA-graph replay with other offsets
     for E, N, K, counts in ((8, 300, 2080, [1, 0, 1, 1, 0, 1, 1, 1]), (6, 40, 5120, [0, 9, 1, 0, 2, 0]),
-                            (4, 300, 2080, [3, 3, 0, 5]), (4, 40, 5120, [4, 9, 1, 2]), (64, 33, 96, None)):
+                            (4, 300, 2080, [3, 3, 0, 5]), (4, 40, 5120, [4, 9, 1, 2]), (64, 33, 96, None),
+                            (4, 300, 2080, [7, 0, 9, 6]), (3, 40, 5120, [20, 12, 1])):
         qw, W_hat = weight(k, N, K, dtype, E=E)
         if counts is None:  # 64 experts, 64 tokens drawn at random: many experts get none
             counts = torch.multinomial(torch.ones(E), 64, replacement=True, generator=gen).bincount(minlength=E).tolist()
@@ -487,6 +547,7 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'); the mma GEMV and
     # the small-M kernel can give the same bits, so the choice is asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
+                               (8, 2080, [16, 0, 9, 3, 20, 8, 4, 4], ("gemv", "mma")), (16, 2080, [16] * 16, ("gemv", "mma")),
                                (64, 2080, [1] * 64, ("kernel", "")), (8, 512, [2] * 8, ("kernel", "")),
                                (16, 512, [1] * 16, ("kernel", "")), (16, 512, [2] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
@@ -638,7 +699,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 N, K = next((r["weights"] // c, c) for c in (2048, 1024, 512, 256) if (r["weights"] // c, c) not in shapes)
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
-                gv = min(max_gemv[k - 2], 4)
+                gv = min(max_gemv[k - 2], 16)
 
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"

@@ -28,5 +28,18 @@ int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int ma
   return ctas;
 }
 
+int spread_smem_bytes(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units, int sms,
+                      int sm_smem_bytes, int reserved_bytes, int& ctas_per_sm) {
+  ctas_per_sm = resident_ctas_per_sm(kernel, threads, smem_bytes, max_smem_bytes);
+  const long long want = std::max<long long>(1, (units + sms - 1) / sms);
+  if (want >= ctas_per_sm) return smem_bytes;
+  const long long padded = (sm_smem_bytes / want - reserved_bytes) / 1024 * 1024;
+  if (padded <= smem_bytes || padded > max_smem_bytes) return smem_bytes;
+  const int fits = resident_ctas_per_sm(kernel, threads, static_cast<int>(padded), max_smem_bytes);
+  if (fits != want) return smem_bytes;  // the occupancy calculator rounds otherwise: launch unpadded
+  ctas_per_sm = fits;
+  return static_cast<int>(padded);
+}
+
 }  // namespace cuda
 }  // namespace kbit

@@ -30,5 +30,9 @@ bool dependent_launch_allowed();
 bool set_dependent_launch(bool allowed);
 int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 
+// The GEMV's token-slot floor for dense launches (scalar_gemv.h; a tuning aid).
+int set_gemv_min_token_slots(int64_t slots);
+bool set_gemv_spread(bool on);
+
 }  // namespace cuda
 }  // namespace kbit

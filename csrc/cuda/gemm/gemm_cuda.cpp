@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 
@@ -145,6 +146,22 @@ void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t 
 
 }  // namespace
 
+namespace {
+std::atomic<int> gemv_min_slots{1};
+std::atomic<bool> gemv_spread_on{true};
+}  // namespace
+
+bool gemv_spread() { return gemv_spread_on.load(std::memory_order_relaxed); }
+bool set_gemv_spread(bool on) { return gemv_spread_on.exchange(on); }
+
+int gemv_min_token_slots() { return gemv_min_slots.load(std::memory_order_relaxed); }
+
+int set_gemv_min_token_slots(int64_t slots) {
+  TORCH_CHECK(slots == 1 || slots == 2 || slots == 3 || slots == 4 || slots == 8 || slots == 16,
+              "kbit: the GEMV's token slots are 1, 2, 3, 4, 8 or 16; got ", slots);
+  return gemv_min_slots.exchange(static_cast<int>(slots));
+}
+
 GemvDecode parse_gemv_decode(const std::string& decode, const char* op) {
   if (decode == "auto") return GemvDecode::kAuto;
   if (decode == "shuffle") return GemvDecode::kShuffle;
@@ -268,12 +285,15 @@ at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const a
                      GemvDecode decode) {
   TORCH_CHECK(x_in.size(0) <= kGemvMaxTokens, "kbit: gemv_gemm takes at most ", kGemvMaxTokens,
               " rows of x (M <= ", kGemvMaxTokens, "); got M=", x_in.size(0), ". Use gemm, which picks a kernel for any M.");
+  TORCH_CHECK(decode != GemvDecode::kShuffle || x_in.size(0) <= kGemvShuffleMaxTokens,
+              "kbit: gemv_gemm with decode='shuffle' takes at most ", kGemvShuffleMaxTokens, " rows of x; got M=",
+              x_in.size(0), ". decode='mma' or 'auto' takes up to ", kGemvMaxTokens, ".");
   return run_dense_kernel(aligned_activations(x_in), packed_t, absmax_t, row_scale, codebook, g, DensePath::kGemv,
                           [&](TcGemmArgs& args) { args.gemv_decode = decode; });
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
-// gemv_gemm (always the GEMV, M <= 4, its decode as asked),
+// gemv_gemm (always the GEMV, M <= 16, M <= 4 with the shuffle decode, its decode as asked),
 // tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -349,12 +369,17 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
   args.gemv_decode = gemv_decode;
   if (kernel == DensePath::kGemv) {
-    // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens). The GEMV's
-    // work per weight grows with every row of the chunk, used or not (twice the mean, the
-    // tensor-core kernels' hint, made 1 token per expert cost 2 rows of FFMAs: 64 x 1 Qwen3 MoE
-    // gate/up 32.2 us vs 19.7 for the same bytes dense, session 10); an expert with more rows
-    // takes several chunks and re-reads its weights.
-    args.tokens_per_unit = std::min<int64_t>((args.M + g.experts - 1) / g.experts, kGemvMaxTokens);
+    // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens; the shuffle
+    // decode kGemvShuffleMaxTokens). The GEMV's work per weight grows with every row of the chunk,
+    // used or not (twice the mean, the tensor-core kernels' hint, made 1 token per expert cost 2
+    // rows of FFMAs: 64 x 1 Qwen3 MoE gate/up 32.2 us vs 19.7 for the same bytes dense, session
+    // 10); an expert with more rows takes several chunks and re-reads its weights.
+    const int64_t mean = (args.M + g.experts - 1) / g.experts;
+    const bool shuffle = gemv_decode == GemvDecode::kShuffle ||
+                         (gemv_decode == GemvDecode::kAuto &&
+                          gemv_auto_decode(true, g.cols, g.experts, std::min<int64_t>(mean, kGemvMaxTokens)) ==
+                              GemvDecode::kShuffle);
+    args.tokens_per_unit = std::min<int64_t>(mean, shuffle ? kGemvShuffleMaxTokens : kGemvMaxTokens);
   } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);
   } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {

@@ -1,10 +1,12 @@
 #pragma once
-// GEMV for M = 1..4 tokens (dense, and grouped for MoE decode) straight from the tiled layout
+// GEMV for M = 1..16 tokens (dense, and grouped for MoE decode) straight from the tiled layout
 // (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
-//   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers;
+//   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers
+//            (M <= 4);
 //   mma:     the pair table of the tensor-core kernels (pair_table.cuh) and mma.m16n8k16 with
-//            W as the 16-row A operand and the tokens as its n = 8 side (the default: ~2.3
-//            instructions per weight against ~6, docs/design.md "Session 11").
+//            W as the 16-row A operand and the tokens as its n = 8 side, one or two n tiles
+//            (the default: ~2.3 instructions per weight against ~6, docs/design.md "Session 11";
+//            M = 9..16 reuse each decoded A fragment for two mma, "Session 13").
 //
 // Why not the small-M tensor-core kernel (tc_gemm.cuh) at decode: its fixed chain (codebook ->
 // pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
@@ -12,7 +14,8 @@
 // (mma decode, while the first copies fly), the per-unit cross-warp sum and, grouped, the
 // schedule's scans.
 //
-// Units: one 16-row tile of W (of one expert) times up to kTokens rows of x. Dense: unit = tile,
+// Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
+// 16: gemv_token_slots). Dense: unit = tile,
 // rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
 // expert; experts without rows own no units). CTA b takes units b, b + gridDim.x, ... (a
 // persistent grid: at most the CTAs that fit at once).
@@ -59,11 +62,17 @@ namespace cuda {
 //   [0, 512 k)                  the group's k stream vectors as in global memory: vector v of
 //                               lane l at 512 v + 16 l
 //   [kAbsmaxAt, + 128)          the group's absmax bytes (rows g, g + 8 at 16 g)
-//   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 l .. + 7] at 512 m + 16 l (vectors past K
-//                               are not copied and never read; rows past the unit's rows are not
+//   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 v .. + 7] at gemv_x_at(m, v) (vectors past
+//                               K are not copied and never read; rows past the unit's rows are not
 //                               copied, and what their slots hold feeds only accumulators that
 //                               are never written out)
 constexpr int gemv_stage_bytes(int k, int tokens) { return 512 * k + kAbsmaxBytesPerTile + 512 * tokens; }
+
+// x vector v (8 columns) of token slot m: 512 m + 16 (v ^ 4 (m & 1)). The mma decode's lanes
+// g = 2p, 2p + 1 of one LDS.128 phase (8 lanes) read tokens 2p, 2p + 1 at vectors 4 blk + t: the
+// XOR moves the odd token's 64 bytes to the other 16 banks (unswizzled, every phase was a 2-way
+// conflict once M >= 2).
+__host__ __device__ constexpr int gemv_x_at(int m, int v) { return m * 512 + 16 * (v ^ ((m & 1) << 2)); }
 
 template <int K, int kTokens>
 struct GemvStage {
@@ -125,7 +134,7 @@ __device__ __forceinline__ void gemv_stage_fill(unsigned char* stage, const uint
   if (8 * lane < cols_left) {
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
-      if (m < rows) cp_async_16_keep(stage + Stage::kXAt + m * 512 + lane * 16, x_grp + m * cols + 8 * lane);
+      if (m < rows) cp_async_16_keep(stage + Stage::kXAt + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
   }
 }
 
@@ -153,7 +162,7 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
     uint32_t xw[kTokens][4];   // x[m][32 blk + 8 t .. + 7] as 4 pairs
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      const uint4 xv = *reinterpret_cast<const uint4*>(stage + Stage::kXAt + m * 512 + (4 * blk + t) * 16);
+      const uint4 xv = *reinterpret_cast<const uint4*>(stage + Stage::kXAt + gemv_x_at(m, 4 * blk + t));
       xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
     float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
@@ -193,41 +202,55 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
   }
 }
 
-// The mma decode of one staged group: acc[e] += the lane's rows' dot products over the group,
-// e = 0, 1: row g, tokens 2t, 2t + 1; e = 2, 3: row g + 8, tokens 2t, 2t + 1 (the m16n8 D
-// fragment, mma.cuh). Per 32-column block: two mma.m16n8k16 steps from fresh accumulators (A: the
-// weights, one pair-table lookup per register, decode_a_fragment's order without the scale;
-// B: x^T, column n = token g, lanes g >= kTokens read token 0: their D columns are never used),
-// then acc += block scale * D. The four lanes of a row quad hold the same row sums (for their
-// own tokens): the mma has already added along the row.
+// The mma decode of one staged group, kNTiles = ceil(kTokens / 8) n = 8 tiles of tokens: acc[4 n + e]
+// += the lane's rows' dot products over the group, e = 0, 1: row g, tokens 8 n + 2t, + 1; e = 2,
+// 3: row g + 8, the same tokens (the m16n8 D fragment, mma.cuh). Per 32-column block: for each
+// k16 half one A fragment (the weights, one pair-table lookup per register, decode_a_fragment's
+// order without the scale) and one mma.m16n8k16 per n tile from fresh accumulators (B: x^T, column
+// n = token 8 n + g; with kTokens < 8, lanes g >= kTokens read token 0: their D columns are never
+// used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
+// their own tokens): the mma has already added along the row.
 template <typename T, int K, int kTokens>
 __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, int blocks, const unsigned char* table,
-                                                      uint32_t lane4, int lane, float (&acc)[4]) {
+                                                      uint32_t lane4, int lane, float (&acc)[4 * ((kTokens + 7) / 8)]) {
   using Stage = GemvStage<K, kTokens>;
+  constexpr int kNTiles = (kTokens + 7) / 8;
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens>(stage, lane, stream, halves);
-  const unsigned char* xs = stage + Stage::kXAt + (g < kTokens ? g : 0) * 512 + t * 16;  // block blk: + 64 blk
+  // Token slot m = 8 n + g (kTokens < 8: g, or 0 for g >= kTokens); block blk's vector 4 blk + t sits
+  // at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t, and m's parity is g's.
+  const int m0 = kTokens >= 8 || g < kTokens ? g : 0;
+  const unsigned char* xs = stage + Stage::kXAt + m0 * 512 + t * 16;
+  const int odd = kTokens > 1 ? (m0 & 1) : 0;
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
     if (blk >= blocks) break;  // K tail: the same for the whole warp
-    const uint4 xv = *reinterpret_cast<const uint4*>(xs + blk * 64);
-    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint4 xv[kNTiles];
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n) xv[n] = *reinterpret_cast<const uint4*>(xs + n * 8 * 512 + 64 * (blk ^ odd));
+    float d[kNTiles][4];
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n) d[n][0] = d[n][1] = d[n][2] = d[n][3] = 0.0f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       uint32_t a[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         a[r] = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 8 * blk + 4 * h + r, lane4));
-      mma_m16n8k16<T>(d, a, h ? xv.z : xv.x, h ? xv.w : xv.y);
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) mma_m16n8k16<T>(d[n], a, h ? xv[n].z : xv[n].x, h ? xv[n].w : xv[n].y);
     }
     const float s_lo = half_bits_to_float(block_scale_bits(halves, blk, false));
     const float s_hi = half_bits_to_float(block_scale_bits(halves, blk, true));
-    acc[0] = fmaf(s_lo, d[0], acc[0]);
-    acc[2] = fmaf(s_hi, d[2], acc[2]);
-    if constexpr (kTokens > 1) {
-      acc[1] = fmaf(s_lo, d[1], acc[1]);
-      acc[3] = fmaf(s_hi, d[3], acc[3]);
+#pragma unroll
+    for (int n = 0; n < kNTiles; ++n) {
+      acc[4 * n] = fmaf(s_lo, d[n][0], acc[4 * n]);
+      acc[4 * n + 2] = fmaf(s_hi, d[n][2], acc[4 * n + 2]);
+      if constexpr (kTokens > 1) {
+        acc[4 * n + 1] = fmaf(s_lo, d[n][1], acc[4 * n + 1]);
+        acc[4 * n + 3] = fmaf(s_hi, d[n][3], acc[4 * n + 3]);
+      }
     }
   }
 }
@@ -236,24 +259,26 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
 // mma decode, the D fragment's four row sums (gemv_mma_decode_stage).
 template <int kTokens, GemvDecode kDecode>
 struct GemvAcc {
-  float v[kDecode == GemvDecode::kMma ? 4 : 2 * kTokens];
+  float v[kDecode == GemvDecode::kMma ? 4 * ((kTokens + 7) / 8) : 2 * kTokens];
   __device__ __forceinline__ void zero() {
 #pragma unroll
     for (int i = 0; i < int(sizeof(v) / sizeof(float)); ++i) v[i] = 0.0f;
   }
   // The warp's sums of its unit's rows into red_w[token][16] (this warp's slot): shuffle decode,
-  // the 4 lanes t of a row first (fixed butterfly); mma decode, lane (g, t) writes tokens 2t, 2t + 1.
+  // the 4 lanes t of a row first (fixed butterfly); mma decode, lane (g, t) writes tokens 8 n + 2t, + 1.
   __device__ __forceinline__ void store(float* red_w, int lane) {
     const int g = lane >> 2, t = lane & 3;
     if constexpr (kDecode == GemvDecode::kMma) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int m = 2 * t + e;
-        if (m < kTokens) {
-          red_w[m * kTileRows + g] = v[e];
-          red_w[m * kTileRows + g + 8] = v[2 + e];
+      for (int n = 0; n < (kTokens + 7) / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int m = 8 * n + 2 * t + e;
+          if (m < kTokens) {
+            red_w[m * kTileRows + g] = v[4 * n + e];
+            red_w[m * kTileRows + g + 8] = v[4 * n + 2 + e];
+          }
         }
-      }
     } else {
 #pragma unroll
       for (int i = 0; i < 2 * kTokens; ++i) {
@@ -354,8 +379,8 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
 
   // The outputs this thread writes at each unit's end: (token i / 16, row i % 16) for
-  // i = threadIdx.x, + blockDim.x (< 64); i % 16 = threadIdx.x % 16 either way, so one row and
-  // one row scale, loaded at the unit's start (after the sums it would be a round trip).
+  // i = threadIdx.x, + blockDim.x, ... (< 16 kTokens); i % 16 = threadIdx.x % 16 for every i, so one
+  // row and one row scale, loaded at the unit's start (after the sums it would be a round trip).
   const int out_r = threadIdx.x % kTileRows;
   const auto row_scale_of = [&](const TcUnit& w) {
     const int64_t row = w.tile * kTileRows + out_r;
@@ -422,51 +447,82 @@ void launch_scalar_gemv_decode(const TcGemmArgs& args, cudaStream_t stream) {
   const int optin = static_cast<int>(prop.sharedMemPerBlockOptin);
   const int experts = grouped ? static_cast<int>(args.experts) : -1;
   const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
-  // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps. Fewer
-  // where this GPU's shared memory per block cannot hold that many rings (~100 KB per block: k = 5,
-  // or M = 3-4; the H100's 227 KB always can).
+  // The kernel's dynamic shared-memory limit (one value per kernel and device): all the GPU grants,
+  // for the spread's padding (kernel_residency.h).
+  const int most = optin;
+  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode>)
+                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode>);
+  // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps, but
+  // with 8 or 16 token slots whichever of 4 or 8 keeps more warps resident per SM (16 slots: the x
+  // slots make a 4-warp CTA too big for two per SM). Fewer where this GPU's shared memory per block cannot
+  // hold that many rings (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
   int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
                                           : gemv_warps(args.K);
+  const auto resident_warps = [&](int w) {
+    const int bytes = gemv_smem_bytes(K, kTokens, w, experts, kDecode);
+    return bytes > optin ? 0 : w * resident_ctas_per_sm(kernel, 32 * w, bytes, most);
+  };
+  if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8) {  // (M <= 4: the rule, measured)
+    const int other = warps == 8 ? 4 : 8;
+    if (resident_warps(other) > resident_warps(warps)) warps = other;
+  }
   while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
   const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
               " expert(s); this GPU (", prop.name, ") allows ", optin,
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
-  // The kernel's dynamic shared-memory limit is one value per (kernel, device): the most any launch asks for.
-  const int most_warps = kDecode == GemvDecode::kMma ? kGemvMmaMaxWarps : kGemvMaxWarps;
-  const int most = std::min(gemv_smem_bytes(K, kTokens, most_warps, grouped ? kTcMaxExperts : -1, kDecode), optin);
-  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode>)
-                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode>);
-  const int64_t resident = int64_t(resident_ctas_per_sm(kernel, 32 * warps, smem, most)) * prop.multiProcessorCount;
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
   const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
+  // Dense: a grid smaller than what fits spread over the SMs (kernel_residency.h; the units are known
+  // here, grouped launches only have a bound).
+  int per_sm = 0;
+  const int launch_smem = !grouped && gemv_spread()
+                              ? spread_smem_bytes(kernel, 32 * warps, smem, most, units, prop.multiProcessorCount,
+                                                  static_cast<int>(prop.sharedMemPerMultiprocessor),
+                                                  static_cast<int>(prop.reservedSharedMemPerBlock), per_sm)
+                              : (per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, most), smem);
+  const int64_t resident = int64_t(per_sm) * prop.multiProcessorCount;
   const dim3 grid(static_cast<unsigned>(std::max<int64_t>(1, std::min(units, resident)))), block(32 * warps);
   const bool dependent = dependent_launch_enabled(prop);
   TcGemmArgs a = args;
   a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(warps) * 512 * K) : 0u;
-  if (grouped) launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, smem, stream, dependent, a);
-  else launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode>, grid, block, smem, stream, dependent, a);
+  if (grouped) launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, launch_smem, stream, dependent, a);
+  else launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode>, grid, block, launch_smem, stream, dependent, a);
 }
 
 template <typename T, int K, int kTokens>
 void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   const GemvDecode decode = args.gemv_decode != GemvDecode::kAuto
                                 ? args.gemv_decode
-                                : gemv_auto_decode(args.expert_offsets != nullptr, args.K, args.experts);
-  if (decode == GemvDecode::kShuffle) launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kShuffle>(args, stream);
-  else launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kMma>(args, stream);
+                                : gemv_auto_decode(args.expert_offsets != nullptr, args.K, args.experts, kTokens);
+  if constexpr (kTokens <= kGemvShuffleMaxTokens) {
+    if (decode == GemvDecode::kShuffle) return launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kShuffle>(args, stream);
+  } else {
+    // gemm_cuda.cpp refuses this first, with the op's name; a guard against a new caller.
+    TORCH_CHECK(decode != GemvDecode::kShuffle, "kbit: the GEMV's shuffle decode takes at most ",
+                kGemvShuffleMaxTokens, " rows per unit; got ", args.tokens_per_unit);
+  }
+  launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kMma>(args, stream);
 }
 
-// Dense: kTokens = M. Grouped: kTokens = args.tokens_per_unit (the mean rows per expert rounded
-// up, 1..4, gemm_cuda.cpp): an expert with more rows takes several chunks.
+// Dense: tokens_per_unit = M. Grouped: the chunk rows (the mean rows per expert rounded up, at most
+// kGemvMaxTokens, gemm_cuda.cpp): an expert with more rows takes several chunks. The kernel's token
+// slots: gemv_token_slots.
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
-  switch (args.tokens_per_unit) {
+  TORCH_CHECK(args.tokens_per_unit >= 1 && args.tokens_per_unit <= kGemvMaxTokens, "kbit: the GEMV takes 1 to ",
+              kGemvMaxTokens, " rows per unit; got ", args.tokens_per_unit);
+  int slots = gemv_token_slots(args.tokens_per_unit);
+  if (args.expert_offsets == nullptr && args.gemv_decode != GemvDecode::kShuffle)
+    slots = std::max(slots, gemv_min_token_slots());  // dense: the tuning aid (grouped: slots = the chunk)
+  switch (slots) {
     case 1: launch_scalar_gemv_tokens<T, K, 1>(args, stream); break;
     case 2: launch_scalar_gemv_tokens<T, K, 2>(args, stream); break;
     case 3: launch_scalar_gemv_tokens<T, K, 3>(args, stream); break;
-    default: launch_scalar_gemv_tokens<T, K, 4>(args, stream); break;
+    case 4: launch_scalar_gemv_tokens<T, K, 4>(args, stream); break;
+    case 8: launch_scalar_gemv_tokens<T, K, 8>(args, stream); break;
+    default: launch_scalar_gemv_tokens<T, K, 16>(args, stream); break;
   }
 }
 

@@ -2,8 +2,8 @@
 // Host interface of the GEMV (scalar_gemv.cuh): dense y[M, N] = x[M, K] @ W^T for
 // M = 1..kGemvMaxTokens, and grouped (MoE) y[t] = x[t] @ W[e]^T in chunks of up to
 // kGemvMaxTokens rows per expert, straight from the tiled layout in one persistent launch: the
-// decode path. Two decodes (GemvDecode): the scalar form (codebook shuffles, FFMA) and the pair
-// table with mma.m16n8k16 (the default where it measured faster).
+// decode path. Two decodes (GemvDecode): the scalar form (codebook shuffles, FFMA; M <= 4) and the
+// pair table with mma.m16n8k16 (the default where it measured faster; M <= 16).
 // Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K, gemv_decode;
 // grouped: expert_offsets, experts, tokens_per_unit = the rows per chunk, 1..kGemvMaxTokens).
 #include <cuda_runtime.h>
@@ -16,7 +16,27 @@
 namespace kbit {
 namespace cuda {
 
-constexpr int kGemvMaxTokens = 4;  // M = 1..4 (shuffle decode: one accumulator pair per token and lane)
+// Rows of x per unit: the mma decode takes M = 1..16 (the tokens are the mma's n side: one or two
+// n = 8 tiles), the shuffle decode M = 1..4 (one accumulator pair per token and lane).
+constexpr int kGemvMaxTokens = 16;
+constexpr int kGemvShuffleMaxTokens = 4;
+
+// The kernel's compiled token counts (template kTokens, the x slots a stage holds): 1..4 as they
+// are, 5..8 -> 8, 9..16 -> 16 (the mma costs the same for any count up to 8 per n tile; the x
+// slots of rows past M are never copied).
+inline int gemv_token_slots(int64_t rows) { return rows <= 4 ? static_cast<int>(rows < 1 ? 1 : rows) : rows <= 8 ? 8 : 16; }
+
+// Tuning aid (kbit._C._set_gemv_min_token_slots; A/B runs): dense launches of the mma decode take at
+// least this many token slots (1, the default: gemv_token_slots alone; else 2, 3, 4, 8 or 16).
+// Returns the previous value.
+int set_gemv_min_token_slots(int64_t slots);
+int gemv_min_token_slots();
+
+// Tuning aid (kbit._C._set_gemv_spread; A/B runs): whether dense launches pad their shared memory
+// to spread a small grid over the SMs (spread_smem_bytes, kernel_residency.h; on by default).
+// Returns the previous setting.
+bool set_gemv_spread(bool on);
+bool gemv_spread();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -43,9 +63,11 @@ enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };
 // k at M = 1..4, and grouped launches with K >= 2048. With K <= 512 a grouped CTA has at most two
 // warps, which then pay for the pair table (build and 32 KB) alone: from 16 experts the shuffle
 // decode wins there (Qwen3 MoE down, 256 x 1 token: shuffle 93 us, mma 145; 64 x 1: 26.2 vs 33.4),
-// with 8 experts the mma decode (8 x 2 tokens: 7.7 vs 8.6 us).
-inline GemvDecode gemv_auto_decode(bool grouped, int64_t K, int64_t experts) {
-  return grouped && K <= 512 && experts >= 16 ? GemvDecode::kShuffle : GemvDecode::kMma;
+// with 8 experts the mma decode (8 x 2 tokens: 7.7 vs 8.6 us). Above 4 rows per unit only the mma
+// decode runs.
+inline GemvDecode gemv_auto_decode(bool grouped, int64_t K, int64_t experts, int64_t tokens) {
+  return grouped && K <= 512 && experts >= 16 && tokens <= kGemvShuffleMaxTokens ? GemvDecode::kShuffle
+                                                                                : GemvDecode::kMma;
 }
 
 // "auto" / "shuffle" / "mma" (the ops' decode argument), or a clear error naming the op.

@@ -68,6 +68,10 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
   return (hint >= 16 && tiles >= 32) || active >= 256;
 }
 
+// The most tokens per expert on average at which grouped_gemv_wins takes the GEMV for K > 512
+// (session 13: all the GEMV's chunk sizes, up to kGemvMaxTokens).
+constexpr int64_t kGemvGroupedWinsTokens = 16;
+
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop) {
   // H100, k = 4, uniform tokens per expert (docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-
   // session10/grouped-gemv-1row.md; us, GEMV vs the best tensor-core kernel): Qwen3 MoE down
@@ -87,9 +91,13 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // 6.2 vs 6.8 us, 16 x 4 9.8 vs 11.1, 64 x 1 25.6 vs 20.0); down (K = 512) now loses with 8 experts
   // at 1-4 tokens (8 x 1 7.1 vs 6.6) and ties with 16 x 1 (9.0 vs 9.3): K <= 512 goes to the
   // small-M kernel below session 10's rule.
+  // Session 13 (session13/run1-grouped.md; the mma decode with 8 and 16 token slots): gate/up keeps
+  // winning up to 16 tokens per expert with 8 and 16 experts (8 x 8 7.5 vs 9.0 us for the small-M
+  // kernel, 8 x 16 10.3 vs 13.3, 16 x 16 17.1 vs 23.3 and 26.7 for the tile kernel; fp16 bmm 8.3 /
+  // 8.4 / 13.9); down (K = 512) still loses from 4 tokens per expert (8 x 8 9.0 vs 8.1).
   if (table_for(prop) == nullptr) return false;
   if (T <= E && K <= 512 && std::min(E, T) >= 256) return true;
-  return K > 512 && E <= 16 && T <= int64_t(kGemvMaxTokens) * E;
+  return K > 512 && E <= 16 && T <= int64_t(kGemvGroupedWinsTokens) * E;
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
@@ -128,7 +136,8 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
   if (E > kTcMaxExperts) return {"dequant_cublas", "", source};
   switch (grouped_gemm_path(T, E, N, K, k, prop)) {
     case DensePath::kGemv:
-      return {"gemv", gemv_auto_decode(true, K, E) == GemvDecode::kShuffle ? "shuffle" : "mma", source};
+      return {"gemv", gemv_auto_decode(true, K, E, std::min<int64_t>((T + E - 1) / E, kGemvMaxTokens)) ==
+                              GemvDecode::kShuffle ? "shuffle" : "mma", source};
     case DensePath::kTile: return {"tile", "", source};
     default: return {"kernel", "", source};
   }
