@@ -44,7 +44,8 @@ def op_call(op, decode):
     return (lambda x, *w: fn(x, *w, decode)) if decode else fn
 
 
-@pytest.mark.parametrize("op,M,decode", [("gemv_gemm", 1, "mma"), ("gemv_gemm", 4, "mma"), ("gemv_gemm", 1, "shuffle"),
+@pytest.mark.parametrize("op,M,decode", [("gemv_gemm", 1, "mma"), ("gemv_gemm", 4, "mma"), ("gemv_gemm", 8, "mma"),
+                                         ("gemv_gemm", 16, "mma"), ("gemv_gemm", 1, "shuffle"),
                                          ("gemv_gemm", 4, "shuffle"), ("mma_gemm", 8, None), ("mma_gemm", 33, None),
                                          ("tile_gemm", 33, None), ("wgmma_gemm", 33, None)])
 @pytest.mark.parametrize("k", KS)
