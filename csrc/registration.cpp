@@ -134,8 +134,24 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: bytes of its first tile a kernel launched with PDL asks L2 for before it waits (-1: the rule, "
         "one 256-column group per warp of the first unit; 0: none); returns the previous value");
   m.def("_set_gemv_min_token_slots", &kbit::cuda::set_gemv_min_token_slots, pybind11::arg("slots"),
-        "Tuning aid: dense GEMV launches (mma decode) compile in at least this many token slots (1: the rule, "
-        "M as it is up to 4, then 8 or 16; else 2, 3, 4, 8 or 16); returns the previous value");
+        "Tuning aid: dense GEMV launches (mma decode) take the kernel with at least this many token slots (1: the "
+        "rule, M as it is up to 4, then 8 or 16; else 2, 3, 4, 8 or 16); returns the previous value");
+  m.def("_gemv_launch_plan", [](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode, int64_t device) {
+          const auto q = kbit::cuda::gemv_launch_plan(M, N, K, static_cast<int>(k), decode, static_cast<int>(device));
+          pybind11::dict d;
+          d["token_slots"] = q.token_slots;
+          d["decode"] = q.decode;
+          d["warps"] = q.warps;
+          d["smem_bytes"] = q.smem_bytes;
+          d["launch_smem_bytes"] = q.launch_smem_bytes;
+          d["ctas_per_sm"] = q.ctas_per_sm;
+          d["grid"] = q.grid;
+          return d;
+        },
+        pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
+        pybind11::arg("device") = 0,
+        "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
+        "decode, warps, smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

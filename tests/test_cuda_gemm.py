@@ -123,6 +123,9 @@ def test_gemv_gemm_mma_more_rows(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-rows")
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    # a 16-row call of NaN first: its x slots likely still hold NaN when the M-row call leaves the
+    # slots past M uncopied, which must reach only D columns that are never stored
+    fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)
     # the rows in reverse order give the same rows reversed: the tokens are the mma's independent n
@@ -130,36 +133,75 @@ def test_gemv_gemm_mma_more_rows(k, dtype, nk, M, poisoned_cuda):
     assert_bitwise_equal(fn(x.flip(0).contiguous()), y.flip(0))
 
 
-def test_gemv_launch_tuning_aids(poisoned_cuda):
-    # kbit._C._set_gemv_min_token_slots (A/B runs): M = 3 through the kernels with 4, 8 and 16 token
-    # slots gives the same bits (300 x 2080: 8 warps in every one, so the same summation order)
-    qw, W_hat = weight(4, 300, 2080, torch.float16)
-    x = acts(3, 2080, torch.float16, "gemv-slots")
+def test_gemv_launch_plan():
+    # kbit._C._gemv_launch_plan: what gemv_gemm launches (the token slots, decode, warps, shared
+    # memory with and without the spread's padding, CTAs per SM, grid), and the tuning aids' effect
+    # on it. Exact numbers on the H100 the design notes were measured on; the rules anywhere.
+    props = torch.cuda.get_device_properties(0)
+    on_h100 = (props.major, props.minor, props.multi_processor_count) == (9, 0, 132)
+    plan = kbit._C._gemv_launch_plan
+    for M, slots in ((1, 1), (3, 3), (4, 4), (5, 8), (8, 8), (9, 16), (16, 16)):
+        p = plan(M, 4096, 2048, 4)
+        assert (p["token_slots"], p["decode"]) == (slots, "mma")
+        assert p["launch_smem_bytes"] >= p["smem_bytes"] > 0 and 1 <= p["grid"] <= 256
+    assert plan(3, 4096, 2048, 4, "shuffle")["decode"] == "shuffle"
+    # KV size (32 tiles, fewer than the SMs): spread to one CTA per SM; without the spread two fit
+    kv = plan(1, 512, 2048, 4)
+    assert kv["grid"] == min(32, kv["ctas_per_sm"] * props.multi_processor_count)
+    assert kbit._C._set_gemv_spread(False) is True
+    try:
+        unspread = plan(1, 512, 2048, 4)
+    finally:
+        assert kbit._C._set_gemv_spread(True) is False
+    assert unspread["launch_smem_bytes"] == unspread["smem_bytes"] == kv["smem_bytes"]
+    assert unspread["ctas_per_sm"] >= kv["ctas_per_sm"]
+    # the slot floor: dense mma launches only, never below M's own slots
+    prev = kbit._C._set_gemv_min_token_slots(8)
+    try:
+        assert plan(3, 4096, 2048, 4)["token_slots"] == 8
+        assert plan(9, 4096, 2048, 4)["token_slots"] == 16
+        assert plan(3, 4096, 2048, 4, "shuffle")["token_slots"] == 3
+    finally:
+        assert kbit._C._set_gemv_min_token_slots(prev) == 8
+    if on_h100:
+        assert (kv["warps"], kv["ctas_per_sm"], unspread["ctas_per_sm"]) == (8, 1, 2)
+        assert kv["launch_smem_bytes"] > kv["smem_bytes"]
+        q = plan(1, 4096, 2048, 4)  # 256 tiles, 4 warps: 4 fit per SM, spread to 2
+        assert (q["warps"], q["ctas_per_sm"], q["grid"]) == (4, 2, 256)
+        big = plan(1, 14336, 4096, 4)  # Llama-3 8B gate/up: 896 tiles fill every CTA that fits, no padding
+        assert (big["ctas_per_sm"], big["grid"], big["launch_smem_bytes"]) == (4, 528, big["smem_bytes"])
+        q16 = plan(16, 4096, 2048, 4)  # 16 slots: a 4-warp CTA fits once per SM, so 8 warps
+        assert (q16["token_slots"], q16["warps"], q16["ctas_per_sm"]) == (16, 8, 1)
+    with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 16"):
+        plan(17, 4096, 2048, 4)
+    with pytest.raises(RuntimeError, match="_gemv_launch_plan: decode='shuffle' takes at most 4 rows; got M=5"):
+        plan(5, 4096, 2048, 4, "shuffle")
+
+
+def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
+    # kbit._C._set_gemv_min_token_slots and _set_gemv_spread (A/B runs) change the launch
+    # (test_gemv_launch_plan), not the bits: M = 3 through the kernels with 4, 8 and 16 token slots,
+    # and with the spread on and off. 300 x 480 (K <= 512: two warps per CTA on any GPU, so the same
+    # summation order in every kernel; a K tail; 19 tiles, padded to fewer CTAs per SM)
+    qw, W_hat = weight(4, 300, 480, torch.float16)
+    x = acts(3, 480, torch.float16, "gemv-slots")
     fn = lambda: torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")  # noqa: E731
     y = fn()
     check(y, x, W_hat, torch.float16)
     for slots in (4, 8, 16):
         prev = kbit._C._set_gemv_min_token_slots(slots)
         try:
+            assert kbit._C._gemv_launch_plan(3, 300, 480, 4)["token_slots"] == slots
             assert_bitwise_equal(fn(), y)
         finally:
             assert kbit._C._set_gemv_min_token_slots(prev) == slots
-    with pytest.raises(RuntimeError, match="token slots are 1, 2, 3, 4, 8 or 16; got 5"):
+    with pytest.raises(RuntimeError, match="_set_gemv_min_token_slots: slots must be 1, 2, 3, 4, 8 or 16.*got 5"):
         kbit._C._set_gemv_min_token_slots(5)
-    # kbit._C._set_gemv_spread: the padding that spreads a small grid changes the CTAs per SM, not
-    # the bits (the summation order does not depend on the grid), on a grid that fits 2 per SM
-    # (19 tiles) and one that needs every CTA that fits (12000 x 1024: 750 tiles)
-    big, big_hat = weight(4, 12000, 1024, torch.float16)
-    xb = acts(2, 1024, torch.float16, "gemv-spread")
-    for w, x_, W_ in ((qw, x, W_hat), (big, xb, big_hat)):
-        call = lambda: torch.ops.kbit.gemv_gemm(x_, w.packed, w.absmax, w.row_scale, w.codebook, 4, "mma")  # noqa: E731
-        spread = call()
-        check(spread, x_, W_, torch.float16)
-        assert kbit._C._set_gemv_spread(False) is True
-        try:
-            assert_bitwise_equal(call(), spread)
-        finally:
-            assert kbit._C._set_gemv_spread(True) is False
+    assert kbit._C._set_gemv_spread(False) is True
+    try:
+        assert_bitwise_equal(fn(), y)
+    finally:
+        assert kbit._C._set_gemv_spread(True) is False
 
 
 @pytest.mark.parametrize("k", KS)

@@ -122,16 +122,18 @@ def test_scalar_gemv_first_while_it_beats_every_path():
     ms = (1, 2, 4, 8)
     run = run_of({
         # a: gemv best at M = 1 and 2, not at 4 -> 2; b (same size): best at 1 only -> the row takes 1
-        ("a", "gemv"): [3, 4, 9, 0], ("a", "kernel"): [5, 5, 6, 7], ("a", "dequant_cublas"): [20] * 4,
-        ("b", "gemv"): [3, 9, 9, 0], ("b", "kernel"): [5, 5, 6, 7], ("b", "dequant_cublas"): [20] * 4,
+        # (M = 8: gemv fastest again, after losing at 4: the range stops at the first loss)
+        ("a", "gemv"): [3, 4, 9, 1], ("a", "kernel"): [5, 5, 6, 7], ("a", "dequant_cublas"): [20] * 4,
+        ("b", "gemv"): [3, 9, 9, 1], ("b", "kernel"): [5, 5, 6, 7], ("b", "dequant_cublas"): [20] * 4,
         # c: gemv never best (ties go to the kernel) -> 0
-        ("c", "gemv"): [5, 9, 9, 0], ("c", "kernel"): [5, 5, 6, 7], ("c", "dequant_cublas"): [20] * 4,
+        ("c", "gemv"): [5, 9, 9, 9], ("c", "kernel"): [5, 5, 6, 7], ("c", "dequant_cublas"): [20] * 4,
     }, ms=ms, ks=(4,))
-    run["rows"] = [r for r in run["rows"] if not (r["path"] == "gemv" and r["M"] > 4)]
     ab, c = sized(T.crossovers(run))
     assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
     assert ab["max_kernel_m"] == {4: 8}
-    assert T.runs_path("gemv", 4, 4, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, 8, 2048, lambda k, M: False)
+    top = T.GEMV_MAX_TOKENS  # kGemvMaxTokens: the GEMV is timed up to it, not above
+    assert top == 16
+    assert T.runs_path("gemv", 4, top, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, top + 1, 2048, lambda k, M: False)
 
 
 def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_its_range():

@@ -28,17 +28,20 @@ int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int ma
   return ctas;
 }
 
-int spread_smem_bytes(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units, int sms,
-                      int sm_smem_bytes, int reserved_bytes, int& ctas_per_sm) {
-  ctas_per_sm = resident_ctas_per_sm(kernel, threads, smem_bytes, max_smem_bytes);
-  const long long want = std::max<long long>(1, (units + sms - 1) / sms);
-  if (want >= ctas_per_sm) return smem_bytes;
-  const long long padded = (sm_smem_bytes / want - reserved_bytes) / 1024 * 1024;
-  if (padded <= smem_bytes || padded > max_smem_bytes) return smem_bytes;
+SpreadLaunch spread_over_sms(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units,
+                             const cudaDeviceProp& prop) {
+  const SpreadLaunch unpadded{smem_bytes, resident_ctas_per_sm(kernel, threads, smem_bytes, max_smem_bytes)};
+  const long long sms = prop.multiProcessorCount;
+  const long long per_sm_wanted = std::max<long long>(1, (units + sms - 1) / sms);
+  if (per_sm_wanted >= unpadded.ctas_per_sm) return unpadded;
+  // The largest multiple of 1 KB of which per_sm_wanted blocks (each also taking the reserved bytes) fit.
+  const long long padded =
+      (static_cast<long long>(prop.sharedMemPerMultiprocessor) / per_sm_wanted - prop.reservedSharedMemPerBlock) /
+      1024 * 1024;
+  if (padded <= smem_bytes || padded > max_smem_bytes) return unpadded;
   const int fits = resident_ctas_per_sm(kernel, threads, static_cast<int>(padded), max_smem_bytes);
-  if (fits != want) return smem_bytes;  // the occupancy calculator rounds otherwise: launch unpadded
-  ctas_per_sm = fits;
-  return static_cast<int>(padded);
+  if (fits != per_sm_wanted) return unpadded;  // the occupancy calculator counts otherwise: no padding
+  return {static_cast<int>(padded), fits};
 }
 
 }  // namespace cuda

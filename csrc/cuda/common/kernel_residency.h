@@ -5,6 +5,8 @@
 // a process that launches a kernel on two GPUs must opt in on each. This helper does
 // that once per (kernel, device, sizes) and caches the answer (thread-safe).
 
+#include <cuda_runtime.h>
+
 namespace kbit {
 namespace cuda {
 
@@ -15,16 +17,20 @@ namespace cuda {
 // would lower the limit under earlier cache entries).
 int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int max_smem_bytes);
 
-// Dynamic shared memory for a persistent launch of `units` units on a device of `sms` SMs with
-// `sm_smem_bytes` of shared memory per SM (and `reserved_bytes` taken per block): `smem_bytes`
-// padded so that at most ceil(units / sms) CTAs fit per SM, where fewer than resident_ctas_per_sm
-// would do. The block scheduler may stack the CTAs of a small grid several to an SM while other
-// SMs idle; the padding spreads them (H100, session 13, the GEMV at M = 1: Qwen3 KV, 32 CTAs,
-// 3.0 -> 2.6 us; Q, 256 CTAs of 4 warps, 4.45 -> 4.0, docs/design.md). Returns the bytes to launch
-// with (at most max_smem_bytes; smem_bytes itself where no padding gives the wanted count) and sets
-// ctas_per_sm to the CTAs that fit per SM with them.
-int spread_smem_bytes(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units, int sms,
-                      int sm_smem_bytes, int reserved_bytes, int& ctas_per_sm);
+// A persistent launch of `units` units spread over the SMs: the dynamic shared memory padded so
+// that at most ceil(units / SMs) CTAs fit per SM, where fewer than resident_ctas_per_sm would do.
+// The block scheduler may stack the CTAs of a small grid several to an SM while other SMs idle;
+// the padding spreads them (H100, session 13, the GEMV at M = 1: Qwen3 KV, 32 CTAs, 3.03 -> 2.46
+// us; Q, 256 CTAs of 4 warps, 4.44 -> 3.66; docs/design.md). smem_bytes: the bytes at launch (at
+// most max_smem_bytes; the unpadded bytes where no padding gives the wanted count); ctas_per_sm:
+// the CTAs that fit per SM with them. For kernels without static shared memory (a block of
+// max_smem_bytes then fits an SM alone).
+struct SpreadLaunch {
+  int smem_bytes;
+  int ctas_per_sm;
+};
+SpreadLaunch spread_over_sms(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units,
+                             const cudaDeviceProp& prop);
 
 }  // namespace cuda
 }  // namespace kbit

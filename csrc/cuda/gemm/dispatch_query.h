@@ -30,9 +30,20 @@ bool dependent_launch_allowed();
 bool set_dependent_launch(bool allowed);
 int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 
-// The GEMV's token-slot floor for dense launches (scalar_gemv.h; a tuning aid).
+// The dense GEMV's tuning aids (A/B runs; the launcher reads them through scalar_gemv.h): the
+// token-slot floor of mma launches (1, 2, 3, 4, 8 or 16; 1 = the rule) and the spread of small
+// grids over the SMs (on by default). Each returns the previous value.
 int set_gemv_min_token_slots(int64_t slots);
 bool set_gemv_spread(bool on);
+
+// What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
+// 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
+struct GemvLaunchQuery {
+  int64_t token_slots;
+  std::string decode;
+  int64_t warps, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
+};
+GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 
 }  // namespace cuda
 }  // namespace kbit

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "../../common/checks.h"
+#include "dispatch_query.h"
 #include "gemm_paths.h"
 #include "scalar_gemv.h"
 #include "tc_dispatch.h"
@@ -158,7 +159,8 @@ int gemv_min_token_slots() { return gemv_min_slots.load(std::memory_order_relaxe
 
 int set_gemv_min_token_slots(int64_t slots) {
   TORCH_CHECK(slots == 1 || slots == 2 || slots == 3 || slots == 4 || slots == 8 || slots == 16,
-              "kbit: the GEMV's token slots are 1, 2, 3, 4, 8 or 16; got ", slots);
+              "kbit._C._set_gemv_min_token_slots: slots must be 1, 2, 3, 4, 8 or 16 (the GEMV's token slots); got ",
+              slots);
   return gemv_min_slots.exchange(static_cast<int>(slots));
 }
 
@@ -370,7 +372,8 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.gemv_decode = gemv_decode;
   if (kernel == DensePath::kGemv) {
     // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens; the shuffle
-    // decode kGemvShuffleMaxTokens). The GEMV's work per weight grows with every row of the chunk,
+    // decode kGemvShuffleMaxTokens); the kernel then chunks by its token slots, that rounded up to
+    // 1-4, 8 or 16 (gemv_token_slots). The GEMV's work per weight grows with every row of the chunk,
     // used or not (twice the mean, the tensor-core kernels' hint, made 1 token per expert cost 2
     // rows of FFMAs: 64 x 1 Qwen3 MoE gate/up 32.2 us vs 19.7 for the same bytes dense, session
     // 10); an expert with more rows takes several chunks and re-reads its weights.
@@ -452,6 +455,33 @@ at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t
 }
 
 }  // namespace
+
+GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {
+  check_k(k);
+  TORCH_CHECK(M >= 1 && M <= kGemvMaxTokens && N >= 1 && K >= 1, "kbit._C._gemv_launch_plan: needs 1 <= M <= ",
+              kGemvMaxTokens, " and N, K >= 1; got M=", M, ", N=", N, ", K=", K);
+  const GemvDecode d = parse_gemv_decode(decode, "_gemv_launch_plan");
+  TORCH_CHECK(d != GemvDecode::kShuffle || M <= kGemvShuffleMaxTokens, "kbit._C._gemv_launch_plan: decode='shuffle' "
+              "takes at most ", kGemvShuffleMaxTokens, " rows; got M=", M);
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  TcGemmArgs args{};
+  args.M = M;
+  args.N = N;
+  args.K = K;
+  args.experts = 1;
+  args.tokens_per_unit = M;
+  args.gemv_decode = d;
+  GemvLaunchPlan p{};
+  switch (k) {
+    case 2: p = plan_scalar_gemv<c10::Half, 2>(args); break;
+    case 3: p = plan_scalar_gemv<c10::Half, 3>(args); break;
+    case 4: p = plan_scalar_gemv<c10::Half, 4>(args); break;
+    default: p = plan_scalar_gemv<c10::Half, 5>(args); break;
+  }
+  return {p.token_slots, p.decode == GemvDecode::kShuffle ? "shuffle" : "mma", p.warps, p.smem_bytes,
+          p.launch_smem_bytes, p.ctas_per_sm, p.grid};
+}
+
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {

@@ -19,7 +19,8 @@
 // rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
 // expert; experts without rows own no units). CTA b takes units b, b + gridDim.x, ... (a
 // persistent grid: at most the CTAs that fit at once).
-// Inside a unit: gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8) warps; warp w takes the
+// Inside a unit: gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token slots
+// whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes the
 // 256-column groups w, w + warps, ...
 // A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
 // stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
@@ -28,12 +29,13 @@
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
 // 32 b + 8 t + 4 h + 2 (r / 2) + {0, 1}: 2 rows x the 8 consecutive columns 8 t .. 8 t + 7 of
 // each block, so one 16-byte x vector per block and token feeds 16 weights (shuffle decode), or
-// is the lane's B fragment of the block's two mma steps (mma decode: the layout is the mma's A
+// is the lane's B fragment of the block's two k16 steps (mma decode: the layout is the mma's A
 // fragment order).
 // Shuffle lookup: lane i holds cb[i mod 2^k]; __shfl_sync takes the source lane modulo 32, so
 // an index only needs its low k bits right (no masking; a k = 3 code straddling two words is
 // one funnel shift). Per weight: ~1 shift, 1 shuffle, 1 FFMA per token.
-// Mma lookup: one LDS per pair code (PRMT + IMAD for its address at k = 4), two mma per block.
+// Mma lookup: one LDS per pair code (PRMT + IMAD for its address at k = 4), two mma per block and
+// n tile of 8 tokens (one n tile up to 8 tokens, two up to 16).
 // Numerics: fp32 sums (shuffle: fp32 products of the fp32 codebook; mma: the codebook rounded to
 // the activation dtype in the table, products summed in fp32 by the tensor cores); per block and
 // row, sum * block scale into the row's accumulator; then the lanes t of a row (shuffle decode:
@@ -47,9 +49,7 @@
 #include "../../common/tiled_layout.h"
 #include "../common/async_copy.cuh"
 #include "../common/dependent_launch.cuh"
-#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
-#include "../common/kernel_residency.h"
 #include "mma.cuh"
 #include "pair_table.cuh"
 #include "scalar_gemv.h"
@@ -73,6 +73,10 @@ constexpr int gemv_stage_bytes(int k, int tokens) { return 512 * k + kAbsmaxByte
 // XOR moves the odd token's 64 bytes to the other 16 banks (unswizzled, every phase was a 2-way
 // conflict once M >= 2).
 __host__ __device__ constexpr int gemv_x_at(int m, int v) { return m * 512 + 16 * (v ^ ((m & 1) << 2)); }
+// gemv_mma_decode_stage's addressing, 512 m + 64 (blk ^ (m & 1)) + 16 t, is gemv_x_at(m, 4 blk + t):
+static_assert(gemv_x_at(3, 4 * 5 + 2) == 3 * 512 + 64 * (5 ^ 1) + 16 * 2 &&
+                  gemv_x_at(10, 4 * 7 + 3) == 10 * 512 + 64 * 7 + 16 * 3,
+              "the mma decode's x addressing follows gemv_x_at");
 
 template <int K, int kTokens>
 struct GemvStage {
@@ -218,9 +222,11 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens>(stage, lane, stream, halves);
-  // Token slot m = 8 n + g (kTokens < 8: g, or 0 for g >= kTokens); block blk's vector 4 blk + t sits
-  // at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t, and m's parity is g's.
-  const int m0 = kTokens >= 8 || g < kTokens ? g : 0;
+  // Token slot m = 8 n + g (kTokens < 8: g, or for g >= kTokens slot g & 1 (0 when kTokens = 1), whose
+  // D column is never stored: lanes g = 2p, 2p + 1 keep reading slots of both parities); block
+  // blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t,
+  // and m's parity is m0's.
+  const int m0 = kTokens >= 8 || g < kTokens ? g : kTokens > 1 ? (g & 1) : 0;
   const unsigned char* xs = stage + Stage::kXAt + m0 * 512 + t * 16;
   const int odd = kTokens > 1 ? (m0 & 1) : 0;
 #pragma unroll
@@ -438,92 +444,6 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
     }
   }
   cp_async_wait<0>();  // nothing is left in flight at exit (the last commits are empty)
-}
-
-template <typename T, int K, int kTokens, GemvDecode kDecode>
-void launch_scalar_gemv_decode(const TcGemmArgs& args, cudaStream_t stream) {
-  const bool grouped = args.expert_offsets != nullptr;
-  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  const int optin = static_cast<int>(prop.sharedMemPerBlockOptin);
-  const int experts = grouped ? static_cast<int>(args.experts) : -1;
-  const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
-  // The kernel's dynamic shared-memory limit (one value per kernel and device): all the GPU grants,
-  // for the spread's padding (kernel_residency.h).
-  const int most = optin;
-  const void* kernel = grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode>)
-                               : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode>);
-  // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps, but
-  // with 8 or 16 token slots whichever of 4 or 8 keeps more warps resident per SM (16 slots: the x
-  // slots make a 4-warp CTA too big for two per SM). Fewer where this GPU's shared memory per block cannot
-  // hold that many rings (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
-  int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
-                                          : gemv_warps(args.K);
-  const auto resident_warps = [&](int w) {
-    const int bytes = gemv_smem_bytes(K, kTokens, w, experts, kDecode);
-    return bytes > optin ? 0 : w * resident_ctas_per_sm(kernel, 32 * w, bytes, most);
-  };
-  if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8) {  // (M <= 4: the rule, measured)
-    const int other = warps == 8 ? 4 : 8;
-    if (resident_warps(other) > resident_warps(warps)) warps = other;
-  }
-  while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
-  const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
-  TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
-              " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
-              " expert(s); this GPU (", prop.name, ") allows ", optin,
-              kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
-  // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
-  const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
-  // Dense: a grid smaller than what fits spread over the SMs (kernel_residency.h; the units are known
-  // here, grouped launches only have a bound).
-  int per_sm = 0;
-  const int launch_smem = !grouped && gemv_spread()
-                              ? spread_smem_bytes(kernel, 32 * warps, smem, most, units, prop.multiProcessorCount,
-                                                  static_cast<int>(prop.sharedMemPerMultiprocessor),
-                                                  static_cast<int>(prop.reservedSharedMemPerBlock), per_sm)
-                              : (per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, most), smem);
-  const int64_t resident = int64_t(per_sm) * prop.multiProcessorCount;
-  const dim3 grid(static_cast<unsigned>(std::max<int64_t>(1, std::min(units, resident)))), block(32 * warps);
-  const bool dependent = dependent_launch_enabled(prop);
-  TcGemmArgs a = args;
-  a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(warps) * 512 * K) : 0u;
-  if (grouped) launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, launch_smem, stream, dependent, a);
-  else launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode>, grid, block, launch_smem, stream, dependent, a);
-}
-
-template <typename T, int K, int kTokens>
-void launch_scalar_gemv_tokens(const TcGemmArgs& args, cudaStream_t stream) {
-  const GemvDecode decode = args.gemv_decode != GemvDecode::kAuto
-                                ? args.gemv_decode
-                                : gemv_auto_decode(args.expert_offsets != nullptr, args.K, args.experts, kTokens);
-  if constexpr (kTokens <= kGemvShuffleMaxTokens) {
-    if (decode == GemvDecode::kShuffle) return launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kShuffle>(args, stream);
-  } else {
-    // gemm_cuda.cpp refuses this first, with the op's name; a guard against a new caller.
-    TORCH_CHECK(decode != GemvDecode::kShuffle, "kbit: the GEMV's shuffle decode takes at most ",
-                kGemvShuffleMaxTokens, " rows per unit; got ", args.tokens_per_unit);
-  }
-  launch_scalar_gemv_decode<T, K, kTokens, GemvDecode::kMma>(args, stream);
-}
-
-// Dense: tokens_per_unit = M. Grouped: the chunk rows (the mean rows per expert rounded up, at most
-// kGemvMaxTokens, gemm_cuda.cpp): an expert with more rows takes several chunks. The kernel's token
-// slots: gemv_token_slots.
-template <typename T, int K>
-void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
-  TORCH_CHECK(args.tokens_per_unit >= 1 && args.tokens_per_unit <= kGemvMaxTokens, "kbit: the GEMV takes 1 to ",
-              kGemvMaxTokens, " rows per unit; got ", args.tokens_per_unit);
-  int slots = gemv_token_slots(args.tokens_per_unit);
-  if (args.expert_offsets == nullptr && args.gemv_decode != GemvDecode::kShuffle)
-    slots = std::max(slots, gemv_min_token_slots());  // dense: the tuning aid (grouped: slots = the chunk)
-  switch (slots) {
-    case 1: launch_scalar_gemv_tokens<T, K, 1>(args, stream); break;
-    case 2: launch_scalar_gemv_tokens<T, K, 2>(args, stream); break;
-    case 3: launch_scalar_gemv_tokens<T, K, 3>(args, stream); break;
-    case 4: launch_scalar_gemv_tokens<T, K, 4>(args, stream); break;
-    case 8: launch_scalar_gemv_tokens<T, K, 8>(args, stream); break;
-    default: launch_scalar_gemv_tokens<T, K, 16>(args, stream); break;
-  }
 }
 
 }  // namespace cuda

@@ -5,7 +5,8 @@
 // decode path. Two decodes (GemvDecode): the scalar form (codebook shuffles, FFMA; M <= 4) and the
 // pair table with mma.m16n8k16 (the default where it measured faster; M <= 16).
 // Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K, gemv_decode;
-// grouped: expert_offsets, experts, tokens_per_unit = the rows per chunk, 1..kGemvMaxTokens).
+// grouped: expert_offsets, experts, tokens_per_unit = the rows per chunk asked for, 1..kGemvMaxTokens,
+// which the kernel rounds up to its token slots, gemv_token_slots). Launch: scalar_gemv_launch.cuh.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -24,18 +25,16 @@ constexpr int kGemvShuffleMaxTokens = 4;
 // The kernel's compiled token counts (template kTokens, the x slots a stage holds): 1..4 as they
 // are, 5..8 -> 8, 9..16 -> 16 (the mma costs the same for any count up to 8 per n tile; the x
 // slots of rows past M are never copied).
-inline int gemv_token_slots(int64_t rows) { return rows <= 4 ? static_cast<int>(rows < 1 ? 1 : rows) : rows <= 8 ? 8 : 16; }
+inline int gemv_token_slots(int64_t rows) {
+  if (rows <= 4) return rows < 1 ? 1 : static_cast<int>(rows);
+  return rows <= 8 ? 8 : 16;
+}
 
-// Tuning aid (kbit._C._set_gemv_min_token_slots; A/B runs): dense launches of the mma decode take at
-// least this many token slots (1, the default: gemv_token_slots alone; else 2, 3, 4, 8 or 16).
-// Returns the previous value.
-int set_gemv_min_token_slots(int64_t slots);
+// Tuning aids, set from Python (dispatch_query.h; A/B runs): the fewest token slots dense launches
+// of the mma decode take (1, the default: gemv_token_slots alone; else 2, 3, 4, 8 or 16), and
+// whether dense launches pad their shared memory to spread a small grid over the SMs
+// (spread_over_sms, kernel_residency.h; on by default).
 int gemv_min_token_slots();
-
-// Tuning aid (kbit._C._set_gemv_spread; A/B runs): whether dense launches pad their shared memory
-// to spread a small grid over the SMs (spread_smem_bytes, kernel_residency.h; on by default).
-// Returns the previous setting.
-bool set_gemv_spread(bool on);
 bool gemv_spread();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
@@ -76,15 +75,30 @@ GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
 // Warps per CTA of the mma decode (<= kGemvMmaMaxWarps, <= the 256-column groups): 4 where the
 // weight has more 16-row tiles than the GPU has SMs (more CTAs resident per SM: Qwen3 Q, gate/up
 // and Llama-3 8B gate/up 6-15% faster at M = 1 than with 8), else 8 (fewer tiles get more warps
-// each: KV, O, down 4-8% faster than with 4). Grouped launches take 8 (not measured with 4).
+// each: KV, O, down 4-8% faster than with 4). Grouped launches take 8 (not measured with 4). With 8
+// or 16 token slots the launcher may take the other of 4 and 8 (scalar_gemv_launch.cuh).
 inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) {
   const int most = !grouped && tiles > sm_count ? 4 : kGemvMmaMaxWarps;
   const int groups = gemv_warps(K);
   return groups < most ? groups : most;
 }
 
+// What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode),
+// warps per CTA, the dynamic shared memory it needs and the bytes it is launched with (more where
+// a small dense grid is spread over the SMs), the CTAs that then fit per SM, and the grid.
+struct GemvLaunchPlan {
+  int token_slots;
+  GemvDecode decode;
+  int warps;
+  int smem_bytes, launch_smem_bytes;
+  int ctas_per_sm;
+  int64_t grid;
+};
+
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream);
+template <typename T, int K>
+GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args);
 
 }  // namespace cuda
 }  // namespace kbit

@@ -1,9 +1,10 @@
 // Instantiations of the scalar GEMV for k = 4 (one file per k: parallel builds).
-#include "scalar_gemv.cuh"
+#include "scalar_gemv_launch.cuh"
 
 namespace kbit {
 namespace cuda {
 template void launch_scalar_gemv<c10::Half, 4>(const TcGemmArgs&, cudaStream_t);
 template void launch_scalar_gemv<c10::BFloat16, 4>(const TcGemmArgs&, cudaStream_t);
+template GemvLaunchPlan plan_scalar_gemv<c10::Half, 4>(const TcGemmArgs&);
 }  // namespace cuda
 }  // namespace kbit

@@ -71,6 +71,7 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
 // The most tokens per expert on average at which grouped_gemv_wins takes the GEMV for K > 512
 // (session 13: all the GEMV's chunk sizes, up to kGemvMaxTokens).
 constexpr int64_t kGemvGroupedWinsTokens = 16;
+static_assert(kGemvGroupedWinsTokens <= kGemvMaxTokens, "the grouped GEMV chunks at most kGemvMaxTokens rows");
 
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop) {
   // H100, k = 4, uniform tokens per expert (docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-
