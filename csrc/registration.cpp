@@ -142,6 +142,7 @@ PYBIND11_MODULE(_C, m) {
           d["token_slots"] = q.token_slots;
           d["decode"] = q.decode;
           d["warps"] = q.warps;
+          d["warps_per_unit"] = q.warps_per_unit;
           d["smem_bytes"] = q.smem_bytes;
           d["launch_smem_bytes"] = q.launch_smem_bytes;
           d["ctas_per_sm"] = q.ctas_per_sm;
@@ -151,10 +152,21 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
-        "decode, warps, smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
+        "decode, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");
+  m.def("_set_gemv_max_unit_slots", &kbit::cuda::set_gemv_max_unit_slots, pybind11::arg("slots"),
+        "Tuning aid: the most unit slots a GEMV CTA holds (1 to 8; 8, the default, is the rule: with the mma decode "
+        "and K of fewer than 8 256-column groups, slots of warps that each take their own 16-row tiles); returns the "
+        "previous value");
+  m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
+        "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
+        "K's 256-column groups, with unit slots making up to 8 warps per CTA); returns the previous value");
+  m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
+        "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
+        "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "
+        "where tokens >= experts; returns the previous form");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -172,6 +172,31 @@ def test_gemv_launch_plan():
         assert (big["ctas_per_sm"], big["grid"], big["launch_smem_bytes"]) == (4, 528, big["smem_bytes"])
         q16 = plan(16, 4096, 2048, 4)  # 16 slots: a 4-warp CTA fits once per SM, so 8 warps
         assert (q16["token_slots"], q16["warps"], q16["ctas_per_sm"]) == (16, 8, 1)
+        # K = 512 (two 256-column groups): four unit slots of two warps; 1024 tiles, two CTAs per SM
+        dn = plan(1, 16384, 512, 4)
+        assert (dn["warps_per_unit"], dn["warps"], dn["ctas_per_sm"], dn["grid"]) == (2, 8, 2, 256)
+    # unit slots: mma decode with fewer than 8 groups only, whole slots, the tuning aid's cap
+    for K, wpu in ((96, 1), (512, 2), (768, 3)):
+        p = plan(1, 16384, K, 4)
+        assert p["warps_per_unit"] == wpu and p["warps"] % wpu == 0 and p["warps"] <= 8
+        assert plan(1, 16384, K, 4, "shuffle")["warps"] == plan(1, 16384, K, 4, "shuffle")["warps_per_unit"]
+    assert plan(1, 16384, 2048, 4)["warps"] == plan(1, 16384, 2048, 4)["warps_per_unit"]
+    prev = kbit._C._set_gemv_max_unit_slots(1)
+    try:
+        assert plan(1, 16384, 512, 4)["warps"] == 2
+    finally:
+        assert kbit._C._set_gemv_max_unit_slots(prev) == 1
+    with pytest.raises(RuntimeError, match="_set_gemv_max_unit_slots: slots must be 1 to 8; got 9"):
+        kbit._C._set_gemv_max_unit_slots(9)
+    # warps per unit set (mma decode): 2 warps per unit, 4 slots
+    prev = kbit._C._set_gemv_unit_warps(2)
+    try:
+        p = plan(1, 4096, 2048, 4)
+        assert (p["warps_per_unit"], p["warps"]) == (2, 8) and plan(1, 4096, 2048, 4, "shuffle")["warps"] == 8
+    finally:
+        assert kbit._C._set_gemv_unit_warps(prev) == 2
+    with pytest.raises(RuntimeError, match="_set_gemv_unit_warps: warps must be 0 .* to 8; got -1"):
+        kbit._C._set_gemv_unit_warps(-1)
     with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 16"):
         plan(17, 4096, 2048, 4)
     with pytest.raises(RuntimeError, match="_gemv_launch_plan: decode='shuffle' takes at most 4 rows; got M=5"):
@@ -179,7 +204,7 @@ def test_gemv_launch_plan():
 
 
 def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
-    # kbit._C._set_gemv_min_token_slots and _set_gemv_spread (A/B runs) change the launch
+    # kbit._C._set_gemv_min_token_slots, _set_gemv_spread and _set_gemv_max_unit_slots (A/B runs) change the launch
     # (test_gemv_launch_plan), not the bits: M = 3 through the kernels with 4, 8 and 16 token slots,
     # and with the spread on and off. 300 x 480 (K <= 512: two warps per CTA on any GPU, so the same
     # summation order in every kernel; a K tail; 19 tiles, padded to fewer CTAs per SM)
@@ -202,6 +227,21 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert_bitwise_equal(fn(), y)
     finally:
         assert kbit._C._set_gemv_spread(True) is False
+    # warps per unit set: 1 warp per unit (other partial sums, so checked against the reference)
+    prev = kbit._C._set_gemv_unit_warps(1)
+    try:
+        check(fn(), x, W_hat, torch.float16)
+    finally:
+        assert kbit._C._set_gemv_unit_warps(prev) == 1
+    # unit slots: 19 tiles over CTAs of four 2-warp slots (one slot of the last CTA without a unit),
+    # or one 2-warp unit per CTA
+    assert kbit._C._gemv_launch_plan(3, 300, 480, 4)["warps"] > 2
+    prev = kbit._C._set_gemv_max_unit_slots(1)
+    try:
+        assert kbit._C._gemv_launch_plan(3, 300, 480, 4)["warps"] == 2
+        assert_bitwise_equal(fn(), y)
+    finally:
+        assert kbit._C._set_gemv_max_unit_slots(prev) == 1
 
 
 @pytest.mark.parametrize("k", KS)
@@ -561,6 +601,45 @@ def test_grouped_gemv_gemm_decode(k, dtype, decode, gen, poisoned_cuda):
         assert_bitwise_equal(fn(x, off), y)
         other = offsets(list(reversed(counts)))
         check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"ggemv{E}b"), other])
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
+    # With E <= 32 (mma decode) each warp builds the schedule in registers (WarpSchedule, shuffle
+    # scans and a ballot), by default with static first chunks where T >= E (unit u < E NT = tile u,
+    # its codes copied before the offsets are read); kbit._C._set_gemv_grouped_schedule takes
+    # the per-warp dynamic numbering (1) or the per-CTA shared-memory schedule (0) instead. Each
+    # row is summed alike in every form, so the same bits, for: E = 1, E = 32 (lane 31 the last
+    # expert), T >= E with zero-row experts (static units that write nothing) and T < E, an
+    # expert with several chunks, invalid offsets (rows no expert owns come back NaN in the same
+    # places), and CUDA-graph replay with other offsets (the schedule is rebuilt on every replay)
+    def cases():
+        for E, K, counts in ((1, 2080, [5]), (8, 2080, [1] * 8), (32, 96, None), (32, 2080, [0] * 31 + [3]),
+                             (12, 5120, [0, 2, 0, 0, 9, 1, 1, 0, 3, 2, 1, 0])):
+            if counts is None:
+                counts = torch.multinomial(torch.ones(E), 40, replacement=True, generator=gen).bincount(minlength=E).tolist()
+            yield E, K, offsets(counts), counts
+        T = 10
+        for o in ([0, 6, 3, 8, 10], [-5, 2, 4, 6, 99], [0, 2, 3, 4, 7]):
+            yield 4, 96, torch.tensor(o, dtype=torch.int32, device=DEV), [T] + [0] * 3  # T rows
+    for E, K, off, counts in cases():
+        qw, W_hat = weight(4, 40, K, dtype, E=E)
+        x = acts(sum(counts), K, dtype, f"wsched{E}-{K}")
+        if int(off[-1]) == sum(counts) and int(off[0]) == 0 and bool((off[1:] >= off[:-1]).all()):
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+        fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                              qw.codebook, oo, 4, "mma")
+        y = fn(x, off)
+        for form in (1, 0):
+            assert kbit._C._set_gemv_grouped_schedule(form) == 2
+            try:
+                assert_bitwise_equal(fn(x, off), y)
+            finally:
+                assert kbit._C._set_gemv_grouped_schedule(2) == form
+        other = off.flip(0).neg().add(int(off[-1]) + int(off[0]))  # the counts reversed
+        check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"wsched{E}b"), other])
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_schedule: form must be 0 .*got 3"):
+        kbit._C._set_gemv_grouped_schedule(3)
 
 
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):

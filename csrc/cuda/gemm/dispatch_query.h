@@ -32,16 +32,22 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 
 // The dense GEMV's tuning aids (A/B runs; the launcher reads them through scalar_gemv.h): the
 // token-slot floor of mma launches (1, 2, 3, 4, 8 or 16; 1 = the rule) and the spread of small
-// grids over the SMs (on by default). Each returns the previous value.
+// grids over the SMs (on by default); the grouped GEMV's schedule form for E <= 32 (0, 1 or 2,
+// gemv_grouped_schedule in scalar_gemv.h; 2 by default). Each returns the previous value.
 int set_gemv_min_token_slots(int64_t slots);
 bool set_gemv_spread(bool on);
+int set_gemv_grouped_schedule(int64_t form);
+// The most unit slots of a GEMV CTA (1..8; 8 = the rule, scalar_gemv_launch.cuh); returns the previous.
+int set_gemv_max_unit_slots(int64_t slots);
+// The warps per unit of mma-decode GEMV launches (0 = the rule, else 1..8); returns the previous.
+int set_gemv_unit_warps(int64_t warps);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
 struct GemvLaunchQuery {
   int64_t token_slots;
   std::string decode;
-  int64_t warps, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
+  int64_t warps, warps_per_unit, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 

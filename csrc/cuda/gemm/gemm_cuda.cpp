@@ -150,7 +150,31 @@ void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t 
 namespace {
 std::atomic<int> gemv_min_slots{1};
 std::atomic<bool> gemv_spread_on{true};
+std::atomic<int> gemv_grouped_schedule_form{2};
+std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
+std::atomic<int> gemv_unit_warps_forced{0};
 }  // namespace
+
+int gemv_unit_warps() { return gemv_unit_warps_forced.load(std::memory_order_relaxed); }
+int set_gemv_unit_warps(int64_t warps) {
+  TORCH_CHECK(warps >= 0 && warps <= kGemvMmaMaxWarps, "kbit._C._set_gemv_unit_warps: warps must be 0 (the rule) to ",
+              kGemvMmaMaxWarps, "; got ", warps);
+  return gemv_unit_warps_forced.exchange(static_cast<int>(warps));
+}
+
+int gemv_max_unit_slots() { return gemv_unit_slots_most.load(std::memory_order_relaxed); }
+int set_gemv_max_unit_slots(int64_t slots) {
+  TORCH_CHECK(slots >= 1 && slots <= kGemvMmaMaxWarps, "kbit._C._set_gemv_max_unit_slots: slots must be 1 to ",
+              kGemvMmaMaxWarps, "; got ", slots);
+  return gemv_unit_slots_most.exchange(static_cast<int>(slots));
+}
+
+int gemv_grouped_schedule() { return gemv_grouped_schedule_form.load(std::memory_order_relaxed); }
+int set_gemv_grouped_schedule(int64_t form) {
+  TORCH_CHECK(form >= 0 && form <= 2, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA), 1 (per warp) or 2 "
+              "(per warp, static first chunks where T >= E); got ", form);
+  return gemv_grouped_schedule_form.exchange(static_cast<int>(form));
+}
 
 bool gemv_spread() { return gemv_spread_on.load(std::memory_order_relaxed); }
 bool set_gemv_spread(bool on) { return gemv_spread_on.exchange(on); }
@@ -478,7 +502,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
     case 4: p = plan_scalar_gemv<c10::Half, 4>(args); break;
     default: p = plan_scalar_gemv<c10::Half, 5>(args); break;
   }
-  return {p.token_slots, p.decode == GemvDecode::kShuffle ? "shuffle" : "mma", p.warps, p.smem_bytes,
+  return {p.token_slots, p.decode == GemvDecode::kShuffle ? "shuffle" : "mma", p.warps, p.warps_per_unit, p.smem_bytes,
           p.launch_smem_bytes, p.ctas_per_sm, p.grid};
 }
 

@@ -11,17 +11,20 @@
 // Why not the small-M tensor-core kernel (tc_gemm.cuh) at decode: its fixed chain (codebook ->
 // pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
-// (mma decode, while the first copies fly), the per-unit cross-warp sum and, grouped, the
-// schedule's scans.
+// (mma decode, while the first copies fly), the per-unit cross-warp sum and, grouped above 32
+// experts or with the shuffle decode, the schedule's scans (up to 32 experts with the mma decode
+// each warp builds the schedule in registers: WarpSchedule, tc_work.cuh).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
-// 16: gemv_token_slots). Dense: unit = tile,
-// rows 0 .. M. Grouped: the device-built schedule of tc_work.cuh (chunks of kTokens rows of one
-// expert; experts without rows own no units). CTA b takes units b, b + gridDim.x, ... (a
-// persistent grid: at most the CTAs that fit at once).
-// Inside a unit: gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token slots
-// whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes the
-// 256-column groups w, w + warps, ...
+// 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M. Grouped: the device-built schedule of
+// tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
+// WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
+// grid: at most the CTAs that fit at once).
+// Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
+// slots whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes
+// the 256-column groups w, w + wpu, ... With the mma decode and fewer groups than 8 (small K: the
+// Qwen3 MoE down expert's K = 512 has 2), a CTA holds up to 8 / wpu unit slots of wpu warps, each
+// slot its own units, so the pair table is built once per 8 warps and more warps fit per SM.
 // A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
 // stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
@@ -125,20 +128,24 @@ __device__ __forceinline__ void pair_sources(const uint32_t* stream, int c, uint
 }
 
 // Issue the copies of one item (a group of one unit) into `stage`: k + 1 + kTokens 16-byte
-// copies per lane at most. x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
-template <typename T, int K, int kTokens>
-__device__ __forceinline__ void gemv_stage_fill(unsigned char* stage, const uint32_t* packed, const uint8_t* absmax,
-                                                int64_t tix, const T* x_grp, int rows, int64_t cols,
-                                                int64_t cols_left, int lane) {
-  using Stage = GemvStage<K, kTokens>;
+// copies per lane at most, the codes (tile tix's group: k stream vectors and the absmax bytes)
+// and the x slice. x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
+template <int K>
+__device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, const uint32_t* packed,
+                                                      const uint8_t* absmax, int64_t tix, int lane) {
   const unsigned char* src = reinterpret_cast<const unsigned char*>(packed + tix * tile_words(K)) + lane * 16;
 #pragma unroll
   for (int v = 0; v < K; ++v) cp_async_16(stage + v * 512 + lane * 16, src + v * 512);
-  if (lane < kAbsmaxBytesPerTile / 16) cp_async_16(stage + Stage::kAbsmaxAt + lane * 16, absmax + tix * kAbsmaxBytesPerTile + lane * 16);
+  if (lane < kAbsmaxBytesPerTile / 16)
+    cp_async_16(stage + GemvStage<K, 1>::kAbsmaxAt + lane * 16, absmax + tix * kAbsmaxBytesPerTile + lane * 16);
+}
+template <typename T, int K, int kTokens>
+__device__ __forceinline__ void gemv_stage_fill_x(unsigned char* stage, const T* x_grp, int rows, int64_t cols,
+                                                  int64_t cols_left, int lane) {
   if (8 * lane < cols_left) {
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
-      if (m < rows) cp_async_16_keep(stage + Stage::kXAt + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
+      if (m < rows) cp_async_16_keep(stage + GemvStage<K, kTokens>::kXAt + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
   }
 }
 
@@ -316,18 +323,26 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
+  // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit; several
+  // slots only where K has fewer 256-column groups than the CTA has warps), each slot its own units:
+  // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
+  // (The shuffle decode always has one slot: its warps are the unit's.)
+  const int wpu = kMma ? args.warps_per_unit : warps, slots = kMma ? warps / wpu : 1, slot = kMma ? warp / wpu : 0;
+  const int warp_u = warp - slot * wpu;
+  const int64_t first_unit = int64_t(blockIdx.x) * slots + slot, unit_stride = int64_t(gridDim.x) * slots;
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
   // until the wait, this kernel may overlap the previous one's tail: dense, it only asks L2 for
   // the start of its first tile's codes (a tile's groups are contiguous, tiled_layout.h) and
   // the tile's absmax.
+  // Grouped launches prefetch nothing: a CTA knows its first tile before the offsets only with
+  // static first chunks (WarpSchedule, tc_work.cuh), and then copies its codes right after the
+  // offsets' load, which measured faster without the prefetch (session 14).
   allow_dependents();
-  if constexpr (!kGrouped) {
-    if (threadIdx.x == 0 && blockIdx.x < NT && args.l2_prefetch_bytes > 0) {
-      const int64_t tile_bytes = G * 4 * tile_words(K);
-      prefetch_l2(args.packed + blockIdx.x * G * tile_words(K),
-                  static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
-      prefetch_l2(args.absmax + blockIdx.x * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
-    }
+  if (!kGrouped && lane == 0 && warp_u == 0 && args.l2_prefetch_bytes > 0 && first_unit < NT) {
+    const int64_t tile_bytes = G * 4 * tile_words(K);
+    prefetch_l2(args.packed + first_unit * G * tile_words(K),
+                static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
+    prefetch_l2(args.absmax + first_unit * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
   }
   grid_dependency_wait();
   // Shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i] for the table.
@@ -337,43 +352,69 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   unsigned char* ring = smem + kTableBytes + warp * kGemvStages * Stage::kBytes;
   float* red = reinterpret_cast<float*>(smem + kTableBytes + gemv_rings_bytes(K, kTokens, warps));  // [2][warps][kTokens][16]
 
+  // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
+  // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
+  // shared memory (build_grouped_schedule).
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
+  WarpSchedule<kTokens> warp_sched{};
+  const bool per_warp = kGrouped && kMma && args.warp_schedule;
+  const bool static_first = per_warp && args.static_first_chunks;
+  if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
+  // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
+  // of the warp's first item (group warp_u) are copied while the offsets load
+  // (issued after their load: before it, the load measured ~0.4 us later, session 14); its x slice
+  // follows once the schedule is built (the same commit group).
+  const bool codes_ahead = static_first && first_unit < args.experts * NT;
+  if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_unit * G + warp_u, lane);
   if constexpr (kGrouped) {
-    int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
-    int64_t* row_begin = scratch + 32;
-    int64_t* unit_end = row_begin + args.experts + 1;
-    build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch);
-    sched.row_begin = row_begin;
-    sched.unit_end = unit_end;
-    fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+    if (per_warp) {
+      warp_sched.build(sched.experts, args.M, NT, static_first);
+      fill_unowned_rows(warp_sched.first_owned_row(), warp_sched.owned_rows_end(), args.M, N, y);
+    } else {
+      int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
+      int64_t* row_begin = scratch + 32;
+      int64_t* unit_end = row_begin + args.experts + 1;
+      build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch);
+      sched.row_begin = row_begin;
+      sched.unit_end = unit_end;
+      fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+    }
   }
   const auto unit_of = [&](int64_t u) {
-    if constexpr (kGrouped) return sched.unit(u);
+    if constexpr (kGrouped) return per_warp ? warp_sched.unit(u) : sched.unit(u);
     return TcUnit{0, u, 0, static_cast<int>(args.M)};
   };
-  const int64_t units = kGrouped ? sched.units() : NT;
-  if (blockIdx.x >= units) return;  // grouped: fewer units than CTAs (no barrier below for this CTA)
+  int64_t units = NT;
+  if constexpr (kGrouped) units = per_warp ? warp_sched.units() : sched.units();
+  // Grouped: fewer units than CTAs (no barrier below for this CTA); a slot without units still
+  // takes part in the table's barriers.
+  if (int64_t(blockIdx.x) * slots >= units) return;
 
-  // The warp's items: for each of the CTA's units, the groups warp, warp + warps, ... (n_w).
-  const int n_w = static_cast<int>((G - 1 - warp) / warps) + 1;  // warps <= G
-  const int64_t items = ((units - 1 - blockIdx.x) / gridDim.x + 1) * n_w;
-  int64_t fill_unit = blockIdx.x;  // the next item to copy: unit, and its group index j
+  // The warp's items: for each of its slot's units, the groups warp_u, warp_u + wpu, ... (n_w).
+  const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
+  // (One slot: the CTA's first unit exists, see above.)
+  const bool has_units = slots == 1 || first_unit < units;
+  const int64_t items = has_units ? ((units - 1 - first_unit) / unit_stride + 1) * n_w : 0;
+  int64_t fill_unit = first_unit;  // the next item to copy: unit, and its group index j
   int fill_j = 0;
-  TcUnit fill_w = unit_of(fill_unit);
-  const auto fill_next = [&](int64_t item) {
-    const int64_t grp = warp + int64_t(fill_j) * warps;
-    const int64_t tix = (fill_w.expert * NT + fill_w.tile) * G + grp;
-    gemv_stage_fill<T, K, kTokens>(ring + (item % kGemvStages) * Stage::kBytes, args.packed, args.absmax, tix,
-                                   x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols, cols - grp * 256, lane);
+  TcUnit fill_w{};
+  if (has_units) fill_w = unit_of(fill_unit);
+  const auto fill_next = [&](int64_t item, bool codes_copied) {
+    const int64_t grp = warp_u + int64_t(fill_j) * wpu;
+    unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
+    if (!codes_copied)
+      gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
+    gemv_stage_fill_x<T, K, kTokens>(stage, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols, cols - grp * 256,
+                                     lane);
     if (++fill_j == n_w) {
       fill_j = 0;
-      fill_unit += gridDim.x;
+      fill_unit += unit_stride;
       if (fill_unit < units) fill_w = unit_of(fill_unit);
     }
   };
 #pragma unroll
   for (int s = 0; s < kGemvStages - 1; ++s) {
-    if (s < items) fill_next(s);
+    if (s < items) fill_next(s, s == 0 && codes_ahead);
     cp_async_commit();
   }
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
@@ -384,27 +425,31 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   }
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
 
-  // The outputs this thread writes at each unit's end: (token i / 16, row i % 16) for
-  // i = threadIdx.x, + blockDim.x, ... (< 16 kTokens); i % 16 = threadIdx.x % 16 for every i, so one
+  // The outputs this thread writes at each unit's end: (token i / 16, row i % 16) for i = its
+  // index in the slot, tid, + 32 wpu, ... (< 16 kTokens); i % 16 = tid % 16 for every i, so one
   // row and one row scale, loaded at the unit's start (after the sums it would be a round trip).
-  const int out_r = threadIdx.x % kTileRows;
+  const int tid = threadIdx.x - slot * 32 * wpu, out_r = tid % kTileRows;
   const auto row_scale_of = [&](const TcUnit& w) {
     const int64_t row = w.tile * kTileRows + out_r;
-    return threadIdx.x < kTokens * kTileRows && row < N ? __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix : 0.0f;
+    return tid < kTokens * kTileRows && row < N ? __ldg(args.row_scale + w.expert * N + row) * kHalfScaleFix : 0.0f;
   };
-  int64_t unit_index = blockIdx.x;
-  TcUnit unit = unit_of(unit_index);
-  float rs = row_scale_of(unit);
+  int64_t unit_index = first_unit;
+  TcUnit unit{};
+  float rs = 0.0f;
+  if (has_units) {
+    unit = unit_of(unit_index);
+    rs = row_scale_of(unit);
+  }
   int j = 0, parity = 0;
   GemvAcc<kTokens, kDecode> acc;
   acc.zero();
 
   for (int64_t item = 0; item < items; ++item) {
-    if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1);
+    if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1, false);
     cp_async_commit();
     cp_async_wait<kGemvStages - 1>();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
-    const int64_t grp = warp + int64_t(j) * warps;
+    const int64_t grp = warp_u + int64_t(j) * wpu;
     const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
     const unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
@@ -419,25 +464,27 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
     __syncwarp();  // the stage is refilled by the next iteration's copies
     if (++j < n_w) continue;
 
-    // Unit done: the warp's row sums (GemvAcc::store), then the warps in order.
+    // Unit done: the warp's row sums (GemvAcc::store), then the slot's warps in order.
     j = 0;
-    float* red_p = red + parity * warps * kTokens * kTileRows;
-    acc.store(red_p + warp * kTokens * kTileRows, lane);
+    float* red_p = red + parity * warps * kTokens * kTileRows + slot * wpu * kTokens * kTileRows;
+    acc.store(red_p + warp_u * kTokens * kTileRows, lane);
     acc.zero();
-    // One barrier per unit: red[parity] is rewritten two units later, after the next unit's
-    // barrier, which every reader below passes only when done reading.
-    __syncthreads();
+    // One barrier per unit, the slot's (named barrier 1 + slot; the whole CTA with one slot):
+    // red[parity] is rewritten two units later, after the next unit's barrier, which every reader
+    // below passes only when done reading.
+    if (slots == 1) __syncthreads();
+    else named_barrier_sync(1 + slot, 32 * wpu);
     const int64_t row = unit.tile * kTileRows + out_r;
-    for (int i = threadIdx.x; i < kTokens * kTileRows; i += blockDim.x) {
+    for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
       const int m = i / kTileRows;
       if (m < unit.rows && row < N) {
         float sum = red_p[m * kTileRows + out_r];
-        for (int w = 1; w < warps; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
+        for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
         y[(unit.row0 + m) * N + row] = from_float<T>(sum * rs);
       }
     }
     parity ^= 1;
-    unit_index += gridDim.x;
+    unit_index += unit_stride;
     if (unit_index < units) {
       unit = unit_of(unit_index);
       rs = row_scale_of(unit);

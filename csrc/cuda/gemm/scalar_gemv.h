@@ -36,6 +36,16 @@ inline int gemv_token_slots(int64_t rows) {
 // (spread_over_sms, kernel_residency.h; on by default).
 int gemv_min_token_slots();
 bool gemv_spread();
+// And the schedule of grouped mma-decode launches with E <= 32 (WarpSchedule, tc_work.cuh): 0 per
+// CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
+// with static first chunks where T >= E.
+int gemv_grouped_schedule();
+// And the most unit slots a CTA takes (scalar_gemv.cuh; 1 = one unit at a time; kGemvMmaMaxWarps,
+// the default, = the rule).
+int gemv_max_unit_slots();
+// And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps; else that
+// many, at most the 256-column groups, with unit slots making up to kGemvMmaMaxWarps warps).
+int gemv_unit_warps();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -84,12 +94,13 @@ inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) 
 }
 
 // What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode),
-// warps per CTA, the dynamic shared memory it needs and the bytes it is launched with (more where
-// a small dense grid is spread over the SMs), the CTAs that then fit per SM, and the grid.
+// warps per CTA and per unit (warps / warps_per_unit unit slots), the dynamic shared memory it
+// needs and the bytes it is launched with (more where a small dense grid is spread over the SMs),
+// the CTAs that then fit per SM, and the grid.
 struct GemvLaunchPlan {
   int token_slots;
   GemvDecode decode;
-  int warps;
+  int warps, warps_per_unit;
   int smem_bytes, launch_smem_bytes;
   int ctas_per_sm;
   int64_t grid;

@@ -80,38 +80,55 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
   int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
                                           : gemv_warps(args.K);
+  if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) warps = std::min(gemv_unit_warps(), gemv_warps(args.K));
   const auto resident_warps = [&](int w) {
     const int bytes = gemv_smem_bytes(K, kTokens, w, experts, kDecode);
     return bytes > optin ? 0 : w * resident_ctas_per_sm(kernel, 32 * w, bytes, smem_limit);
   };
-  if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8) {  // (M <= 4: the rule, measured)
+  if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8 &&
+      gemv_unit_warps() == 0) {  // (M <= 4: the rule, measured)
     const int alternative = warps == 8 ? 4 : 8;
     if (resident_warps(alternative) > resident_warps(warps)) warps = alternative;
   }
   while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
+  // Unit slots (scalar_gemv.cuh): with the mma decode and fewer 256-column groups than
+  // kGemvMmaMaxWarps (or the warps per unit set, gemv_unit_warps), as many slots of `warps` warps as
+  // make up to that many warps (at most gemv_max_unit_slots, a tuning aid), fewer where the shared
+  // memory cannot hold them.
+  const int warps_per_unit = warps;
+  int slots = 1;
+  const bool few_warps = gemv_warps(args.K) < kGemvMmaMaxWarps || gemv_unit_warps() > 0;
+  if (kDecode == GemvDecode::kMma && few_warps && warps < kGemvMmaMaxWarps)
+    slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
+  while (slots > 1 && gemv_smem_bytes(K, kTokens, warps_per_unit * slots, experts, kDecode) > optin) --slots;
+  warps = warps_per_unit * slots;
   const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
               " expert(s); this GPU (", prop.name, ") allows ", optin,
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
+  // (Static first chunks add at most E - min(E, T) units: none where they are taken, T >= E.) CTAs
+  // for them: one unit per slot at a time.
   const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
+  const int64_t unit_ctas = (units + slots - 1) / slots;
   GemvLaunchPlan plan{};
   plan.token_slots = kTokens;
   plan.decode = kDecode;
   plan.warps = warps;
+  plan.warps_per_unit = warps_per_unit;
   plan.smem_bytes = smem;
   // Dense: a grid smaller than what fits is spread over the SMs (kernel_residency.h); grouped
   // launches only know a bound on their units.
   if (!grouped && gemv_spread()) {
-    const SpreadLaunch spread = spread_over_sms(kernel, 32 * warps, smem, smem_limit, units, prop);
+    const SpreadLaunch spread = spread_over_sms(kernel, 32 * warps, smem, smem_limit, unit_ctas, prop);
     plan.launch_smem_bytes = spread.smem_bytes;
     plan.ctas_per_sm = spread.ctas_per_sm;
   } else {
     plan.launch_smem_bytes = smem;
     plan.ctas_per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, smem_limit);
   }
-  plan.grid = std::max<int64_t>(1, std::min<int64_t>(units, int64_t(plan.ctas_per_sm) * prop.multiProcessorCount));
+  plan.grid = std::max<int64_t>(1, std::min<int64_t>(unit_ctas, int64_t(plan.ctas_per_sm) * prop.multiProcessorCount));
   return plan;
 }
 
@@ -133,10 +150,19 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const GemvLaunchPlan plan = plan_gemv_kernel<T, K, kTokens, kDecode>(args);
     const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
     const bool dependent = dependent_launch_enabled(prop);
+    const bool grouped = args.expert_offsets != nullptr;
     TcGemmArgs a = args;
-    a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(plan.warps) * 512 * K) : 0u;
+    a.warps_per_unit = plan.warps_per_unit;
+    // Grouped: the schedule's form (gemv_grouped_schedule); no L2 prefetch (scalar_gemv.cuh).
+    const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
+    const int schedule = grouped && kDecode == GemvDecode::kMma && warp_schedule_fits(args.M, args.experts, tiles, kTokens)
+                             ? gemv_grouped_schedule() : 0;
+    a.warp_schedule = schedule >= 1;
+    a.static_first_chunks = schedule == 2 && args.M >= args.experts;
+    const bool prefetch = dependent && !grouped;
+    a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
-    if (args.expert_offsets != nullptr)
+    if (grouped)
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, plan.launch_smem_bytes, stream,
                     dependent, a);
     else

@@ -31,6 +31,9 @@ struct TcGemmArgs {
   // Launched with PDL (dependent_launch.h): bytes of its first tile's codes the kernel asks L2
   // for before it waits on the previous kernel (0: none; set by the launcher).
   uint32_t l2_prefetch_bytes;
+  // Grouped GEMV, mma decode (set by the launcher): each warp builds the schedule itself
+  // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E).
+  bool warp_schedule, static_first_chunks;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

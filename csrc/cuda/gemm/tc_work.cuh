@@ -23,7 +23,7 @@ namespace cuda {
 struct TcUnit {
   int64_t expert, tile;
   int64_t row0;  // first x / y row of the chunk
-  int rows;      // rows in the chunk, 1 .. kTokens
+  int rows;      // rows in the chunk, 1 .. kTokens (0: WarpSchedule's static first chunk of an expert without rows)
 };
 
 // Exclusive block-wide scan of one value per thread (blockDim.x = 32 * warps), in
@@ -121,17 +121,121 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
   __syncthreads();
 }
 
-// Grouped: rows of y that no expert owns (only for invalid offsets: before row_begin[0] or
-// from row_begin[E] on) are written as NaN, never left as stale memory. The CTAs of the
-// grid share the rows; every thread calls this after build_grouped_schedule.
+// Grouped with E <= kWarpScheduleMaxExperts: build_grouped_schedule's rows held in one warp's
+// registers, built by each warp for itself from one load of the offsets (lane e reads o[e + 1])
+// and shuffle scans, so no CTA barrier and no shared memory stand between the offsets and a
+// CTA's first copies (the GEMV's 8-expert decode call, docs/design.md "Session 14"). Lane e holds
+// expert e's rows [row_begin, row_end) and unit_end (units before expert e + 1's); lanes >= E an
+// empty expert at the end (row_begin = row_end = the owned rows' end, unit_end = every unit).
+// Unit numbering, two forms:
+//   dynamic (as TcSchedule): expert by expert, chunk by chunk, tile by tile; experts without rows
+//            own no units.
+//   static first chunks (build's static_first; the launcher's choice where T >= E, when most
+//            experts have rows): units
+//            0 .. E NT - 1 are (expert u / NT, tile u % NT, chunk 0) for every expert, known
+//            before the offsets are (a CTA's first weight copies need not wait for them; an expert
+//            without rows costs its NT units, which write nothing); then the chunks from 1 on,
+//            numbered as in the dynamic form.
+// Every lane of the warp calls load_offsets, build, units and unit, with the same arguments (they
+// shuffle).
+// Rows and units are 32-bit (warp_schedule_fits: the launcher takes the per-CTA schedule past that),
+// which keeps the registers it holds next to the GEMV's decode to five.
+constexpr int kWarpScheduleMaxExperts = 32;
+inline bool warp_schedule_fits(int64_t T, int64_t E, int64_t row_tiles, int tokens_per_chunk) {
+  return E <= kWarpScheduleMaxExperts && T <= INT32_MAX &&
+         (T / tokens_per_chunk + E + 1) * row_tiles <= INT32_MAX;
+}
+
+template <int kTokens>
+struct WarpSchedule {
+  int32_t row_tiles;
+  int32_t static_units;                  // E NT with static first chunks, else 0
+  int32_t row_begin, row_end, unit_end;  // this lane's expert
+
+  // Two steps, so that a caller can issue other copies while the offsets load: load_offsets
+  // (row_begin = o[0], row_end = o[lane + 1] for lanes < E, as read), then build.
+  __device__ void load_offsets(const int32_t* __restrict__ offsets, int E) {
+    const int lane = threadIdx.x & 31;
+    row_begin = __ldg(offsets);
+    row_end = lane < E ? __ldg(offsets + lane + 1) : 0;
+  }
+  __device__ void build(int E, int64_t T, int64_t NT, bool static_first) {
+    const int lane = threadIdx.x & 31;
+    const int32_t rows = static_cast<int32_t>(T);
+    const auto clamped = [rows](int32_t o) { return o < 0 ? 0 : (o > rows ? rows : o); };
+    row_tiles = static_cast<int32_t>(NT);
+    static_units = static_first ? E * row_tiles : 0;
+    const int32_t first = clamped(row_begin);
+    // row_end = row_begin[lane + 1]: the running maximum of the clamped offsets 0 .. lane + 1.
+    int32_t end = lane < E ? clamped(row_end) : 0;
+    end = max(end, first);
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int32_t n = __shfl_up_sync(0xffffffffu, end, d);
+      if (lane >= d) end = max(end, n);
+    }
+    row_end = end;
+    row_begin = __shfl_up_sync(0xffffffffu, end, 1);
+    if (lane == 0) row_begin = first;
+    int32_t chunks = lane < E ? (row_end - row_begin + kTokens - 1) / kTokens : 0;
+    if (static_first && chunks > 0) --chunks;  // chunk 0 is a static unit
+    int32_t units = chunks * row_tiles;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int32_t n = __shfl_up_sync(0xffffffffu, units, d);
+      if (lane >= d) units += n;
+    }
+    unit_end = static_units + units;
+  }
+  __device__ int64_t units() const { return __shfl_sync(0xffffffffu, unit_end, 31); }
+  __device__ int64_t first_owned_row() const { return __shfl_sync(0xffffffffu, row_begin, 0); }
+  __device__ int64_t owned_rows_end() const { return __shfl_sync(0xffffffffu, row_end, 31); }
+
+  // Unit u < units(). Past the static units, its expert is the first lane whose unit_end exceeds
+  // u (lane 31's is every unit, and lanes >= E add none, so that lane is < E).
+  __device__ TcUnit unit(int64_t unit64) const {
+    const int32_t u = static_cast<int32_t>(unit64);
+    int e;
+    int32_t chunk, tile;
+    if (u < static_units) {
+      e = u / row_tiles;
+      tile = u - e * row_tiles;
+      chunk = 0;
+    } else {
+      e = __ffs(__ballot_sync(0xffffffffu, unit_end > u)) - 1;
+      const int32_t before = __shfl_sync(0xffffffffu, unit_end, e > 0 ? e - 1 : 0);
+      const int32_t local = u - (e > 0 ? before : static_units);
+      chunk = local / row_tiles;
+      tile = local - chunk * row_tiles;
+      if (static_units > 0) ++chunk;
+    }
+    const int32_t begin = __shfl_sync(0xffffffffu, row_begin, e), end = __shfl_sync(0xffffffffu, row_end, e);
+    TcUnit w;
+    w.expert = e;
+    w.tile = tile;
+    w.row0 = begin + chunk * kTokens;
+    const int32_t left = end - static_cast<int32_t>(w.row0);
+    w.rows = left < kTokens ? (left > 0 ? left : 0) : kTokens;
+    return w;
+  }
+};
+
+// Grouped: rows of y that no expert owns (only for invalid offsets: before the first owned row,
+// row_begin[0], or from the owned rows' end, row_begin[E], on) are written as NaN, never left as
+// stale memory. The CTAs of the grid share the rows; every thread calls this once the schedule
+// is built.
 template <typename T>
-__device__ void fill_unowned_rows(const int64_t* row_begin, int E, int64_t T_rows, int64_t N, T* y) {
-  const int64_t lead = row_begin[0], tail = T_rows - row_begin[E];
+__device__ void fill_unowned_rows(int64_t first_owned, int64_t owned_end, int64_t T_rows, int64_t N, T* y) {
+  const int64_t lead = first_owned, tail = T_rows - owned_end;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (lead + tail) * N;
        i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / N;
-    y[(r < lead ? r : row_begin[E] + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
+    y[(r < lead ? r : owned_end + (r - lead)) * N + i % N] = from_float<T>(__int_as_float(0x7fc00000));
   }
+}
+template <typename T>
+__device__ void fill_unowned_rows(const int64_t* row_begin, int E, int64_t T_rows, int64_t N, T* y) {
+  fill_unowned_rows(row_begin[0], row_begin[E], T_rows, N, y);
 }
 
 }  // namespace cuda
