@@ -643,10 +643,11 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
 
 
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
-    # the measured H100 rules (grouped_gemv_wins): at most one token per expert, K <= 512, >= 256
-    # rows -> the grouped GEMV (shuffle decode: K <= 512); at 2 tokens per expert the tile kernel;
-    # few experts with few tokens each -> the grouped GEMV (grouped_gemv_wins; decode='auto' per
-    # gemv_auto_decode). Other GPUs (no table): the results are checked against the reference only
+    # the measured H100 rule (grouped_gemv_wins, session 14): at most one token per expert (any E),
+    # K <= 512 up to 4 tokens per expert (or 16 with <= 8 experts), K > 512 up to 16 with <= 16
+    # experts -> the grouped GEMV, mma decode (decode='auto', gemv_auto_decode); beyond, a
+    # tensor-core kernel (the tile kernel from 256 experts with a token). Other GPUs (no table): the
+    # results are checked against the reference only
     E, N, K = 256, 32, 512
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
     x = acts(E, K, torch.float16, "gemv-rule")
@@ -656,21 +657,22 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     props = torch.cuda.get_device_properties(0)
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         assert_bitwise_equal(y, gemv)
-        # 2 tokens per expert on average: a tensor-core kernel (the tile kernel from 256 experts)
-        x2 = acts(2 * E, K, torch.float16, "gemv-rule2")
-        two = offsets([2] * E)
-        assert_bitwise_equal(kbit.grouped_gemm(x2, qw, two), torch.ops.kbit.grouped_tile_gemm(
-            x2, qw.packed, qw.absmax, qw.row_scale, qw.codebook, two, 4))
         assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
-                                                                    qw.codebook, off, 4, "shuffle"))
-        assert kbit._C.grouped_gemm_dispatch(E, E, N, K, 4)[:2] == ("gemv", "shuffle")
-        assert kbit._C.grouped_gemm_dispatch(2 * E, E, N, K, 4)[:2] == ("tile", "")
+                                                                    qw.codebook, off, 4, "mma"))
+        assert kbit._C.grouped_gemm_dispatch(E, E, N, K, 4)[:2] == ("gemv", "mma")
+        # 8 tokens per expert on average: the tile kernel (256 experts with a token)
+        x8 = acts(8 * E, K, torch.float16, "gemv-rule8")
+        eight = offsets([8] * E)
+        assert_bitwise_equal(kbit.grouped_gemm(x8, qw, eight), torch.ops.kbit.grouped_tile_gemm(
+            x8, qw.packed, qw.absmax, qw.row_scale, qw.codebook, eight, 4))
+        assert kbit._C.grouped_gemm_dispatch(8 * E, E, N, K, 4)[:2] == ("tile", "")
     # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'); the mma GEMV and
     # the small-M kernel can give the same bits, so the choice is asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
                                (8, 2080, [16, 0, 9, 3, 20, 8, 4, 4], ("gemv", "mma")), (16, 2080, [16] * 16, ("gemv", "mma")),
-                               (64, 2080, [1] * 64, ("kernel", "")), (8, 512, [2] * 8, ("kernel", "")),
-                               (16, 512, [1] * 16, ("kernel", "")), (16, 512, [2] * 16, ("kernel", ""))):
+                               (64, 2080, [1] * 64, ("gemv", "mma")), (64, 2080, [2] * 64, ("kernel", "")),
+                               (8, 512, [2] * 8, ("gemv", "mma")), (8, 512, [16] * 8, ("gemv", "mma")),
+                               (16, 512, [4] * 16, ("gemv", "mma")), (16, 512, [8] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
         x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
         y = check_grouped(qw, W_hat, x, counts, torch.float16)

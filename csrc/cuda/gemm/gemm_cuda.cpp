@@ -403,9 +403,7 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
     // 10); an expert with more rows takes several chunks and re-reads its weights.
     const int64_t mean = (args.M + g.experts - 1) / g.experts;
     const bool shuffle = gemv_decode == GemvDecode::kShuffle ||
-                         (gemv_decode == GemvDecode::kAuto &&
-                          gemv_auto_decode(true, g.cols, g.experts, std::min<int64_t>(mean, kGemvMaxTokens)) ==
-                              GemvDecode::kShuffle);
+                         (gemv_decode == GemvDecode::kAuto && gemv_auto_decode() == GemvDecode::kShuffle);
     args.tokens_per_unit = std::min<int64_t>(mean, shuffle ? kGemvShuffleMaxTokens : kGemvMaxTokens);
   } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);

@@ -68,16 +68,13 @@ constexpr int kGemvStages = 2;
 //   kAuto:    the host picks (gemv_auto_decode).
 enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };
 
-// Measured on the H100 (docs/design.md, "Session 11"): the mma decode wins every dense shape and
-// k at M = 1..4, and grouped launches with K >= 2048. With K <= 512 a grouped CTA has at most two
-// warps, which then pay for the pair table (build and 32 KB) alone: from 16 experts the shuffle
-// decode wins there (Qwen3 MoE down, 256 x 1 token: shuffle 93 us, mma 145; 64 x 1: 26.2 vs 33.4),
-// with 8 experts the mma decode (8 x 2 tokens: 7.7 vs 8.6 us). Above 4 rows per unit only the mma
-// decode runs.
-inline GemvDecode gemv_auto_decode(bool grouped, int64_t K, int64_t experts, int64_t tokens) {
-  return grouped && K <= 512 && experts >= 16 && tokens <= kGemvShuffleMaxTokens ? GemvDecode::kShuffle
-                                                                                : GemvDecode::kMma;
-}
+// Measured on the H100: the mma decode wins every dense shape and k at M = 1..4 (docs/design.md,
+// "Session 11"), and since the grouped launches' unit slots and per-warp schedule (session 14) every
+// grouped count measured too (Qwen3 MoE down, K = 512: 256 x 1 token 69.5 us vs 93.4 for the
+// shuffle decode, 64 x 4 22.9 vs 42.4, 16 x 1 6.9 vs 9.1; before, a K = 512 CTA's two warps paid
+// for the pair table alone and the shuffle decode won from 16 experts). The shuffle decode runs
+// when asked for (decode='shuffle', M <= 4).
+inline GemvDecode gemv_auto_decode() { return GemvDecode::kMma; }
 
 // "auto" / "shuffle" / "mma" (the ops' decode argument), or a clear error naming the op.
 GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
@@ -85,8 +82,9 @@ GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
 // Warps per CTA of the mma decode (<= kGemvMmaMaxWarps, <= the 256-column groups): 4 where the
 // weight has more 16-row tiles than the GPU has SMs (more CTAs resident per SM: Qwen3 Q, gate/up
 // and Llama-3 8B gate/up 6-15% faster at M = 1 than with 8), else 8 (fewer tiles get more warps
-// each: KV, O, down 4-8% faster than with 4). Grouped launches take 8 (not measured with 4). With 8
-// or 16 token slots the launcher may take the other of 4 and 8 (scalar_gemv_launch.cuh).
+// each: KV, O, down 4-8% faster than with 4). Grouped launches start from 8 and the launcher halves
+// the warps per unit (unit slots) while the units still fill the GPU (scalar_gemv_launch.cuh). With
+// 8 or 16 token slots the launcher may take the other of 4 and 8.
 inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) {
   const int most = !grouped && tiles > sm_count ? 4 : kGemvMmaMaxWarps;
   const int groups = gemv_warps(K);

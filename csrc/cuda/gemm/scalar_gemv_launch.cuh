@@ -23,7 +23,7 @@ inline std::pair<GemvDecode, int> gemv_decode_and_slots(const TcGemmArgs& args) 
   const bool grouped = args.expert_offsets != nullptr;
   int slots = gemv_token_slots(args.tokens_per_unit);
   const GemvDecode decode =
-      args.gemv_decode != GemvDecode::kAuto ? args.gemv_decode : gemv_auto_decode(grouped, args.K, args.experts, slots);
+      args.gemv_decode != GemvDecode::kAuto ? args.gemv_decode : gemv_auto_decode();
   if (!grouped && decode == GemvDecode::kMma) slots = std::max(slots, gemv_min_token_slots());
   return {decode, slots};
 }
@@ -91,13 +91,31 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if (resident_warps(alternative) > resident_warps(warps)) warps = alternative;
   }
   while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
-  // Unit slots (scalar_gemv.cuh): with the mma decode and fewer 256-column groups than
-  // kGemvMmaMaxWarps (or the warps per unit set, gemv_unit_warps), as many slots of `warps` warps as
-  // make up to that many warps (at most gemv_max_unit_slots, a tuning aid), fewer where the shared
-  // memory cannot hold them.
+  // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
+  // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
+  // routing min(E, T) experts of ceil(ceil(T / min(E, T)) / kTokens) chunks.
+  const int64_t active = std::min<int64_t>(args.experts, args.M);
+  const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles;
+  const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
+  const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
+  // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
+  // would still fill every slot of the GPU's 8-warp CTAs (session 14, Qwen3 MoE experts, us:
+  // gate/up 8 x 1 token 4.28 / 5.59 / 7.94 with 8 / 4 / 2 warps per unit, 64 x 1 26.9 / 20.5 /
+  // 18.1, 256 x 1 97.0 / 70.6 / 58.5; down, K = 512, 8 x 1 4.32 / 5.91 with 2 / 1, 64 x 1 26.3 /
+  // 20.4, 256 x 1 94.2 / 69.5).
+  if (grouped && kDecode == GemvDecode::kMma && gemv_unit_warps() == 0) {
+    const int full_bytes = gemv_smem_bytes(K, kTokens, kGemvMmaMaxWarps, experts, kDecode);
+    const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
+        resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
+    while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
+  }
+  // Unit slots (scalar_gemv.cuh): with the mma decode and fewer warps per unit than
+  // kGemvMmaMaxWarps because K has few 256-column groups, the launch is grouped or the warps per
+  // unit were set (gemv_unit_warps), as many slots of `warps` warps as make up to that many warps
+  // (at most gemv_max_unit_slots, a tuning aid), fewer where the shared memory cannot hold them.
   const int warps_per_unit = warps;
   int slots = 1;
-  const bool few_warps = gemv_warps(args.K) < kGemvMmaMaxWarps || gemv_unit_warps() > 0;
+  const bool few_warps = gemv_warps(args.K) < kGemvMmaMaxWarps || grouped || gemv_unit_warps() > 0;
   if (kDecode == GemvDecode::kMma && few_warps && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && gemv_smem_bytes(K, kTokens, warps_per_unit * slots, experts, kDecode) > optin) --slots;
@@ -107,10 +125,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
               " expert(s); this GPU (", prop.name, ") allows ", optin,
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
-  // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile.
-  // (Static first chunks add at most E - min(E, T) units: none where they are taken, T >= E.) CTAs
-  // for them: one unit per slot at a time.
-  const int64_t units = grouped ? (args.M / kTokens + std::min<int64_t>(args.experts, args.M)) * tiles : tiles;
+  // CTAs for the units: one unit per slot at a time.
   const int64_t unit_ctas = (units + slots - 1) / slots;
   GemvLaunchPlan plan{};
   plan.token_slots = kTokens;

@@ -68,37 +68,24 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
   return (hint >= 16 && tiles >= 32) || active >= 256;
 }
 
-// The most tokens per expert on average at which grouped_gemv_wins takes the GEMV for K > 512
-// (session 13: all the GEMV's chunk sizes, up to kGemvMaxTokens).
-constexpr int64_t kGemvGroupedWinsTokens = 16;
-static_assert(kGemvGroupedWinsTokens <= kGemvMaxTokens, "the grouped GEMV chunks at most kGemvMaxTokens rows");
-
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop) {
-  // H100, k = 4, uniform tokens per expert (docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-
-  // session10/grouped-gemv-1row.md; us, GEMV vs the best tensor-core kernel): Qwen3 MoE down
-  // (K = 512) at 1 token per expert 8 x 1 7.8 vs 8.1, 64 x 1 26.2 vs 25.0, 256 x 1 93.8 vs 110.7;
-  // gate/up (K = 2048) 8.4 vs 8.3, 64 x 1 25.7 vs 21.4, 256 x 1 85.1 vs 80.9; at 2 or more tokens
-  // per expert it loses everywhere. So: at most one token per expert on average (T <= E), K <= 512,
-  // and at least 256 rows, i.e. >= 256 experts with a token (64 x 1 down lost by 5%, 8 x 1 won
-  // by 4%: within the noise of these runs, left to the tensor-core kernel).
-  // Session 11 (session11/grouped-run4.md, us, GEMV with decode='auto' vs the small-M kernel;
-  // measured at k = 4, K = 512 and 2048, 8 / 16 / 64 / 256 experts: other k, K and expert counts
-  // take the same rule unmeasured):
-  // gate/up (K = 2048, mma decode) wins with 8 and 16 experts at 1, 2 and 4 tokens each (8 x 1
-  // 7.1 vs 8.5, 16 x 4 10.5 vs 12.7) and loses with 64 (26.6 vs 21.5); down (K = 512) wins with 8
-  // experts at 1-4 tokens (mma decode; run3-grouped: 7.6 / 7.7 / 8.1 vs 8.0 / 8.1 / 8.2) and with 16
-  // at 1 token (shuffle decode: 9.6 vs 10.9; at 2 and 4 it loses, 11.6 vs 11.1, 13.3 vs 11.3).
-  // Session 12 (session12/run3-grouped.md, both kernels launched with PDL): gate/up as before (8 x 1
-  // 6.2 vs 6.8 us, 16 x 4 9.8 vs 11.1, 64 x 1 25.6 vs 20.0); down (K = 512) now loses with 8 experts
-  // at 1-4 tokens (8 x 1 7.1 vs 6.6) and ties with 16 x 1 (9.0 vs 9.3): K <= 512 goes to the
-  // small-M kernel below session 10's rule.
-  // Session 13 (session13/run1-grouped.md; the mma decode with 8 and 16 token slots): gate/up keeps
-  // winning up to 16 tokens per expert with 8 and 16 experts (8 x 8 7.5 vs 9.0 us for the small-M
-  // kernel, 8 x 16 10.3 vs 13.3, 16 x 16 17.1 vs 23.3 and 26.7 for the tile kernel; fp16 bmm 8.3 /
-  // 8.4 / 13.9); down (K = 512) still loses from 4 tokens per expert (8 x 8 9.0 vs 8.1).
+  // H100, k = 4, uniform tokens per expert, Qwen3 MoE experts (gate/up K = 2048, down K = 512); us,
+  // the GEMV against the best tensor-core kernel (small-M or tile). Sessions 10-13 (the rule
+  // before; docs/design.md): gate/up won with <= 16 experts up to 16 tokens each and lost from 64
+  // experts; down won only at 1 token per expert from 256 experts.
+  // Session 14 (unit slots, warps per unit halved while the units fill the GPU, per-warp schedule
+  // for <= 32 experts; docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-27-session14/):
+  //   gate/up: 8 x 1 4.2 vs 6.7, 8 x 16 8.8 vs 13.0; 64 x 1 18.1 vs 20.0; 256 x 1 58.5 vs 80.7.
+  //   down:    8 x 1 4.2 vs 6.7, 8 x 8 6.3 vs 8.2, 8 x 16 8.7 vs 11.2; 16 x 1 6.9 vs 9.3,
+  //            16 x 4 7.6 vs 9.7 (16 x 8 11.1 vs 11.3: a tie); 64 x 1 20.4 vs 23.9, 64 x 4 22.9
+  //            vs 25.0; 256 x 1 69.5 vs 107.9, 256 x 4 77.0 vs 111.7.
+  // So: one token per expert or fewer on average, any E; K <= 512 up to 4 (any E) or, with <= 8
+  // experts, 16 tokens per expert; K > 512 with <= 16 experts up to 16 (64 x 4 and more tokens on
+  // many experts not measured with the halved warps: left to the tensor-core kernels).
   if (table_for(prop) == nullptr) return false;
-  if (T <= E && K <= 512 && std::min(E, T) >= 256) return true;
-  return K > 512 && E <= 16 && T <= int64_t(kGemvGroupedWinsTokens) * E;
+  if (T <= E) return true;
+  if (K <= 512) return T <= 4 * E || (E <= 8 && T <= int64_t(kGemvMaxTokens) * E);
+  return E <= 16 && T <= int64_t(kGemvMaxTokens) * E;
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
@@ -137,8 +124,7 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
   if (E > kTcMaxExperts) return {"dequant_cublas", "", source};
   switch (grouped_gemm_path(T, E, N, K, k, prop)) {
     case DensePath::kGemv:
-      return {"gemv", gemv_auto_decode(true, K, E, std::min<int64_t>((T + E - 1) / E, kGemvMaxTokens)) ==
-                              GemvDecode::kShuffle ? "shuffle" : "mma", source};
+      return {"gemv", gemv_auto_decode() == GemvDecode::kShuffle ? "shuffle" : "mma", source};
     case DensePath::kTile: return {"tile", "", source};
     default: return {"kernel", "", source};
   }
