@@ -14,13 +14,17 @@ timeout 40 python3 scripts/probe_grouped_schedule.py --shapes moe_dn --experts 1
   --settings 2:0 --out $LOGS/probe-dn > $LOGS/probe-dn.log 2>&1; grep "^|" $LOGS/probe-dn.log
 timeout 90 python3 -m benchmarks.tune_grouped --shapes moe_gu,moe_dn --experts 8,64,256 --per-expert 1,4,16 \
   --out $LOGS/grouped > $LOGS/grouped.log 2>&1; grep "^|" $LOGS/grouped/grouped-*.md | grep -v -- "---" | head -30
+timeout 40 python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 \
+  --shapes moe_gu,moe_dn --ms 1,2,4,8,16 --out /tmp/rm > $LOGS/run.log 2>&1
+grep "^| moe" /tmp/rm/*/results-full.md | head -12
 timeout 60 python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 \
-  --shapes Q,KV,O,gateup,down,llama8b_gu,moe_gu,moe_dn --ms 1,2,4,8,16 --out /tmp/rm > $LOGS/run.log 2>&1
-grep "^| moe\|^| Q \|^| gateup\|^| llama" /tmp/rm/*/results-full.md | head -40
+  --shapes Q,KV,O,gateup,down,llama8b_gu --ms 1,16 --out /tmp/rd > $LOGS/run-dense.log 2>&1
+grep "^| Q \|^| KV\|^| O \|^| gateup\|^| down\|^| llama" /tmp/rd/*/results-full.md | head -14
 cp $LOGS/probe-gu.log $LOGS/probe-dn.log $OUT/ 2>/dev/null
 cp $LOGS/probe-gu/grouped-schedule.json $OUT/probe-gu.json; cp $LOGS/probe-dn/grouped-schedule.json $OUT/probe-dn.json
 cp $LOGS/grouped/grouped-*.json $OUT/grouped.json; cp $LOGS/grouped/grouped-*.md $OUT/grouped.md
-cp /tmp/rm/*/results-full.md $OUT/results.md; cp /tmp/rm/*/results-full.json $OUT/results.json
+cp /tmp/rm/*/results-full.md $OUT/results-moe.md; cp /tmp/rm/*/results-full.json $OUT/results-moe.json
+cp /tmp/rd/*/results-full.md $OUT/results-dense.md; cp /tmp/rd/*/results-full.json $OUT/results-dense.json
 timeout 150 python3 -m pytest tests/test_cuda_gemm.py -q --maxfail=20 > $OUT/tests-cuda-gemm.log 2>&1; tail -2 $OUT/tests-cuda-gemm.log
 timeout 170 python3 -m pytest tests/test_nn.py tests/test_block.py tests/test_dependent_launch.py tests/test_opcheck.py \
   tests/test_api.py tests/test_integration_transformers.py tests/test_fuzz.py tests/test_bad_input.py tests/test_numerics.py \
