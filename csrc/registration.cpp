@@ -157,12 +157,11 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");
   m.def("_set_gemv_max_unit_slots", &kbit::cuda::set_gemv_max_unit_slots, pybind11::arg("slots"),
-        "Tuning aid: the most unit slots a GEMV CTA holds (1 to 8; 8, the default, is the rule: with the mma decode "
-        "and K of fewer than 8 256-column groups, slots of warps that each take their own 16-row tiles); returns the "
-        "previous value");
+        "Tuning aid: the most unit slots a grouped GEMV CTA holds (1 to 8; 8, the default, is the rule: with the mma "
+        "decode, slots of warps that each take their own units); returns the previous value");
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
-        "K's 256-column groups, with unit slots making up to 8 warps per CTA); returns the previous value");
+        "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "

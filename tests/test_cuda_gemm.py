@@ -172,15 +172,11 @@ def test_gemv_launch_plan():
         assert (big["ctas_per_sm"], big["grid"], big["launch_smem_bytes"]) == (4, 528, big["smem_bytes"])
         q16 = plan(16, 4096, 2048, 4)  # 16 slots: a 4-warp CTA fits once per SM, so 8 warps
         assert (q16["token_slots"], q16["warps"], q16["ctas_per_sm"]) == (16, 8, 1)
-        # K = 512 (two 256-column groups): four unit slots of two warps; 1024 tiles, two CTAs per SM
-        dn = plan(1, 16384, 512, 4)
-        assert (dn["warps_per_unit"], dn["warps"], dn["ctas_per_sm"], dn["grid"]) == (2, 8, 2, 256)
-    # unit slots: mma decode with fewer than 8 groups only, whole slots, the tuning aid's cap
-    for K, wpu in ((96, 1), (512, 2), (768, 3)):
-        p = plan(1, 16384, K, 4)
-        assert p["warps_per_unit"] == wpu and p["warps"] % wpu == 0 and p["warps"] <= 8
-        assert plan(1, 16384, K, 4, "shuffle")["warps"] == plan(1, 16384, K, 4, "shuffle")["warps_per_unit"]
-    assert plan(1, 16384, 2048, 4)["warps"] == plan(1, 16384, 2048, 4)["warps_per_unit"]
+    # dense launches have one unit slot (the CTA's warps are the unit's), whatever K and the aids say
+    for K, wpu in ((96, 1), (512, 2), (768, 3), (2048, None)):
+        for decode in ("mma", "shuffle"):
+            p = plan(1, 16384, K, 4, decode)
+            assert p["warps"] == p["warps_per_unit"] and (wpu is None or p["warps"] == wpu)
     prev = kbit._C._set_gemv_max_unit_slots(1)
     try:
         assert plan(1, 16384, 512, 4)["warps"] == 2
@@ -188,11 +184,11 @@ def test_gemv_launch_plan():
         assert kbit._C._set_gemv_max_unit_slots(prev) == 1
     with pytest.raises(RuntimeError, match="_set_gemv_max_unit_slots: slots must be 1 to 8; got 9"):
         kbit._C._set_gemv_max_unit_slots(9)
-    # warps per unit set (mma decode): 2 warps per unit, 4 slots
+    # warps per unit set (mma decode; dense: the CTA's warps)
     prev = kbit._C._set_gemv_unit_warps(2)
     try:
         p = plan(1, 4096, 2048, 4)
-        assert (p["warps_per_unit"], p["warps"]) == (2, 8) and plan(1, 4096, 2048, 4, "shuffle")["warps"] == 8
+        assert (p["warps_per_unit"], p["warps"]) == (2, 2) and plan(1, 4096, 2048, 4, "shuffle")["warps"] == 8
     finally:
         assert kbit._C._set_gemv_unit_warps(prev) == 2
     with pytest.raises(RuntimeError, match="_set_gemv_unit_warps: warps must be 0 .* to 8; got -1"):
@@ -227,21 +223,27 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert_bitwise_equal(fn(), y)
     finally:
         assert kbit._C._set_gemv_spread(True) is False
+    # grouped unit slots: 8 experts x 3 rows of 300 x 480 (19 tiles each, two warps per unit: 152
+    # units over CTAs of four 2-warp slots, some slots without a unit), or one unit per CTA: the same
+    # bits
+    qg, Wg = weight(4, 300, 480, torch.float16, E=8)
+    xg = acts(24, 480, torch.float16, "gemv-slots-g")
+    og = offsets([3] * 8)
+    gfn = lambda: torch.ops.kbit.grouped_gemv_gemm(xg, qg.packed, qg.absmax, qg.row_scale, qg.codebook, og, 4)  # noqa: E731
+    check_grouped(qg, Wg, xg, [3] * 8, torch.float16)
+    yg = gfn()
+    prev = kbit._C._set_gemv_max_unit_slots(1)
+    try:
+        assert_bitwise_equal(gfn(), yg)
+    finally:
+        assert kbit._C._set_gemv_max_unit_slots(prev) == 1
     # warps per unit set: 1 warp per unit (other partial sums, so checked against the reference)
     prev = kbit._C._set_gemv_unit_warps(1)
     try:
         check(fn(), x, W_hat, torch.float16)
+        check_grouped(qg, Wg, xg, [3] * 8, torch.float16, gemv_decode="mma")
     finally:
         assert kbit._C._set_gemv_unit_warps(prev) == 1
-    # unit slots: 19 tiles over CTAs of four 2-warp slots (one slot of the last CTA without a unit),
-    # or one 2-warp unit per CTA
-    assert kbit._C._gemv_launch_plan(3, 300, 480, 4)["warps"] > 2
-    prev = kbit._C._set_gemv_max_unit_slots(1)
-    try:
-        assert kbit._C._gemv_launch_plan(3, 300, 480, 4)["warps"] == 2
-        assert_bitwise_equal(fn(), y)
-    finally:
-        assert kbit._C._set_gemv_max_unit_slots(prev) == 1
 
 
 @pytest.mark.parametrize("k", KS)
@@ -643,11 +645,10 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
 
 
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
-    # the measured H100 rule (grouped_gemv_wins, session 14): at most one token per expert (any E),
-    # K <= 512 up to 4 tokens per expert (or 16 with <= 8 experts), K > 512 up to 16 with <= 16
-    # experts -> the grouped GEMV, mma decode (decode='auto', gemv_auto_decode); beyond, a
-    # tensor-core kernel (the tile kernel from 256 experts with a token). Other GPUs (no table): the
-    # results are checked against the reference only
+    # the measured H100 rule (grouped_gemv_wins, session 14): up to 4 tokens per expert on average
+    # (any E), up to 16 with <= 8 experts or with <= 16 and K > 512 -> the grouped GEMV, mma decode
+    # (decode='auto', gemv_auto_decode); beyond, a tensor-core kernel (the tile kernel from 256
+    # experts with a token). Other GPUs (no table): the results are checked against the reference only
     E, N, K = 256, 32, 512
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
     x = acts(E, K, torch.float16, "gemv-rule")
@@ -670,7 +671,8 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     # the small-M kernel can give the same bits, so the choice is asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
                                (8, 2080, [16, 0, 9, 3, 20, 8, 4, 4], ("gemv", "mma")), (16, 2080, [16] * 16, ("gemv", "mma")),
-                               (64, 2080, [1] * 64, ("gemv", "mma")), (64, 2080, [2] * 64, ("kernel", "")),
+                               (64, 2080, [1] * 64, ("gemv", "mma")), (64, 2080, [4] * 64, ("gemv", "mma")),
+                               (64, 2080, [8] * 64, ("kernel", "")), (16, 2080, [17] * 16, ("kernel", "")),
                                (8, 512, [2] * 8, ("gemv", "mma")), (8, 512, [16] * 8, ("gemv", "mma")),
                                (16, 512, [4] * 16, ("gemv", "mma")), (16, 512, [8] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)

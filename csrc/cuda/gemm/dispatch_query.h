@@ -37,7 +37,7 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 int set_gemv_min_token_slots(int64_t slots);
 bool set_gemv_spread(bool on);
 int set_gemv_grouped_schedule(int64_t form);
-// The most unit slots of a GEMV CTA (1..8; 8 = the rule, scalar_gemv_launch.cuh); returns the previous.
+// The most unit slots of a grouped GEMV CTA (1..8; 8 = the rule, scalar_gemv_launch.cuh); returns the previous.
 int set_gemv_max_unit_slots(int64_t slots);
 // The warps per unit of mma-decode GEMV launches (0 = the rule, else 1..8); returns the previous.
 int set_gemv_unit_warps(int64_t warps);

@@ -22,9 +22,10 @@
 // grid: at most the CTAs that fit at once).
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
 // slots whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes
-// the 256-column groups w, w + wpu, ... With the mma decode and fewer groups than 8 (small K: the
-// Qwen3 MoE down expert's K = 512 has 2), a CTA holds up to 8 / wpu unit slots of wpu warps, each
-// slot its own units, so the pair table is built once per 8 warps and more warps fit per SM.
+// the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
+// slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
+// groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
+// fewer warps each (the launcher halves wpu while the units fill the GPU).
 // A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
 // stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
@@ -326,8 +327,11 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit; several
   // slots only where K has fewer 256-column groups than the CTA has warps), each slot its own units:
   // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
-  // (The shuffle decode always has one slot: its warps are the unit's.)
-  const int wpu = kMma ? args.warps_per_unit : warps, slots = kMma ? warps / wpu : 1, slot = kMma ? warp / wpu : 0;
+  // Grouped mma-decode launches only (the others' code stays as it was: slot logic cost the dense
+  // 16-token kernel spills, session 14): elsewhere one slot, the CTA's warps are the unit's.
+  constexpr bool kSlotted = kMma && kGrouped;
+  const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
+  const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
   const int64_t first_unit = int64_t(blockIdx.x) * slots + slot, unit_stride = int64_t(gridDim.x) * slots;
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;

@@ -40,11 +40,12 @@ bool gemv_spread();
 // CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
 // with static first chunks where T >= E.
 int gemv_grouped_schedule();
-// And the most unit slots a CTA takes (scalar_gemv.cuh; 1 = one unit at a time; kGemvMmaMaxWarps,
-// the default, = the rule).
+// And the most unit slots a grouped mma-decode CTA takes (scalar_gemv.cuh; 1 = one unit at a time;
+// kGemvMmaMaxWarps, the default, = the rule).
 int gemv_max_unit_slots();
-// And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps; else that
-// many, at most the 256-column groups, with unit slots making up to kGemvMmaMaxWarps warps).
+// And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps and the
+// grouped halving; else that many, at most the 256-column groups; grouped, with unit slots making up
+// to kGemvMmaMaxWarps warps).
 int gemv_unit_warps();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most

@@ -109,14 +109,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
   }
-  // Unit slots (scalar_gemv.cuh): with the mma decode and fewer warps per unit than
-  // kGemvMmaMaxWarps because K has few 256-column groups, the launch is grouped or the warps per
-  // unit were set (gemv_unit_warps), as many slots of `warps` warps as make up to that many warps
-  // (at most gemv_max_unit_slots, a tuning aid), fewer where the shared memory cannot hold them.
+  // Unit slots (scalar_gemv.cuh; grouped mma-decode launches): as many slots of `warps` warps as
+  // make up to kGemvMmaMaxWarps warps (at most gemv_max_unit_slots, a tuning aid), fewer where the
+  // shared memory cannot hold them.
   const int warps_per_unit = warps;
   int slots = 1;
-  const bool few_warps = gemv_warps(args.K) < kGemvMmaMaxWarps || grouped || gemv_unit_warps() > 0;
-  if (kDecode == GemvDecode::kMma && few_warps && warps < kGemvMmaMaxWarps)
+  if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && gemv_smem_bytes(K, kTokens, warps_per_unit * slots, experts, kDecode) > optin) --slots;
   warps = warps_per_unit * slots;

@@ -75,17 +75,18 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   // experts; down won only at 1 token per expert from 256 experts.
   // Session 14 (unit slots, warps per unit halved while the units fill the GPU, per-warp schedule
   // for <= 32 experts; docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-27-session14/):
-  //   gate/up: 8 x 1 4.2 vs 6.7, 8 x 16 8.8 vs 13.0; 64 x 1 18.1 vs 20.0; 256 x 1 58.5 vs 80.7.
+  //   gate/up: 8 x 1 4.2 vs 6.7, 8 x 16 8.8 vs 13.0; 64 x 1 18.1 vs 20.0; 256 x 1 55.9 vs 80.7.
   //   down:    8 x 1 4.2 vs 6.7, 8 x 8 6.3 vs 8.2, 8 x 16 8.7 vs 11.2; 16 x 1 6.9 vs 9.3,
   //            16 x 4 7.6 vs 9.7 (16 x 8 11.1 vs 11.3: a tie); 64 x 1 20.4 vs 23.9, 64 x 4 22.9
   //            vs 25.0; 256 x 1 69.5 vs 107.9, 256 x 4 77.0 vs 111.7.
-  // So: one token per expert or fewer on average, any E; K <= 512 up to 4 (any E) or, with <= 8
-  // experts, 16 tokens per expert; K > 512 with <= 16 experts up to 16 (64 x 4 and more tokens on
-  // many experts not measured with the halved warps: left to the tensor-core kernels).
+  //   run 5 (the halving rule): gate/up 64 x 4 19.6 vs 21.2, 256 x 4 58.7 vs 85.2, but 64 x 16
+  //            31.2 vs 28.6; down 64 x 4 22.5 vs 25.1, 256 x 4 76.2 vs 111.6, 64 x 16 44.3 vs 39.8.
+  // So: up to 4 tokens per expert on average, any E; up to 16 with <= 8 experts, or with <= 16
+  // experts and K > 512 (8 and 16 tokens per expert on many experts left to the tensor-core
+  // kernels: 64 x 16 lost, 64 x 8 not measured with the halving).
   if (table_for(prop) == nullptr) return false;
-  if (T <= E) return true;
-  if (K <= 512) return T <= 4 * E || (E <= 8 && T <= int64_t(kGemvMaxTokens) * E);
-  return E <= 16 && T <= int64_t(kGemvMaxTokens) * E;
+  if (T <= 4 * E) return true;
+  return T <= int64_t(kGemvMaxTokens) * E && (E <= 8 || (E <= 16 && K > 512));
 }
 
 DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
