@@ -667,12 +667,13 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
         assert_bitwise_equal(kbit.grouped_gemm(x8, qw, eight), torch.ops.kbit.grouped_tile_gemm(
             x8, qw.packed, qw.absmax, qw.row_scale, qw.codebook, eight, 4))
         assert kbit._C.grouped_gemm_dispatch(8 * E, E, N, K, 4)[:2] == ("tile", "")
-    # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'); the mma GEMV and
-    # the small-M kernel can give the same bits, so the choice is asserted through the query
+    # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'; 64 x 8: the tile kernel,
+    # grouped_tile_wins); the mma GEMV and the small-M kernel can give the same bits, so the choice is
+    # asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
                                (8, 2080, [16, 0, 9, 3, 20, 8, 4, 4], ("gemv", "mma")), (16, 2080, [16] * 16, ("gemv", "mma")),
                                (64, 2080, [1] * 64, ("gemv", "mma")), (64, 2080, [4] * 64, ("gemv", "mma")),
-                               (64, 2080, [8] * 64, ("kernel", "")), (16, 2080, [17] * 16, ("kernel", "")),
+                               (64, 2080, [8] * 64, ("tile", "")), (16, 2080, [17] * 16, ("kernel", "")),
                                (8, 512, [2] * 8, ("gemv", "mma")), (8, 512, [16] * 8, ("gemv", "mma")),
                                (16, 512, [4] * 16, ("gemv", "mma")), (16, 512, [8] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
@@ -683,6 +684,7 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
             assert kbit._C.grouped_gemm_dispatch(sum(counts), E, 40, K, 4)[:2] == want
             args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
             expect = (torch.ops.kbit.grouped_gemv_gemm(*args, want[1]) if want[0] == "gemv"
+                      else torch.ops.kbit.grouped_tile_gemm(*args) if want[0] == "tile"
                       else torch.ops.kbit.grouped_mma_gemm(*args))
             assert_bitwise_equal(y, expect)
         else:
