@@ -223,14 +223,14 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert_bitwise_equal(fn(), y)
     finally:
         assert kbit._C._set_gemv_spread(True) is False
-    # grouped unit slots: 8 experts x 3 rows of 300 x 480 (19 tiles each, two warps per unit: 152
-    # units over CTAs of four 2-warp slots, some slots without a unit), or one unit per CTA: the same
-    # bits
-    qg, Wg = weight(4, 300, 480, torch.float16, E=8)
-    xg = acts(24, 480, torch.float16, "gemv-slots-g")
-    og = offsets([3] * 8)
+    # grouped unit slots: 7 experts x 3 rows of 300 x 480 (19 tiles each, two warps per unit: 133
+    # units over CTAs of four 2-warp slots, so the last CTA with a unit has three slots without
+    # one), or one unit per CTA: the same bits
+    qg, Wg = weight(4, 300, 480, torch.float16, E=7)
+    xg = acts(21, 480, torch.float16, "gemv-slots-g")
+    og = offsets([3] * 7)
     gfn = lambda: torch.ops.kbit.grouped_gemv_gemm(xg, qg.packed, qg.absmax, qg.row_scale, qg.codebook, og, 4)  # noqa: E731
-    check_grouped(qg, Wg, xg, [3] * 8, torch.float16)
+    check_grouped(qg, Wg, xg, [3] * 7, torch.float16)
     yg = gfn()
     prev = kbit._C._set_gemv_max_unit_slots(1)
     try:
@@ -241,7 +241,7 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
     prev = kbit._C._set_gemv_unit_warps(1)
     try:
         check(fn(), x, W_hat, torch.float16)
-        check_grouped(qg, Wg, xg, [3] * 8, torch.float16, gemv_decode="mma")
+        check_grouped(qg, Wg, xg, [3] * 7, torch.float16, gemv_decode="mma")
     finally:
         assert kbit._C._set_gemv_unit_warps(prev) == 1
 
@@ -658,6 +658,7 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     props = torch.cuda.get_device_properties(0)
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         assert_bitwise_equal(y, gemv)
+        # decode='auto' is the mma decode (gemv_auto_decode)
         assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
                                                                     qw.codebook, off, 4, "mma"))
         assert kbit._C.grouped_gemm_dispatch(E, E, N, K, 4)[:2] == ("gemv", "mma")

@@ -37,14 +37,14 @@ template <> __device__ __forceinline__ c10::BFloat16 from_float<c10::BFloat16>(f
   return c10::BFloat16(__float2bfloat16_rn(v));
 }
 
-// Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets
-// the same bits; the CPU reference sums in the same tree (csrc/cpu/quantize_cpu.cpp).
 // Barrier `id` (1..15; 0 is __syncthreads's) for `threads` threads of the CTA (a multiple of 32,
 // whole warps): each of those warps waits until all of them arrived.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets
+// the same bits; the CPU reference sums in the same tree (csrc/cpu/quantize_cpu.cpp).
 __device__ __forceinline__ float warp_sum_butterfly(float v) {
 #pragma unroll
   for (int off = 16; off >= 1; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(kFullMask, v, off));

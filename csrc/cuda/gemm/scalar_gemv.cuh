@@ -11,15 +11,17 @@
 // Why not the small-M tensor-core kernel (tc_gemm.cuh) at decode: its fixed chain (codebook ->
 // pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
-// (mma decode, while the first copies fly), the per-unit cross-warp sum and, grouped above 32
-// experts or with the shuffle decode, the schedule's scans (up to 32 experts with the mma decode
-// each warp builds the schedule in registers: WarpSchedule, tc_work.cuh).
+// (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
+// unit slot's named barrier) and, grouped, the per-CTA schedule's scans where the warps do not
+// build it in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and
+// units; above that, with the shuffle decode or the tuning aid's form 0, build_grouped_schedule).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
 // 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M. Grouped: the device-built schedule of
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
-// grid: at most the CTAs that fit at once).
+// grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
+// b slots + s, + gridDim.x slots, ...
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
 // slots whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
@@ -324,8 +326,8 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
-  // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit; several
-  // slots only where K has fewer 256-column groups than the CTA has warps), each slot its own units:
+  // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
+  // launcher's halving for many units, or K's few 256-column groups), each slot its own units:
   // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
   // Grouped mma-decode launches only (the others' code stays as it was: slot logic cost the dense
   // 16-token kernel spills, session 14): elsewhere one slot, the CTA's warps are the unit's.

@@ -76,8 +76,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps, but
   // with 8 or 16 token slots whichever of 4 or 8 keeps more warps resident per SM (16 slots: the x
   // slots make a 4-warp CTA too big for two per SM; only where K has >= 8 groups, so warps <= groups
-  // holds either way). Fewer where this GPU's shared memory per block cannot hold that many rings
-  // (~100 KB per block: k = 5, or M = 3-4; the H100's 227 KB always can).
+  // holds either way; grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where
+  // this GPU's shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or
+  // M = 3-4; the H100's 227 KB always can).
   int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
                                           : gemv_warps(args.K);
   if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) warps = std::min(gemv_unit_warps(), gemv_warps(args.K));

@@ -141,8 +141,9 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
 // Rows and units are 32-bit (warp_schedule_fits: the launcher takes the per-CTA schedule past that),
 // which keeps the registers it holds next to the GEMV's decode to five.
 constexpr int kWarpScheduleMaxExperts = 32;
+// (T + tokens_per_chunk: build rounds rows up to whole chunks in 32 bits.)
 inline bool warp_schedule_fits(int64_t T, int64_t E, int64_t row_tiles, int tokens_per_chunk) {
-  return E <= kWarpScheduleMaxExperts && T <= INT32_MAX &&
+  return E <= kWarpScheduleMaxExperts && T + tokens_per_chunk <= INT32_MAX &&
          (T / tokens_per_chunk + E + 1) * row_tiles <= INT32_MAX;
 }
 
