@@ -135,14 +135,20 @@ void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) 
   }
 }
 
+// f(std::integral_constant<int, k>) for k = 2..5 (checked by the callers).
+template <typename F>
+auto with_k(int k, F&& f) {
+  switch (k) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    default: return f(std::integral_constant<int, 5>{});
+  }
+}
+
 template <typename T>
 void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
-  switch (k) {
-    case 2: launch_path<T, 2>(kernel, args, stream); break;
-    case 3: launch_path<T, 3>(kernel, args, stream); break;
-    case 4: launch_path<T, 4>(kernel, args, stream); break;
-    case 5: launch_path<T, 5>(kernel, args, stream); break;
-  }
+  with_k(k, [&](auto kc) { launch_path<T, decltype(kc)::value>(kernel, args, stream); });
 }
 
 }  // namespace
@@ -395,16 +401,7 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
   args.gemv_decode = gemv_decode;
   if (kernel == DensePath::kGemv) {
-    // Rows per chunk: the mean rows per expert, rounded up (at most kGemvMaxTokens; the shuffle
-    // decode kGemvShuffleMaxTokens); the kernel then chunks by its token slots, that rounded up to
-    // 1-4, 8 or 16 (gemv_token_slots). The GEMV's work per weight grows with every row of the chunk,
-    // used or not (twice the mean, the tensor-core kernels' hint, made 1 token per expert cost 2
-    // rows of FFMAs: 64 x 1 Qwen3 MoE gate/up 32.2 us vs 19.7 for the same bytes dense, session
-    // 10); an expert with more rows takes several chunks and re-reads its weights.
-    const int64_t mean = (args.M + g.experts - 1) / g.experts;
-    const bool shuffle = gemv_decode == GemvDecode::kShuffle ||
-                         (gemv_decode == GemvDecode::kAuto && gemv_auto_decode() == GemvDecode::kShuffle);
-    args.tokens_per_unit = std::min<int64_t>(mean, shuffle ? kGemvShuffleMaxTokens : kGemvMaxTokens);
+    args.tokens_per_unit = gemv_grouped_chunk_rows(args.M, g.experts, gemv_decode);
   } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);
   } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {
@@ -493,15 +490,9 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   args.experts = 1;
   args.tokens_per_unit = M;
   args.gemv_decode = d;
-  GemvLaunchPlan p{};
-  switch (k) {
-    case 2: p = plan_scalar_gemv<c10::Half, 2>(args); break;
-    case 3: p = plan_scalar_gemv<c10::Half, 3>(args); break;
-    case 4: p = plan_scalar_gemv<c10::Half, 4>(args); break;
-    default: p = plan_scalar_gemv<c10::Half, 5>(args); break;
-  }
-  return {p.token_slots, p.decode == GemvDecode::kShuffle ? "shuffle" : "mma", p.warps, p.warps_per_unit, p.smem_bytes,
-          p.launch_smem_bytes, p.ctas_per_sm, p.grid};
+  const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
+  return {p.token_slots, gemv_decode_name(p.decode), p.warps, p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes,
+          p.ctas_per_sm, p.grid};
 }
 
 }  // namespace cuda

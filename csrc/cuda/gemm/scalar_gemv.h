@@ -9,6 +9,7 @@
 // which the kernel rounds up to its token slots, gemv_token_slots). Launch: scalar_gemv_launch.cuh.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -77,6 +78,25 @@ enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };
 // when asked for (decode='shuffle', M <= 4).
 inline GemvDecode gemv_auto_decode() { return GemvDecode::kMma; }
 
+// The decode a call takes: the one asked for, or under kAuto gemv_auto_decode; and its name.
+inline GemvDecode resolve_gemv_decode(GemvDecode asked) {
+  return asked != GemvDecode::kAuto ? asked : gemv_auto_decode();
+}
+inline const char* gemv_decode_name(GemvDecode resolved) {
+  return resolved == GemvDecode::kShuffle ? "shuffle" : "mma";
+}
+
+// Grouped: rows per chunk for T rows over E experts, the mean rows per expert rounded up (at most
+// kGemvMaxTokens; the shuffle decode kGemvShuffleMaxTokens); the kernel then chunks by its token
+// slots, that rounded up to 1-4, 8 or 16 (gemv_token_slots). The GEMV's work per weight grows with
+// every row of the chunk, used or not (twice the mean, the tensor-core kernels' hint, made 1 token
+// per expert cost 2 rows of FFMAs: 64 x 1 Qwen3 MoE gate/up 32.2 us vs 19.7 for the same bytes
+// dense, session 10); an expert with more rows takes several chunks and re-reads its weights.
+inline int64_t gemv_grouped_chunk_rows(int64_t T, int64_t E, GemvDecode asked) {
+  const int64_t most = resolve_gemv_decode(asked) == GemvDecode::kShuffle ? kGemvShuffleMaxTokens : kGemvMaxTokens;
+  return std::min<int64_t>((T + E - 1) / E, most);
+}
+
 // "auto" / "shuffle" / "mma" (the ops' decode argument), or a clear error naming the op.
 GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
 
@@ -93,13 +113,15 @@ inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) 
 }
 
 // What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode),
-// warps per CTA and per unit (warps / warps_per_unit unit slots), the dynamic shared memory it
-// needs and the bytes it is launched with (more where a small dense grid is spread over the SMs),
-// the CTAs that then fit per SM, and the grid.
+// warps per CTA and per unit (warps / warps_per_unit unit slots), the grouped schedule's form
+// (TcGemmArgs::warp_schedule, static_first_chunks), the dynamic shared memory it needs and the bytes
+// it is launched with (more where a small dense grid is spread over the SMs), the CTAs that then fit
+// per SM, and the grid.
 struct GemvLaunchPlan {
   int token_slots;
   GemvDecode decode;
   int warps, warps_per_unit;
+  bool warp_schedule, static_first_chunks;
   int smem_bytes, launch_smem_bytes;
   int ctas_per_sm;
   int64_t grid;

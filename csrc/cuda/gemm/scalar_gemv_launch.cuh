@@ -16,14 +16,13 @@
 namespace kbit {
 namespace cuda {
 
-// The decode a launch takes (args.gemv_decode, or under kAuto gemv_auto_decode) and its kernel's
+// The decode a launch takes (resolve_gemv_decode) and its kernel's
 // token slots: gemv_token_slots of the rows per unit, raised for dense mma launches to the
 // tuning floor (gemv_min_token_slots; grouped launches chunk by their slots, so never there).
 inline std::pair<GemvDecode, int> gemv_decode_and_slots(const TcGemmArgs& args) {
   const bool grouped = args.expert_offsets != nullptr;
   int slots = gemv_token_slots(args.tokens_per_unit);
-  const GemvDecode decode =
-      args.gemv_decode != GemvDecode::kAuto ? args.gemv_decode : gemv_auto_decode();
+  const GemvDecode decode = resolve_gemv_decode(args.gemv_decode);
   if (!grouped && decode == GemvDecode::kMma) slots = std::max(slots, gemv_min_token_slots());
   return {decode, slots};
 }
@@ -131,6 +130,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.decode = kDecode;
   plan.warps = warps;
   plan.warps_per_unit = warps_per_unit;
+  // Grouped, mma decode: the schedule's form (gemv_grouped_schedule) where WarpSchedule fits, static
+  // first chunks only where T >= E.
+  const int form = grouped && kDecode == GemvDecode::kMma && warp_schedule_fits(args.M, args.experts, tiles, kTokens)
+                       ? gemv_grouped_schedule() : 0;
+  plan.warp_schedule = form >= 1;
+  plan.static_first_chunks = form == 2 && args.M >= args.experts;
   plan.smem_bytes = smem;
   // Dense: a grid smaller than what fits is spread over the SMs (kernel_residency.h); grouped
   // launches only know a bound on their units.
@@ -153,9 +158,9 @@ GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args) {
   });
 }
 
-// Dense: tokens_per_unit = M. Grouped: the chunk rows (gemm_cuda.cpp: the mean rows per expert
-// rounded up, at most kGemvMaxTokens, 4 with the shuffle decode); the kernel's chunk is its token
-// slots (gemv_token_slots: 1-4, 8 or 16), and an expert with more rows takes several chunks.
+// Dense: tokens_per_unit = M. Grouped: the chunk rows (gemv_grouped_chunk_rows); the kernel's chunk
+// is its token slots (gemv_token_slots: 1-4, 8 or 16), and an expert with more rows takes several
+// chunks.
 template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
   with_gemv_kernel(args, [&](auto slots, auto decode) {
@@ -167,12 +172,9 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const bool grouped = args.expert_offsets != nullptr;
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
-    // Grouped: the schedule's form (gemv_grouped_schedule); no L2 prefetch (scalar_gemv.cuh).
-    const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
-    const int schedule = grouped && kDecode == GemvDecode::kMma && warp_schedule_fits(args.M, args.experts, tiles, kTokens)
-                             ? gemv_grouped_schedule() : 0;
-    a.warp_schedule = schedule >= 1;
-    a.static_first_chunks = schedule == 2 && args.M >= args.experts;
+    a.warp_schedule = plan.warp_schedule;
+    a.static_first_chunks = plan.static_first_chunks;
+    // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
     const bool prefetch = dependent && !grouped;
     a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);

@@ -125,7 +125,7 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
   if (E > kTcMaxExperts) return {"dequant_cublas", "", source};
   switch (grouped_gemm_path(T, E, N, K, k, prop)) {
     case DensePath::kGemv:
-      return {"gemv", gemv_auto_decode() == GemvDecode::kShuffle ? "shuffle" : "mma", source};
+      return {"gemv", gemv_decode_name(gemv_auto_decode()), source};
     case DensePath::kTile: return {"tile", "", source};
     default: return {"kernel", "", source};
   }
