@@ -40,9 +40,9 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
-  // The GEMV for M <= 16 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
+  // The GEMV for M <= 64 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
   // choice), 'mma' (pair table in shared memory, mma.m16n8k16 with the tokens as its n = 8 side,
-  // M <= 16) or 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per
+  // M <= 64: past 16 rows in token chunks of 16) or 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per
   // weight, M <= 4).
   m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, str decode='auto') -> Tensor");
@@ -140,7 +140,10 @@ PYBIND11_MODULE(_C, m) {
           const auto q = kbit::cuda::gemv_launch_plan(M, N, K, static_cast<int>(k), decode, static_cast<int>(device));
           pybind11::dict d;
           d["token_slots"] = q.token_slots;
+          d["token_chunks"] = q.token_chunks;
           d["decode"] = q.decode;
+          d["x_resident"] = q.x_resident;
+          d["ring_stages"] = q.ring_stages;
           d["warps"] = q.warps;
           d["warps_per_unit"] = q.warps_per_unit;
           d["smem_bytes"] = q.smem_bytes;
@@ -152,7 +155,7 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
-        "decode, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
+        "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");
@@ -162,6 +165,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
+  m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
+        "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
+        "1 (default) the rule (from 8 token slots, where the x image fits), 2 at any token slots where it fits; "
+        "returns the previous mode");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "

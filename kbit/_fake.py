@@ -98,8 +98,8 @@ def _check_gemv_decode(op, decode):
 @register_fake("kbit::gemv_gemm")
 def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, decode="auto"):
     _check_gemv_decode("gemv_gemm", decode)
-    torch._check(x.dim() != 2 or x.shape[0] <= 16,
-                 lambda: f"kbit: gemv_gemm takes at most 16 rows of x (M <= 16); got M={x.shape[0]}")
+    torch._check(x.dim() != 2 or x.shape[0] <= 64,
+                 lambda: f"kbit: gemv_gemm takes at most 64 rows of x (M <= 64); got M={x.shape[0]}")
     torch._check(x.dim() != 2 or decode != "shuffle" or x.shape[0] <= 4,
                  lambda: f"kbit: gemv_gemm with decode='shuffle' takes at most 4 rows of x; got M={x.shape[0]}")
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

@@ -14,13 +14,30 @@ build_tree() {
   echo "built in $(( $(date +%s) - start )) s on $(nproc) cores"
 }
 
+# The sources the extension is built from, as one hash (scripts/build_py312.sh stamps its build with it).
+source_stamp() { find csrc CMakeLists.txt pyproject.toml -type f | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-16; }
+
+# A build made on the CPU machine for this Python (scripts/build_py312.sh), carried with the run:
+# used where its stamp matches this tree's sources (PYTHONPATH = the tree), else returns 1.
+# It travels xz-compressed (the tracked tree plus the 31 MB .so pass the run's 64 MiB cap).
+use_carried_build() {
+  local so=kbit/_C.cpython-312-x86_64-linux-gnu.so
+  [ -f "$so.xz" ] && xz -d -k -f "$so.xz"
+  [ -f "$so" ] && [ -f kbit/_C.stamp ] || return 1
+  [ "$(cat kbit/_C.stamp)" = "$(source_stamp)" ] || { echo "== carried build is stale: building here"; return 1; }
+  export PYTHONPATH=$(pwd)${PYTHONPATH:+:$PYTHONPATH}
+  python3 -c "import kbit, sys; sys.exit(0 if kbit.cuda_kernels_compiled() else 1)" || return 1
+  echo "== using the carried build ($so, stamp $(cat kbit/_C.stamp))"
+}
+
 # The preamble of a device-run script (run from the repository root, after sourcing this file):
-# OUT (default out) and LOGS (default /tmp/run_logs) made, unbuffered Python, this tree built.
+# OUT (default out) and LOGS (default /tmp/run_logs) made, unbuffered Python, this tree built (or
+# its carried build used).
 start_device_run() {
   OUT=${OUT:-out}; mkdir -p "$OUT"
   LOGS=${LOGS:-/tmp/run_logs}; mkdir -p "$LOGS"
   export PYTHONUNBUFFERED=1
-  build_tree "$(pwd)" /tmp/build.log
+  use_carried_build || build_tree "$(pwd)" /tmp/build.log
 }
 
 # Regenerate the dispatch table on this GPU: tune_dispatch into DIR (its log DIR.log), then copy its

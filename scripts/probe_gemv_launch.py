@@ -1,8 +1,9 @@
 """The dense GEMV's launch settings A/B (GPU machine): token slots and the grid's spread.
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
 8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
-setting SLOTS:SPREAD (the slot floor, kbit._C._set_gemv_min_token_slots, and the shared-memory
-padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on), alternating the
+setting SLOTS:SPREAD[:XRES] (the slot floor, kbit._C._set_gemv_min_token_slots, the shared-memory
+padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, and x resident,
+kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits), alternating the
 settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py). Writes <out>/gemv-launch.json and prints a table.
 
@@ -29,13 +30,14 @@ def main():
     ap.add_argument("--settings", default="1:0,8:0,1:1")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--baselines", default="", help="also time these: fp16 (cuBLAS, F.linear), tile, wgmma")
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
-    settings = [tuple(int(p) for p in v.split(":")) for v in args.settings.split(",")]
-    labels = [f"{a}:{b}" for a, b in settings]
+    settings = [tuple(int(p) for p in (v + ":1").split(":")[:3]) for v in args.settings.split(",")]
+    labels = [f"{a}:{b}:{c}" for a, b, c in settings]
     rows = []
-    before = kbit._C._set_gemv_min_token_slots(1), kbit._C._set_gemv_spread(True)
+    before = kbit._C._set_gemv_min_token_slots(1), kbit._C._set_gemv_spread(True), kbit._C._set_gemv_x_resident(1)
     try:
         for name in args.shapes.split(","):
             N, K = S.SHAPES[name].N, S.SHAPES[name].K
@@ -44,25 +46,38 @@ def main():
             a = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
             nb = sum(v.numel() * v.element_size() for v in a)
             copies = [a] + [tuple(v.clone() for v in a) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
+            bases = [b for b in args.baselines.split(",") if b]
+            if "fp16" in bases:
+                w16 = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g)
+                w16s = [w16] + [w16.clone() for _ in range(cold_copies(w16.numel() * 2, info["l2_bytes"]) - 1)]
             for M in (int(v) for v in args.ms.split(",")):
                 x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
                 samples = {s: [] for s in labels}
                 for _ in range(args.reps):
-                    for s, (slots, spread) in zip(labels, settings):
+                    for s, (slots, spread, xres) in zip(labels, settings):
                         kbit._C._set_gemv_min_token_slots(slots)
                         kbit._C._set_gemv_spread(bool(spread))
+                        kbit._C._set_gemv_x_resident(xres)
                         samples[s].append(timer.measure(
                             [lambda c=c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma") for c in copies],
                             Work(0, 0, f"{name} {M} {s}")).median_us)
+                for b in bases:
+                    if b == "fp16":
+                        fns = [lambda w=w: torch.nn.functional.linear(x, w) for w in w16s]
+                    else:
+                        op = getattr(torch.ops.kbit, f"{b}_gemm")
+                        fns = [lambda c=c, op=op: op(x, *c, args.k) for c in copies]
+                    samples[b] = [timer.measure(fns, Work(0, 0, f"{name} {M} {b}")).median_us]
                 row = {"shape": name, "N": N, "K": K, "M": M, "us": {s: statistics.median(v) for s, v in samples.items()}}
                 rows.append(row)
-                print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels) + " |", flush=True)
+                print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels + bases) + " |", flush=True)
     finally:
         kbit._C._set_gemv_min_token_slots(before[0])
         kbit._C._set_gemv_spread(before[1])
+        kbit._C._set_gemv_x_resident(before[2])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gemv-launch.json"), "w") as f:
-        json.dump({**run_meta(info), "k": args.k, "settings": labels, "rows": rows}, f, indent=1)
+        json.dump({**run_meta(info), "k": args.k, "settings": labels, "baselines": args.baselines, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

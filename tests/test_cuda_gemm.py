@@ -193,8 +193,31 @@ def test_gemv_launch_plan():
         assert kbit._C._set_gemv_unit_warps(prev) == 2
     with pytest.raises(RuntimeError, match="_set_gemv_unit_warps: warps must be 0 .* to 8; got -1"):
         kbit._C._set_gemv_unit_warps(-1)
-    with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 16"):
-        plan(17, 4096, 2048, 4)
+    # x resident (dense mma decode): by the rule from 8 token slots where the x image fits (not K = 14336
+    # at 16 slots: 448 KB) and keeps the warps per SM of staged x; mode 2 wherever it fits; mode 0
+    # never; never with the shuffle decode; 4 ring stages with x resident, 2 staged
+    assert not any(plan(M, 4096, 2048, 4)["x_resident"] for M in (1, 4))
+    assert plan(16, 4096, 14336, 4)["x_resident"] is False
+    if on_h100:  # Qwen3 Q M = 8, 16 and Llama-3 8B gate/up M = 8: 8 warps per SM either way; 70B M = 8: 4 vs 8
+        assert plan(8, 4096, 2048, 4)["x_resident"] and plan(16, 4096, 2048, 4)["x_resident"]
+        assert plan(8, 14336, 4096, 4)["x_resident"] and not plan(8, 4096, 8192, 4)["x_resident"]
+    assert {(p["x_resident"], p["ring_stages"]) for p in (plan(M, 4096, 2048, 4) for M in (1, 16))} <= {(False, 2), (True, 4)}
+    prev = kbit._C._set_gemv_x_resident(2)
+    try:
+        assert plan(1, 4096, 2048, 4)["x_resident"] is True and plan(1, 4096, 2048, 4, "shuffle")["x_resident"] is False
+        assert plan(8, 4096, 8192, 4)["x_resident"] is True
+        assert kbit._C._set_gemv_x_resident(0) == 2
+        assert plan(16, 4096, 2048, 4)["x_resident"] is False
+    finally:
+        assert kbit._C._set_gemv_x_resident(prev) == 0
+    with pytest.raises(RuntimeError, match="_set_gemv_x_resident: mode must be 0 .*got 3"):
+        kbit._C._set_gemv_x_resident(3)
+    # past 16 rows: token chunks of 16 rows, a grid of whole chunks
+    for M, chunks in ((16, 1), (17, 2), (32, 2), (33, 3), (64, 4)):
+        p = plan(M, 4096, 2048, 4)
+        assert (p["token_slots"], p["token_chunks"]) == (16, chunks) and p["grid"] % chunks == 0
+    with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 64"):
+        plan(65, 4096, 2048, 4)
     with pytest.raises(RuntimeError, match="_gemv_launch_plan: decode='shuffle' takes at most 4 rows; got M=5"):
         plan(5, 4096, 2048, 4, "shuffle")
 
@@ -246,6 +269,67 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert kbit._C._set_gemv_unit_warps(prev) == 1
 
 
+@pytest.mark.parametrize("M", [1, 3, 8, 13, 16])
+@pytest.mark.parametrize("nk", [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
+    # x resident (each warp copies its groups of x once; codes-only rings of 4 stages) against x staged
+    # with the codes: the same bits at the same warps per unit (set: the cross-warp sum's order depends
+    # on it), and the reference. A partial group (96), a K tail and 301 tiles (4801 x 2080: CTAs loop
+    # over units with one warp taking two groups of nine), 750 tiles, several groups per warp
+    # (17 groups on 4 warps). A NaN call first: x slots past M are never copied, and stale slots must reach
+    # only D columns that are never stored.
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-xres")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    prev_w = kbit._C._set_gemv_unit_warps(4)
+    prev_mode = kbit._C._set_gemv_x_resident(0)
+    try:
+        staged = fn(x)
+        assert kbit._C._gemv_launch_plan(M, *nk, k)["x_resident"] is False
+        kbit._C._set_gemv_x_resident(2)
+        assert kbit._C._gemv_launch_plan(M, *nk, k)["x_resident"] is True
+        fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))
+        y = check_call(fn, x, W_hat, dtype)
+        assert_bitwise_equal(y, staged)
+        assert_bitwise_equal(fn(x), y)
+    finally:
+        kbit._C._set_gemv_x_resident(prev_mode)
+        assert kbit._C._set_gemv_unit_warps(prev_w) == 4
+
+
+@pytest.mark.parametrize("M", [17, 24, 32, 45, 64])
+@pytest.mark.parametrize("nk", [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
+    # dense M past 16: units (tile, chunk of 16 rows), each CTA keeping one chunk (a partial last chunk
+    # at 17, 24, 45; 17 groups on 4 warps at K = 4352); x resident and staged give the same bits at the
+    # same warps per unit; a NaN call first (stale x slots); graph replay with other x; rows reversed
+    # give the rows reversed (each row its own mma column)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-chunks")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn(torch.full((64, nk[1]), float("nan"), device=DEV, dtype=dtype))
+    y = check_call(fn, x, W_hat, dtype)
+    assert_bitwise_equal(fn(x), y)
+    check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-chunks-b")])
+    prev_w = kbit._C._set_gemv_unit_warps(4)
+    prev_mode = kbit._C._set_gemv_x_resident(0)
+    try:
+        staged, p_staged = fn(x), kbit._C._gemv_launch_plan(M, *nk, k)
+        kbit._C._set_gemv_x_resident(2)
+        p_res = kbit._C._gemv_launch_plan(M, *nk, k)
+        assert (p_staged["x_resident"], p_res["x_resident"]) == (False, True)
+        assert p_staged["warps"] == p_res["warps"] == min(4, (nk[1] + 255) // 256)
+        assert_bitwise_equal(fn(x), staged)
+        assert_bitwise_equal(fn(x.flip(0).contiguous()), staged.flip(0))
+    finally:
+        kbit._C._set_gemv_x_resident(prev_mode)
+        assert kbit._C._set_gemv_unit_warps(prev_w) == 4
+
+
 @pytest.mark.parametrize("k", KS)
 def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     # a user codebook (every entry looked up: lane registers or the pair table), CUDA-graph
@@ -268,8 +352,8 @@ def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     # fp16), and 'auto' is the mma decode for dense weights
     assert not torch.equal(by_decode["shuffle"], by_decode["mma"])
     assert_bitwise_equal(by_decode["auto"], by_decode["mma"])
-    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 16 rows of x .*got M=17"):
-        torch.ops.kbit.gemv_gemm(acts(17, 1056, torch.float16, "gemv-17"), qw.packed, qw.absmax, qw.row_scale,
+    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 64 rows of x .*got M=65"):
+        torch.ops.kbit.gemv_gemm(acts(65, 1056, torch.float16, "gemv-65"), qw.packed, qw.absmax, qw.row_scale,
                                  qw.codebook, k)
     with pytest.raises(RuntimeError, match="decode='shuffle' takes at most 4 rows of x; got M=5"):
         torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
@@ -827,7 +911,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 N, K = next((r["weights"] // c, c) for c in (2048, 1024, 512, 256) if (r["weights"] // c, c) not in shapes)
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
-                gv = min(max_gemv[k - 2], 16)
+                gv = min(max_gemv[k - 2], 64)  # kGemvMaxRows
 
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"

@@ -41,13 +41,17 @@ int set_gemv_grouped_schedule(int64_t form);
 int set_gemv_max_unit_slots(int64_t slots);
 // The warps per unit of mma-decode GEMV launches (0 = the rule, else 1..8); returns the previous.
 int set_gemv_unit_warps(int64_t warps);
+// Whether dense mma-decode GEMV launches keep x resident (0 never, 1 the rule, 2 where it fits;
+// gemv_x_resident in scalar_gemv.h); returns the previous mode.
+int set_gemv_x_resident(int64_t mode);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
 struct GemvLaunchQuery {
-  int64_t token_slots;
+  int64_t token_slots, token_chunks;
   std::string decode;
-  int64_t warps, warps_per_unit, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
+  bool x_resident;
+  int64_t ring_stages, warps, warps_per_unit, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 

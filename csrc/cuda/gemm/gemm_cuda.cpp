@@ -159,7 +159,15 @@ std::atomic<bool> gemv_spread_on{true};
 std::atomic<int> gemv_grouped_schedule_form{2};
 std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
+std::atomic<int> gemv_x_resident_mode{1};
 }  // namespace
+
+int gemv_x_resident() { return gemv_x_resident_mode.load(std::memory_order_relaxed); }
+int set_gemv_x_resident(int64_t mode) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_gemv_x_resident: mode must be 0 (never), 1 (the rule) or 2 (at "
+              "any token slots where it fits); got ", mode);
+  return gemv_x_resident_mode.exchange(static_cast<int>(mode));
+}
 
 int gemv_unit_warps() { return gemv_unit_warps_forced.load(std::memory_order_relaxed); }
 int set_gemv_unit_warps(int64_t warps) {
@@ -315,17 +323,17 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                      const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
                      GemvDecode decode) {
-  TORCH_CHECK(x_in.size(0) <= kGemvMaxTokens, "kbit: gemv_gemm takes at most ", kGemvMaxTokens,
-              " rows of x (M <= ", kGemvMaxTokens, "); got M=", x_in.size(0), ". Use gemm, which picks a kernel for any M.");
+  TORCH_CHECK(x_in.size(0) <= kGemvMaxRows, "kbit: gemv_gemm takes at most ", kGemvMaxRows,
+              " rows of x (M <= ", kGemvMaxRows, "); got M=", x_in.size(0), ". Use gemm, which picks a kernel for any M.");
   TORCH_CHECK(decode != GemvDecode::kShuffle || x_in.size(0) <= kGemvShuffleMaxTokens,
               "kbit: gemv_gemm with decode='shuffle' takes at most ", kGemvShuffleMaxTokens, " rows of x; got M=",
-              x_in.size(0), ". decode='mma' or 'auto' takes up to ", kGemvMaxTokens, ".");
+              x_in.size(0), ". decode='mma' or 'auto' takes up to ", kGemvMaxRows, ".");
   return run_dense_kernel(aligned_activations(x_in), packed_t, absmax_t, row_scale, codebook, g, DensePath::kGemv,
                           [&](TcGemmArgs& args) { args.gemv_decode = decode; });
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
-// gemv_gemm (always the GEMV, M <= 16, M <= 4 with the shuffle decode, its decode as asked),
+// gemv_gemm (always the GEMV, M <= 64, M <= 4 with the shuffle decode, its decode as asked),
 // tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -477,8 +485,8 @@ at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {
   check_k(k);
-  TORCH_CHECK(M >= 1 && M <= kGemvMaxTokens && N >= 1 && K >= 1, "kbit._C._gemv_launch_plan: needs 1 <= M <= ",
-              kGemvMaxTokens, " and N, K >= 1; got M=", M, ", N=", N, ", K=", K);
+  TORCH_CHECK(M >= 1 && M <= kGemvMaxRows && N >= 1 && K >= 1, "kbit._C._gemv_launch_plan: needs 1 <= M <= ",
+              kGemvMaxRows, " and N, K >= 1; got M=", M, ", N=", N, ", K=", K);
   const GemvDecode d = parse_gemv_decode(decode, "_gemv_launch_plan");
   TORCH_CHECK(d != GemvDecode::kShuffle || M <= kGemvShuffleMaxTokens, "kbit._C._gemv_launch_plan: decode='shuffle' "
               "takes at most ", kGemvShuffleMaxTokens, " rows; got M=", M);
@@ -491,8 +499,8 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   args.tokens_per_unit = M;
   args.gemv_decode = d;
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
-  return {p.token_slots, gemv_decode_name(p.decode), p.warps, p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes,
-          p.ctas_per_sm, p.grid};
+  return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid};
 }
 
 }  // namespace cuda

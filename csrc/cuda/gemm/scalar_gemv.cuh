@@ -1,5 +1,5 @@
 #pragma once
-// GEMV for M = 1..16 tokens (dense, and grouped for MoE decode) straight from the tiled layout
+// GEMV for M = 1..16 tokens (dense up to 64 in token chunks, and grouped for MoE decode) straight from the tiled layout
 // (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
 //   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers
 //            (M <= 4);
@@ -17,7 +17,8 @@
 // units; above that, with the shuffle decode or the tuning aid's form 0, build_grouped_schedule).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
-// 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M. Grouped: the device-built schedule of
+// 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M (past 16 rows each CTA keeps one token
+// chunk of 16 rows: gemv_token_chunks). Grouped: the device-built schedule of
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
@@ -28,8 +29,8 @@
 // slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
 // groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
 // fewer warps each (the launcher halves wpu while the units fill the GPU).
-// A warp streams its (unit, group) items through a private ring of kGemvStages shared-memory
-// stages filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
+// A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 4 with
+// x resident) filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
@@ -72,6 +73,7 @@ namespace cuda {
 //                               K are not copied and never read; rows past the unit's rows are not
 //                               copied, and what their slots hold feeds only accumulators that
 //                               are never written out)
+//                               (x-resident launches: no x slots, the stage ends with the absmax)
 constexpr int gemv_stage_bytes(int k, int tokens) { return 512 * k + kAbsmaxBytesPerTile + 512 * tokens; }
 
 // x vector v (8 columns) of token slot m: 512 m + 16 (v ^ 4 (m & 1)). The mma decode's lanes
@@ -92,16 +94,31 @@ struct GemvStage {
   static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
+// x-resident launches (dense, mma decode; GemvXResident in scalar_gemv.h): every unit of a dense
+// call multiplies the same x, and a warp takes the same groups (warp_u, warp_u + wpu, ...) of every
+// unit, so each warp copies its groups' x slices once, into the CTA's x image, and its ring carries
+// only codes: a staged 16-token unit copied 8 KB of x per 2 KB of codes, from L2, again for every
+// unit (session 15). The image: group grp's kTokens slots at grp * 512 kTokens, each as a stage's
+// x slots (gemv_x_at).
+constexpr int gemv_x_image_bytes(int64_t cols, int tokens) { return static_cast<int>((cols + 255) / 256) * 512 * tokens; }
+// Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight.
+constexpr int gemv_ring_stages(bool x_resident) { return x_resident ? kGemvResidentStages : kGemvStages; }
+
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
-// partial sums (two parities: [2][warps][tokens][16] floats), and for grouped launches the
-// schedule (32 scan slots, row_begin[E + 1], unit_end[E]).
+// partial sums (two parities: [2][warps][tokens][16] floats), then for grouped launches the
+// schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image.
 constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode == GemvDecode::kMma ? pair_table_bytes(k) : 0; }
-constexpr int gemv_rings_bytes(int k, int tokens, int warps) { return warps * kGemvStages * gemv_stage_bytes(k, tokens); }
+constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {
+  return warps * stages * gemv_stage_bytes(k, x_resident ? 0 : tokens);
+}
 constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
-constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode) {
-  return gemv_table_bytes(k, decode) + gemv_rings_bytes(k, tokens, warps) + 4 * gemv_sums_floats(tokens, warps) +
-         (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1));
+// cols: K, for the x image (x_resident only).
+constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
+                              int stages, bool x_resident, int64_t cols) {
+  return gemv_table_bytes(k, decode) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
+         4 * gemv_sums_floats(tokens, warps) + (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1)) +
+         (x_resident ? gemv_x_image_bytes(cols, tokens) : 0);
 }
 
 // A 16-byte copy that keeps x in L1 (.ca): every unit of a CTA re-reads the same x groups.
@@ -132,7 +149,7 @@ __device__ __forceinline__ void pair_sources(const uint32_t* stream, int c, uint
 
 // Issue the copies of one item (a group of one unit) into `stage`: k + 1 + kTokens 16-byte
 // copies per lane at most, the codes (tile tix's group: k stream vectors and the absmax bytes)
-// and the x slice. x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
+// and the x slice (staged x only). x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
 template <int K>
 __device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, const uint32_t* packed,
                                                       const uint8_t* absmax, int64_t tix, int lane) {
@@ -142,13 +159,14 @@ __device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, cons
   if (lane < kAbsmaxBytesPerTile / 16)
     cp_async_16(stage + GemvStage<K, 1>::kAbsmaxAt + lane * 16, absmax + tix * kAbsmaxBytesPerTile + lane * 16);
 }
-template <typename T, int K, int kTokens>
-__device__ __forceinline__ void gemv_stage_fill_x(unsigned char* stage, const T* x_grp, int rows, int64_t cols,
+// x_slots: a stage's x slots (GemvStage::kXAt) or the group's place in the x image.
+template <typename T, int kTokens>
+__device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const T* x_grp, int rows, int64_t cols,
                                                   int64_t cols_left, int lane) {
   if (8 * lane < cols_left) {
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
-      if (m < rows) cp_async_16_keep(stage + GemvStage<K, kTokens>::kXAt + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
+      if (m < rows) cp_async_16_keep(x_slots + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
   }
 }
 
@@ -164,9 +182,8 @@ __device__ __forceinline__ void load_stage_codes(const unsigned char* stage, int
 // acc[2 m + e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
 // g + 8 (e = 1); `blocks` = 32-column blocks of the group inside K (8 except at the K tail).
 template <typename T, int K, int kTokens>
-__device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, int blocks, float cb_lane, int lane,
-                                                  float (&acc)[2 * kTokens]) {
-  using Stage = GemvStage<K, kTokens>;
+__device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, const unsigned char* x_slots, int blocks,
+                                                  float cb_lane, int lane, float (&acc)[2 * kTokens]) {
   const int t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens>(stage, lane, stream, halves);
@@ -176,7 +193,7 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
     uint32_t xw[kTokens][4];   // x[m][32 blk + 8 t .. + 7] as 4 pairs
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      const uint4 xv = *reinterpret_cast<const uint4*>(stage + Stage::kXAt + gemv_x_at(m, 4 * blk + t));
+      const uint4 xv = *reinterpret_cast<const uint4*>(x_slots + gemv_x_at(m, 4 * blk + t));
       xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
     float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
@@ -216,7 +233,7 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
   }
 }
 
-// The mma decode of one staged group, kNTiles = ceil(kTokens / 8) n = 8 tiles of tokens: acc[4 n + e]
+// The mma decode of one staged group (x from x_slots: the stage's or the x image's), kNTiles = ceil(kTokens / 8) n = 8 tiles of tokens: acc[4 n + e]
 // += the lane's rows' dot products over the group, e = 0, 1: row g, tokens 8 n + 2t, + 1; e = 2,
 // 3: row g + 8, the same tokens (the m16n8 D fragment, mma.cuh). Per 32-column block: for each
 // k16 half one A fragment (the weights, one pair-table lookup per register, decode_a_fragment's
@@ -225,9 +242,9 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, in
 // used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
 // their own tokens): the mma has already added along the row.
 template <typename T, int K, int kTokens>
-__device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, int blocks, const unsigned char* table,
-                                                      uint32_t lane4, int lane, float (&acc)[4 * ((kTokens + 7) / 8)]) {
-  using Stage = GemvStage<K, kTokens>;
+__device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, const unsigned char* x_slots,
+                                                      int blocks, const unsigned char* table, uint32_t lane4, int lane,
+                                                      float (&acc)[4 * ((kTokens + 7) / 8)]) {
   constexpr int kNTiles = (kTokens + 7) / 8;
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
@@ -237,7 +254,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   // blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t,
   // and m's parity is m0's.
   const int m0 = kTokens >= 8 || g < kTokens ? g : kTokens > 1 ? (g & 1) : 0;
-  const unsigned char* xs = stage + Stage::kXAt + m0 * 512 + t * 16;
+  const unsigned char* xs = x_slots + m0 * 512 + t * 16;
   const int odd = kTokens > 1 ? (m0 & 1) : 0;
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
@@ -316,11 +333,14 @@ struct GemvAcc {
 // gate/up's 320 CTAs in one wave; with ~100 registers they took two and 5.8 -> 7.8 us at k = 4),
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode>
+// kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
 __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
-  using Stage = GemvStage<K, kTokens>;
+  static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
+  using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
+  constexpr int kStages = gemv_ring_stages(kXResident);
   constexpr bool kMma = kDecode == GemvDecode::kMma;
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
   extern __shared__ __align__(16) unsigned char smem[];
@@ -335,7 +355,14 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
-  const int64_t first_unit = int64_t(blockIdx.x) * slots + slot, unit_stride = int64_t(gridDim.x) * slots;
+  // Dense token chunks (scalar_gemv.h gemv_token_chunks; the grid is a multiple of them): CTA b
+  // keeps chunk b % chunks (its rows chunk_row0 .. + chunk_rows) and takes tiles b / chunks,
+  // + gridDim.x / chunks, ...: here a dense unit index is its tile, each CTA's units its chunk's.
+  const unsigned chunks = kGrouped ? 1u : static_cast<unsigned>(args.token_chunks);
+  const int64_t first_unit = kGrouped ? int64_t(blockIdx.x) * slots + slot : int64_t(blockIdx.x / chunks);
+  const int64_t unit_stride = kGrouped ? int64_t(gridDim.x) * slots : int64_t(gridDim.x / chunks);
+  const int64_t chunk_row0 = kGrouped ? 0 : int64_t(blockIdx.x % chunks) * kTokens;
+  const int chunk_rows = static_cast<int>(args.M - chunk_row0 < kTokens ? args.M - chunk_row0 : kTokens);  // dense
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
   // until the wait, this kernel may overlap the previous one's tail: dense, it only asks L2 for
   // the start of its first tile's codes (a tile's groups are contiguous, tiled_layout.h) and
@@ -355,8 +382,9 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
-  unsigned char* ring = smem + kTableBytes + warp * kGemvStages * Stage::kBytes;
-  float* red = reinterpret_cast<float*>(smem + kTableBytes + gemv_rings_bytes(K, kTokens, warps));  // [2][warps][kTokens][16]
+  unsigned char* ring = smem + kTableBytes + warp * kStages * Stage::kBytes;
+  float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * kStages * Stage::kBytes);  // [2][warps][kTokens][16]
+  unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
@@ -388,13 +416,13 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   }
   const auto unit_of = [&](int64_t u) {
     if constexpr (kGrouped) return per_warp ? warp_sched.unit(u) : sched.unit(u);
-    return TcUnit{0, u, 0, static_cast<int>(args.M)};
+    return TcUnit{0, u, chunk_row0, chunk_rows};
   };
   int64_t units = NT;
   if constexpr (kGrouped) units = per_warp ? warp_sched.units() : sched.units();
-  // Grouped: fewer units than CTAs (no barrier below for this CTA); a slot without units still
-  // takes part in the table's barriers.
-  if (int64_t(blockIdx.x) * slots >= units) return;
+  // Fewer units than CTAs (no barrier below for this CTA); a slot without units still takes part in
+  // the table's barriers. (Dense: first_unit is the CTA's first tile.)
+  if ((kGrouped ? int64_t(blockIdx.x) * slots : first_unit) >= units) return;
 
   // The warp's items: for each of its slot's units, the groups warp_u, warp_u + wpu, ... (n_w).
   const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
@@ -407,19 +435,32 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   if (has_units) fill_w = unit_of(fill_unit);
   const auto fill_next = [&](int64_t item, bool codes_copied) {
     const int64_t grp = warp_u + int64_t(fill_j) * wpu;
-    unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
+    unsigned char* stage = ring + (item % kStages) * Stage::kBytes;
     if (!codes_copied)
       gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
-    gemv_stage_fill_x<T, K, kTokens>(stage, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols, cols - grp * 256,
-                                     lane);
+    if constexpr (!kXResident)
+      gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
+                                    cols - grp * 256, lane);
     if (++fill_j == n_w) {
       fill_j = 0;
       fill_unit += unit_stride;
       if (fill_unit < units) fill_w = unit_of(fill_unit);
     }
   };
+  // x-resident: the warp's groups of x (the CTA's token chunk: fill_w is its first unit), the oldest
+  // commit group (complete at the first item's wait).
+  if constexpr (kXResident) {
+    if (has_units) {
+      for (int jj = 0; jj < n_w; ++jj) {
+        const int64_t grp = warp_u + int64_t(jj) * wpu;
+        gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + fill_w.row0 * cols + grp * 256, fill_w.rows,
+                                      cols, cols - grp * 256, lane);
+      }
+    }
+    cp_async_commit();
+  }
 #pragma unroll
-  for (int s = 0; s < kGemvStages - 1; ++s) {
+  for (int s = 0; s < kStages - 1; ++s) {
     if (s < items) fill_next(s, s == 0 && codes_ahead);
     cp_async_commit();
   }
@@ -451,21 +492,23 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   acc.zero();
 
   for (int64_t item = 0; item < items; ++item) {
-    if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1, false);
+    if (item + kStages - 1 < items) fill_next(item + kStages - 1, false);
     cp_async_commit();
-    cp_async_wait<kGemvStages - 1>();
+    cp_async_wait<kStages - 1>();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
     const int64_t grp = warp_u + int64_t(j) * wpu;
     const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
-    const unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
+    const unsigned char* stage = ring + (item % kStages) * Stage::kBytes;
+    const unsigned char* x_slots = kXResident ? x_image + grp * 512 * kTokens : stage + Stage::kXAt;
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
     // the compiler can issue later blocks' lookups before earlier blocks' products.
     // (Shuffle decode: not done, it spills under its 64-register cap.)
     if constexpr (kMma) {
-      if (blocks == kBlocksPerTile) gemv_mma_decode_stage<T, K, kTokens>(stage, kBlocksPerTile, smem, lane4, lane, acc.v);
-      else gemv_mma_decode_stage<T, K, kTokens>(stage, blocks, smem, lane4, lane, acc.v);
+      if (blocks == kBlocksPerTile)
+        gemv_mma_decode_stage<T, K, kTokens>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
+      else gemv_mma_decode_stage<T, K, kTokens>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
     } else {
-      gemv_decode_stage<T, K, kTokens>(stage, blocks, cb_value, lane, acc.v);
+      gemv_decode_stage<T, K, kTokens>(stage, x_slots, blocks, cb_value, lane, acc.v);
     }
     __syncwarp();  // the stage is refilled by the next iteration's copies
     if (++j < n_w) continue;

@@ -23,6 +23,17 @@ namespace cuda {
 constexpr int kGemvMaxTokens = 16;
 constexpr int kGemvShuffleMaxTokens = 4;
 
+// Dense calls of more rows (mma decode) split x into token chunks of kGemvMaxTokens rows, up to
+// kGemvMaxChunks: a unit is (tile, chunk), unit u = tile * chunks + chunk, and a CTA keeps one chunk
+// (the launcher makes the grid a multiple of the chunks), so its x image holds only that chunk.
+// CTAs b, b + 1, ... of one tile run side by side: the tile's codes come from DRAM once and are
+// read again from L2; each chunk decodes them again.
+constexpr int kGemvMaxChunks = 4;
+constexpr int kGemvMaxRows = kGemvMaxTokens * kGemvMaxChunks;  // dense M through the GEMV
+inline int gemv_token_chunks(int64_t M) {
+  return M <= kGemvMaxTokens ? 1 : static_cast<int>((M + kGemvMaxTokens - 1) / kGemvMaxTokens);
+}
+
 // The kernel's compiled token counts (template kTokens, the x slots a stage holds): 1..4 as they
 // are, 5..8 -> 8, 9..16 -> 16 (the mma costs the same for any count up to 8 per n tile; the x
 // slots of rows past M are never copied).
@@ -48,6 +59,11 @@ int gemv_max_unit_slots();
 // grouped halving; else that many, at most the 256-column groups; grouped, with unit slots making up
 // to kGemvMmaMaxWarps warps).
 int gemv_unit_warps();
+// And whether dense mma-decode launches keep x resident (scalar_gemv.cuh: each warp copies its
+// groups of x once; the rings carry codes only): 0 never, 1 (the default) the rule, from
+// kGemvXResidentMinTokens token slots where the x image fits, 2 at any token slots where it fits.
+int gemv_x_resident();
+constexpr int kGemvXResidentMinTokens = 8;
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -60,8 +76,10 @@ inline int gemv_warps(int64_t K) {
   return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);
 }
 
-// Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and the next one in flight.
+// Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and stages - 1 in flight.
+// Staged x: 2 (a 16-token stage is 10.4 KB); x resident (codes only, 2.2 KB at k = 4): 4.
 constexpr int kGemvStages = 2;
+constexpr int kGemvResidentStages = 4;
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):
 //   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;
@@ -112,8 +130,8 @@ inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) 
   return groups < most ? groups : most;
 }
 
-// What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode),
-// warps per CTA and per unit (warps / warps_per_unit unit slots), the grouped schedule's form
+// What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode,
+// x resident or staged), warps per CTA and per unit (warps / warps_per_unit unit slots), the grouped schedule's form
 // (TcGemmArgs::warp_schedule, static_first_chunks), the dynamic shared memory it needs and the bytes
 // it is launched with (more where a small dense grid is spread over the SMs), the CTAs that then fit
 // per SM, and the grid.
@@ -121,6 +139,9 @@ struct GemvLaunchPlan {
   int token_slots;
   GemvDecode decode;
   int warps, warps_per_unit;
+  int token_chunks;
+  bool x_resident;
+  int ring_stages;
   bool warp_schedule, static_first_chunks;
   int smem_bytes, launch_smem_bytes;
   int ctas_per_sm;

@@ -21,7 +21,7 @@ namespace cuda {
 // tuning floor (gemv_min_token_slots; grouped launches chunk by their slots, so never there).
 inline std::pair<GemvDecode, int> gemv_decode_and_slots(const TcGemmArgs& args) {
   const bool grouped = args.expert_offsets != nullptr;
-  int slots = gemv_token_slots(args.tokens_per_unit);
+  int slots = gemv_token_slots(grouped ? args.tokens_per_unit : std::min<int64_t>(args.M, kGemvMaxTokens));
   const GemvDecode decode = resolve_gemv_decode(args.gemv_decode);
   if (!grouped && decode == GemvDecode::kMma) slots = std::max(slots, gemv_min_token_slots());
   return {decode, slots};
@@ -35,12 +35,16 @@ using GemvDecodeTag = std::integral_constant<GemvDecode, kDecode>;
 // f(GemvSlots<kTokens>, GemvDecodeTag<decode>) for the kernel the launch takes (gemv_decode_and_slots).
 template <typename F>
 auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
-  TORCH_CHECK(args.tokens_per_unit >= 1 && args.tokens_per_unit <= kGemvMaxTokens, "kbit: the GEMV takes 1 to ",
-              kGemvMaxTokens, " rows per unit; got ", args.tokens_per_unit);
+  const bool grouped = args.expert_offsets != nullptr;
+  TORCH_CHECK(!grouped || (args.tokens_per_unit >= 1 && args.tokens_per_unit <= kGemvMaxTokens), "kbit: the grouped "
+              "GEMV takes 1 to ", kGemvMaxTokens, " rows per unit; got ", args.tokens_per_unit);
+  TORCH_CHECK(grouped || (args.M >= 1 && args.M <= kGemvMaxRows), "kbit: the GEMV takes 1 to ", kGemvMaxRows,
+              " rows; got ", args.M);
   const auto [decode, slots] = gemv_decode_and_slots(args);
   // gemm_cuda.cpp refuses a shuffle decode above 4 rows first, with the op's name; a guard for new callers.
-  TORCH_CHECK(decode != GemvDecode::kShuffle || slots <= kGemvShuffleMaxTokens, "kbit: the GEMV's shuffle decode takes "
-              "at most ", kGemvShuffleMaxTokens, " rows per unit; got ", args.tokens_per_unit);
+  TORCH_CHECK(decode != GemvDecode::kShuffle || (slots <= kGemvShuffleMaxTokens && (grouped || args.M <= slots)),
+              "kbit: the GEMV's shuffle decode takes at most ", kGemvShuffleMaxTokens, " rows per unit; got ",
+              grouped ? args.tokens_per_unit : args.M);
   const bool shuffle = decode == GemvDecode::kShuffle;
   constexpr GemvDecodeTag<GemvDecode::kShuffle> kShuffle{};
   constexpr GemvDecodeTag<GemvDecode::kMma> kMma{};
@@ -54,11 +58,15 @@ auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
   }
 }
 
+// The kernel of a launch: grouped, dense, or dense x-resident (mma decode only).
 template <typename T, int K, int kTokens, GemvDecode kDecode>
-const void* gemv_kernel_of(bool grouped) {
-  return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode>)
-                 : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode>);
+const void* gemv_kernel_of(bool grouped, bool x_resident) {
+  if constexpr (kDecode == GemvDecode::kMma)
+    if (x_resident) return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>);
+  return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>)
+                 : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
+
 
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
@@ -71,31 +79,57 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // all the GPU grants a block, for the spread's padding. (The kernel has no static shared memory,
   // so a block of that many bytes fits on an SM by itself.)
   const int smem_limit = optin;
-  const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped);
-  // Warps: shuffle decode, one per 256-column group (gemv_warps); mma decode, gemv_mma_warps, but
-  // with 8 or 16 token slots whichever of 4 or 8 keeps more warps resident per SM (16 slots: the x
-  // slots make a 4-warp CTA too big for two per SM; only where K has >= 8 groups, so warps <= groups
-  // holds either way; grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where
-  // this GPU's shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or
-  // M = 3-4; the H100's 227 KB always can).
-  int warps = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
-                                          : gemv_warps(args.K);
-  if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) warps = std::min(gemv_unit_warps(), gemv_warps(args.K));
-  const auto resident_warps = [&](int w) {
-    const int bytes = gemv_smem_bytes(K, kTokens, w, experts, kDecode);
-    return bytes > optin ? 0 : w * resident_ctas_per_sm(kernel, 32 * w, bytes, smem_limit);
+  // Warps with x resident or staged (and that launch's ring stages): shuffle decode, one per
+  // 256-column group (gemv_warps); mma decode, gemv_mma_warps, but with 8 or 16 token slots
+  // whichever of 4 or 8 keeps more warps resident per SM (16 slots: the x slots make a 4-warp CTA
+  // too big for two per SM; only where K has >= 8 groups, so warps <= groups holds either way;
+  // grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where this GPU's
+  // shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the
+  // H100's 227 KB always can). warps_per_sm: then resident per SM (0: nothing fits).
+  struct WarpChoice {
+    int warps, warps_per_sm;
   };
-  if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8 &&
-      gemv_unit_warps() == 0) {  // (M <= 4: the rule, measured)
-    const int alternative = warps == 8 ? 4 : 8;
-    if (resident_warps(alternative) > resident_warps(warps)) warps = alternative;
+  const auto choose_warps = [&](bool resident) {
+    const int stages = gemv_ring_stages(resident);
+    const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
+    const auto bytes_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, resident, args.K); };
+    const auto per_sm = [&](int w) {
+      return bytes_of(w) > optin ? 0 : w * resident_ctas_per_sm(kern, 32 * w, bytes_of(w), smem_limit);
+    };
+    int w = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
+                                        : gemv_warps(args.K);
+    if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) w = std::min(gemv_unit_warps(), gemv_warps(args.K));
+    if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8 &&
+        gemv_unit_warps() == 0) {  // (M <= 4: the rule, measured)
+      const int alternative = w == 8 ? 4 : 8;
+      if (per_sm(alternative) > per_sm(w)) w = alternative;
+    }
+    while (w > 1 && bytes_of(w) > optin) --w;
+    return WarpChoice{w, per_sm(w)};
+  };
+  // x resident (dense, mma decode; scalar_gemv.cuh): mode 2 wherever the x image fits; mode 1 (the
+  // rule) from kGemvXResidentMinTokens token slots where it also keeps as many warps per SM as
+  // staged x (session 15, H100, k = 4, us staged / resident: Llama-3 8B gate/up M = 8 20.3 / 17.9,
+  // Qwen3 gate/up M = 16 9.9 / 9.6; with fewer warps per SM it lost: Qwen3 O (K = 4096) M = 16 6.1 /
+  // 8.4, 70B M = 8 64.8 / 74.1; at M <= 4 it lost or tied everywhere).
+  const WarpChoice staged = choose_warps(false);
+  bool x_resident = false;
+  if (!grouped && kDecode == GemvDecode::kMma && gemv_x_resident() > 0) {
+    const WarpChoice resident = choose_warps(true);
+    x_resident = resident.warps_per_sm > 0 &&
+                 (gemv_x_resident() == 2 ||
+                  (kTokens >= kGemvXResidentMinTokens && resident.warps_per_sm >= staged.warps_per_sm));
   }
-  while (warps > 1 && gemv_smem_bytes(K, kTokens, warps, experts, kDecode) > optin) --warps;
+  const int stages = gemv_ring_stages(x_resident);
+  const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
+  const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
+  int warps = x_resident ? choose_warps(true).warps : staged.warps;
   // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
   // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
   // routing min(E, T) experts of ceil(ceil(T / min(E, T)) / kTokens) chunks.
   const int64_t active = std::min<int64_t>(args.experts, args.M);
-  const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles;
+  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);  // dense: kTokens = 16 where chunks > 1
+  const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles * chunks;
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
   // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
@@ -104,7 +138,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 18.1, 256 x 1 97.0 / 70.6 / 58.5; down, K = 512, 8 x 1 4.32 / 5.91 with 2 / 1, 64 x 1 26.3 /
   // 20.4, 256 x 1 94.2 / 69.5).
   if (grouped && kDecode == GemvDecode::kMma && gemv_unit_warps() == 0) {
-    const int full_bytes = gemv_smem_bytes(K, kTokens, kGemvMmaMaxWarps, experts, kDecode);
+    const int full_bytes = smem_of(kGemvMmaMaxWarps);
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
@@ -116,9 +150,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   int slots = 1;
   if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
-  while (slots > 1 && gemv_smem_bytes(K, kTokens, warps_per_unit * slots, experts, kDecode) > optin) --slots;
+  while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
-  const int smem = gemv_smem_bytes(K, kTokens, warps, experts, kDecode);
+  const int smem = smem_of(warps);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
               " expert(s); this GPU (", prop.name, ") allows ", optin,
@@ -130,6 +164,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.decode = kDecode;
   plan.warps = warps;
   plan.warps_per_unit = warps_per_unit;
+  plan.x_resident = x_resident;
+  plan.token_chunks = chunks;
+  plan.ring_stages = stages;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule) where WarpSchedule fits, static
   // first chunks only where T >= E.
   const int form = grouped && kDecode == GemvDecode::kMma && warp_schedule_fits(args.M, args.experts, tiles, kTokens)
@@ -148,6 +185,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     plan.ctas_per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, smem_limit);
   }
   plan.grid = std::max<int64_t>(1, std::min<int64_t>(unit_ctas, int64_t(plan.ctas_per_sm) * prop.multiProcessorCount));
+  // Token chunks: a CTA keeps one chunk (blockIdx.x % chunks) for all its units.
+  if (chunks > 1) plan.grid = std::max<int64_t>(chunks, plan.grid / chunks * chunks);
   return plan;
 }
 
@@ -158,7 +197,7 @@ GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args) {
   });
 }
 
-// Dense: tokens_per_unit = M. Grouped: the chunk rows (gemv_grouped_chunk_rows); the kernel's chunk
+// Dense: M rows, in token chunks past kGemvMaxTokens (gemv_token_chunks). Grouped: the chunk rows (gemv_grouped_chunk_rows); the kernel's chunk
 // is its token slots (gemv_token_slots: 1-4, 8 or 16), and an expert with more rows takes several
 // chunks.
 template <typename T, int K>
@@ -172,6 +211,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const bool grouped = args.expert_offsets != nullptr;
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
+    a.token_chunks = plan.token_chunks;
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
@@ -179,11 +219,16 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
     if (grouped)
-      launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode>, grid, block, plan.launch_smem_bytes, stream,
-                    dependent, a);
-    else
-      launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode>, grid, block, plan.launch_smem_bytes, stream,
-                    dependent, a);
+      launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
+                    stream, dependent, a);
+    else if (plan.x_resident) {
+      if constexpr (kDecode == GemvDecode::kMma)
+        launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
+                      stream, dependent, a);
+    } else {
+      launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>, grid, block, plan.launch_smem_bytes,
+                    stream, dependent, a);
+    }
   });
 }
 

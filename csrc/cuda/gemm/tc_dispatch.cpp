@@ -99,7 +99,7 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
   const int64_t max_tile = row ? row->max_tile_m[k - 2] : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
-  const int64_t max_gemv = row ? std::min<int64_t>(row->max_gemv_m[k - 2], kGemvMaxTokens) : 0;
+  const int64_t max_gemv = row ? std::min<int64_t>(row->max_gemv_m[k - 2], kGemvMaxRows) : 0;
   if (M <= max_gemv) return DensePath::kGemv;
   if (M <= max_small) return DensePath::kSmallM;
   if (M <= max_tile) {

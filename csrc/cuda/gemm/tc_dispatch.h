@@ -27,7 +27,7 @@ struct TcCrossoverRow {
   // [k - 2][bucket]: the small-M kernel's warps per unit for M in bucket b (M <= kWpuBucketM[b],
   // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
   int8_t small_m_wpu[4][4];
-  int16_t max_gemv_m[4];    // k = 2..5: the GEMV first, for M <= this (0: never; at most kGemvMaxTokens)
+  int16_t max_gemv_m[4];    // k = 2..5: the GEMV first, for M <= this (0: never; at most kGemvMaxRows)
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};

@@ -34,6 +34,8 @@ struct TcGemmArgs {
   // Grouped GEMV, mma decode (set by the launcher): each warp builds the schedule itself
   // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E).
   bool warp_schedule, static_first_chunks;
+  // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows).
+  int token_chunks;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
