@@ -24,9 +24,13 @@ use_carried_build() {
   local so=kbit/_C.cpython-312-x86_64-linux-gnu.so
   [ -f "$so.xz" ] && xz -d -k -f "$so.xz"
   [ -f "$so" ] && [ -f kbit/_C.stamp ] || return 1
-  [ "$(cat kbit/_C.stamp)" = "$(source_stamp)" ] || { echo "== carried build is stale: building here"; return 1; }
+  if [ "$(cat kbit/_C.stamp)" != "$(source_stamp)" ]; then
+    echo "== carried build is stale: building here"; rm -f "$so"; return 1
+  fi
   export PYTHONPATH=$(pwd)${PYTHONPATH:+:$PYTHONPATH}
-  python3 -c "import kbit, sys; sys.exit(0 if kbit.cuda_kernels_compiled() else 1)" || return 1
+  # the carried file must be the one imported (an editable install's finder would come first)
+  python3 -c "import os, sys, kbit; sys.exit(0 if kbit.cuda_kernels_compiled() and
+os.path.samefile(kbit._C.__file__, '$so') else 1)" || { echo "== carried build not the one imported"; return 1; }
   echo "== using the carried build ($so, stamp $(cat kbit/_C.stamp))"
 }
 

@@ -44,6 +44,8 @@ int set_gemv_unit_warps(int64_t warps);
 // Whether dense mma-decode GEMV launches keep x resident (0 never, 1 the rule, 2 where it fits;
 // gemv_x_resident in scalar_gemv.h); returns the previous mode.
 int set_gemv_x_resident(int64_t mode);
+// The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
+int set_gemv_resident_stages(int64_t stages);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).

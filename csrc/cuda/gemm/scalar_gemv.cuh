@@ -29,7 +29,7 @@
 // slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
 // groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
 // fewer warps each (the launcher halves wpu while the units fill the GPU).
-// A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 4 with
+// A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 2-4 with
 // x resident) filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
@@ -94,15 +94,15 @@ struct GemvStage {
   static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
-// x-resident launches (dense, mma decode; GemvXResident in scalar_gemv.h): every unit of a dense
+// x-resident launches (dense, mma decode; gemv_x_resident in scalar_gemv.h): every unit of a dense
 // call multiplies the same x, and a warp takes the same groups (warp_u, warp_u + wpu, ...) of every
 // unit, so each warp copies its groups' x slices once, into the CTA's x image, and its ring carries
 // only codes: a staged 16-token unit copied 8 KB of x per 2 KB of codes, from L2, again for every
 // unit (session 15). The image: group grp's kTokens slots at grp * 512 kTokens, each as a stage's
 // x slots (gemv_x_at).
-constexpr int gemv_x_image_bytes(int64_t cols, int tokens) { return static_cast<int>((cols + 255) / 256) * 512 * tokens; }
-// Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight.
-constexpr int gemv_ring_stages(bool x_resident) { return x_resident ? kGemvResidentStages : kGemvStages; }
+constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 255) / 256 * 512 * tokens; }
+// Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
+// kGemvStages, x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
@@ -113,15 +113,19 @@ constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_
   return warps * stages * gemv_stage_bytes(k, x_resident ? 0 : tokens);
 }
 constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
-// cols: K, for the x image (x_resident only).
+// cols: K, for the x image (x_resident only; a K whose image passes 2^31 bytes gives INT_MAX, which
+// no GPU grants).
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
                               int stages, bool x_resident, int64_t cols) {
-  return gemv_table_bytes(k, decode) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
-         4 * gemv_sums_floats(tokens, warps) + (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * experts_or_dense + 1)) +
-         (x_resident ? gemv_x_image_bytes(cols, tokens) : 0);
+  const int64_t bytes = int64_t(gemv_table_bytes(k, decode)) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
+                        4 * gemv_sums_floats(tokens, warps) +
+                        (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * int64_t(experts_or_dense) + 1)) +
+                        (x_resident ? gemv_x_image_bytes(cols, tokens) : 0);
+  return bytes > INT32_MAX ? INT32_MAX : static_cast<int>(bytes);
 }
 
-// A 16-byte copy that keeps x in L1 (.ca): every unit of a CTA re-reads the same x groups.
+// A 16-byte copy that keeps x in L1 (.ca): with x staged every unit of a CTA re-reads the same x
+// groups (x resident copies each once).
 __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gmem_src) {
   const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
@@ -335,12 +339,20 @@ struct GemvAcc {
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
-__global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
-                                  kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
+// (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
+__global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
+                                  : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
+                                  kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
-  constexpr int kStages = gemv_ring_stages(kXResident);
+  // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
+  // modulo: a warp's items fit 32 bits).
+  const int stages = kXResident ? args.ring_stages : kGemvStages;
+  const auto stage_of = [&](int64_t item) {
+    if constexpr (kXResident) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
+    return static_cast<int>(item % kGemvStages);
+  };
   constexpr bool kMma = kDecode == GemvDecode::kMma;
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
   extern __shared__ __align__(16) unsigned char smem[];
@@ -382,8 +394,8 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
-  unsigned char* ring = smem + kTableBytes + warp * kStages * Stage::kBytes;
-  float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * kStages * Stage::kBytes);  // [2][warps][kTokens][16]
+  unsigned char* ring = smem + kTableBytes + warp * stages * Stage::kBytes;
+  float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
@@ -435,7 +447,7 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   if (has_units) fill_w = unit_of(fill_unit);
   const auto fill_next = [&](int64_t item, bool codes_copied) {
     const int64_t grp = warp_u + int64_t(fill_j) * wpu;
-    unsigned char* stage = ring + (item % kStages) * Stage::kBytes;
+    unsigned char* stage = ring + stage_of(item) * Stage::kBytes;
     if (!codes_copied)
       gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
     if constexpr (!kXResident)
@@ -459,8 +471,7 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
     }
     cp_async_commit();
   }
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < stages - 1; ++s) {
     if (s < items) fill_next(s, s == 0 && codes_ahead);
     cp_async_commit();
   }
@@ -492,13 +503,19 @@ __global__ void __launch_bounds__(kDecode == GemvDecode::kMma ? 32 * kGemvMmaMax
   acc.zero();
 
   for (int64_t item = 0; item < items; ++item) {
-    if (item + kStages - 1 < items) fill_next(item + kStages - 1, false);
+    if (item + stages - 1 < items) fill_next(item + stages - 1, false);
     cp_async_commit();
-    cp_async_wait<kStages - 1>();
+    if constexpr (kXResident) {  // wait_group takes an immediate
+      if (stages == 4) cp_async_wait<3>();
+      else if (stages == 3) cp_async_wait<2>();
+      else cp_async_wait<1>();
+    } else {
+      cp_async_wait<kGemvStages - 1>();
+    }
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
     const int64_t grp = warp_u + int64_t(j) * wpu;
     const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
-    const unsigned char* stage = ring + (item % kStages) * Stage::kBytes;
+    const unsigned char* stage = ring + stage_of(item) * Stage::kBytes;
     const unsigned char* x_slots = kXResident ? x_image + grp * 512 * kTokens : stage + Stage::kXAt;
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
     // the compiler can issue later blocks' lookups before earlier blocks' products.

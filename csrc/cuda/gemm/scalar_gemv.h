@@ -1,9 +1,9 @@
 #pragma once
 // Host interface of the GEMV (scalar_gemv.cuh): dense y[M, N] = x[M, K] @ W^T for
-// M = 1..kGemvMaxTokens, and grouped (MoE) y[t] = x[t] @ W[e]^T in chunks of up to
+// M = 1..kGemvMaxRows (token chunks of kGemvMaxTokens past that many), and grouped (MoE) y[t] = x[t] @ W[e]^T in chunks of up to
 // kGemvMaxTokens rows per expert, straight from the tiled layout in one persistent launch: the
 // decode path. Two decodes (GemvDecode): the scalar form (codebook shuffles, FFMA; M <= 4) and the
-// pair table with mma.m16n8k16 (the default where it measured faster; M <= 16).
+// pair table with mma.m16n8k16 (the default where it measured faster; M <= 64).
 // Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K, gemv_decode;
 // grouped: expert_offsets, experts, tokens_per_unit = the rows per chunk asked for, 1..kGemvMaxTokens,
 // which the kernel rounds up to its token slots, gemv_token_slots). Launch: scalar_gemv_launch.cuh.
@@ -64,6 +64,8 @@ int gemv_unit_warps();
 // kGemvXResidentMinTokens token slots where the x image fits, 2 at any token slots where it fits.
 int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
+// And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
+int gemv_resident_stages();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -77,9 +79,12 @@ inline int gemv_warps(int64_t K) {
 }
 
 // Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and stages - 1 in flight.
-// Staged x: 2 (a 16-token stage is 10.4 KB); x resident (codes only, 2.2 KB at k = 4): 4.
+// Staged x: 2 (a 16-token stage is 10.4 KB); x resident (codes only, 2.2 KB at k = 4): 2 to 4, the
+// most that keep the launch's CTAs per SM (scalar_gemv_launch.cuh). x resident CTAs take up to 16
+// warps (one CTA per SM sharing one table and one x image).
 constexpr int kGemvStages = 2;
-constexpr int kGemvResidentStages = 4;
+constexpr int kGemvResidentMaxStages = 4;
+constexpr int kGemvResidentMaxWarps = 16;
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):
 //   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;

@@ -17,8 +17,8 @@ namespace kbit {
 namespace cuda {
 
 // The decode a launch takes (resolve_gemv_decode) and its kernel's
-// token slots: gemv_token_slots of the rows per unit, raised for dense mma launches to the
-// tuning floor (gemv_min_token_slots; grouped launches chunk by their slots, so never there).
+// token slots: gemv_token_slots of the rows per unit (dense: min(M, 16); more rows are token
+// chunks), raised for dense mma launches to the tuning floor (gemv_min_token_slots; grouped launches chunk by their slots, so never there).
 inline std::pair<GemvDecode, int> gemv_decode_and_slots(const TcGemmArgs& args) {
   const bool grouped = args.expert_offsets != nullptr;
   int slots = gemv_token_slots(grouped ? args.tokens_per_unit : std::min<int64_t>(args.M, kGemvMaxTokens));
@@ -61,12 +61,12 @@ auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
 // The kernel of a launch: grouped, dense, or dense x-resident (mma decode only).
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 const void* gemv_kernel_of(bool grouped, bool x_resident) {
+  TORCH_CHECK(!x_resident || (!grouped && kDecode == GemvDecode::kMma), "kbit: x resident is dense, mma decode only");
   if constexpr (kDecode == GemvDecode::kMma)
     if (x_resident) return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>);
   return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>)
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
-
 
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
@@ -85,50 +85,77 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // too big for two per SM; only where K has >= 8 groups, so warps <= groups holds either way;
   // grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where this GPU's
   // shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the
-  // H100's 227 KB always can). warps_per_sm: then resident per SM (0: nothing fits).
+  // H100's 227 KB always can with x staged). warps_per_sm: then resident per SM (0: nothing fits).
+  // x resident: one CTA of up to kGemvResidentMaxWarps warps (at most K's groups) shares one table
+  // and one x image; the candidates are the staged rule's warps, 16, 8 and 4, each with the most ring
+  // stages (4, 3, 2; or the tuning aid's) that keep its CTAs per SM; the most warps per SM wins (ties:
+  // the earlier candidate).
   struct WarpChoice {
-    int warps, warps_per_sm;
+    int warps, stages, warps_per_sm;
   };
   const auto choose_warps = [&](bool resident) {
-    const int stages = gemv_ring_stages(resident);
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
-    const auto bytes_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, resident, args.K); };
-    const auto per_sm = [&](int w) {
-      return bytes_of(w) > optin ? 0 : w * resident_ctas_per_sm(kern, 32 * w, bytes_of(w), smem_limit);
+    const auto bytes_of = [&](int w, int st) {
+      return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
+    };
+    const auto per_sm = [&](int w, int st) {
+      return bytes_of(w, st) > optin ? 0 : w * resident_ctas_per_sm(kern, 32 * w, bytes_of(w, st), smem_limit);
     };
     int w = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
                                         : gemv_warps(args.K);
     if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) w = std::min(gemv_unit_warps(), gemv_warps(args.K));
+    if (resident) {
+      WarpChoice best{w, kGemvStages, 0};
+      const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages;
+      const int least_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages;
+      for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
+        cand = std::min(cand, gemv_warps(args.K));
+        if (gemv_unit_warps() > 0 && cand != w) continue;
+        for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
+          const int ps = per_sm(cand, st);
+          if (ps > best.warps_per_sm || (ps == best.warps_per_sm && ps > 0 && cand == best.warps && st > best.stages))
+            best = WarpChoice{cand, st, ps};
+        }
+      }
+      return best;
+    }
     if (kDecode == GemvDecode::kMma && kTokens >= 8 && gemv_warps(args.K) >= 8 &&
         gemv_unit_warps() == 0) {  // (M <= 4: the rule, measured)
       const int alternative = w == 8 ? 4 : 8;
-      if (per_sm(alternative) > per_sm(w)) w = alternative;
+      if (per_sm(alternative, kGemvStages) > per_sm(w, kGemvStages)) w = alternative;
     }
-    while (w > 1 && bytes_of(w) > optin) --w;
-    return WarpChoice{w, per_sm(w)};
+    while (w > 1 && bytes_of(w, kGemvStages) > optin) --w;
+    return WarpChoice{w, kGemvStages, per_sm(w, kGemvStages)};
   };
   // x resident (dense, mma decode; scalar_gemv.cuh): mode 2 wherever the x image fits; mode 1 (the
-  // rule) from kGemvXResidentMinTokens token slots where it also keeps as many warps per SM as
-  // staged x (session 15, H100, k = 4, us staged / resident: Llama-3 8B gate/up M = 8 20.3 / 17.9,
-  // Qwen3 gate/up M = 16 9.9 / 9.6; with fewer warps per SM it lost: Qwen3 O (K = 4096) M = 16 6.1 /
-  // 8.4, 70B M = 8 64.8 / 74.1; at M <= 4 it lost or tied everywhere).
+  // rule) from kGemvXResidentMinTokens token slots where x is reused (more units than the staged
+  // launch's CTAs) and the warps per SM are at least staged x's (session 15, H100, k = 4, us, staged /
+  // resident: Llama-3 8B gate/up M = 8 / 16 / 32 21.3 / 17.6, 36.6 / 25.8, 68.5 / 45.3; Qwen3
+  // gate/up M = 8 6.97 / 6.10, 16 9.74 / 8.56; with one unit per CTA it lost even with more warps:
+  // O and down (128 tiles) at M = 8 4.14 / 4.54 and 4.86 / 5.14; with fewer warps, O at M = 16
+  // 6.1 / 8.4 and 70B at M = 8 64.8 / 74.1 in the first version; at M <= 4 it lost or tied).
   const WarpChoice staged = choose_warps(false);
+  WarpChoice chosen = staged;
   bool x_resident = false;
   if (!grouped && kDecode == GemvDecode::kMma && gemv_x_resident() > 0) {
-    const WarpChoice resident = choose_warps(true);
+    const WarpChoice resident = choose_warps(true);  // (its warps and stages are the launch's if taken)
+    const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
+    const int64_t dense_units = tiles * gemv_token_chunks(args.M);
     x_resident = resident.warps_per_sm > 0 &&
-                 (gemv_x_resident() == 2 ||
-                  (kTokens >= kGemvXResidentMinTokens && resident.warps_per_sm >= staged.warps_per_sm));
+                 (gemv_x_resident() == 2 || (kTokens >= kGemvXResidentMinTokens && dense_units > staged_ctas &&
+                                             resident.warps_per_sm >= staged.warps_per_sm));
+    if (x_resident) chosen = resident;
   }
-  const int stages = gemv_ring_stages(x_resident);
+  const int stages = chosen.stages;
   const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
-  int warps = x_resident ? choose_warps(true).warps : staged.warps;
-  // Units: dense, one per tile; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
+  int warps = chosen.warps;
+  // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
   // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
   // routing min(E, T) experts of ceil(ceil(T / min(E, T)) / kTokens) chunks.
   const int64_t active = std::min<int64_t>(args.experts, args.M);
-  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);  // dense: kTokens = 16 where chunks > 1
+  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);
+  TORCH_CHECK(chunks == 1 || kTokens == kGemvMaxTokens, "kbit: GEMV token chunks need ", kGemvMaxTokens, " slots");
   const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles * chunks;
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
@@ -212,6 +239,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
+    a.ring_stages = plan.ring_stages;
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
@@ -225,6 +253,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
                       stream, dependent, a);
+      else TORCH_CHECK(false, "kbit: x resident is dense, mma decode only");
     } else {
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);

@@ -33,7 +33,7 @@ struct TcCrossoverRow {
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
 
 // kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs); kGemv: the
-// GEMV (scalar_gemv.cuh, M <= kGemvMaxTokens).
+// GEMV (scalar_gemv.cuh, M <= kGemvMaxRows).
 enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 
 struct TcCrossoverTable {

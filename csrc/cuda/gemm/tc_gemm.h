@@ -34,8 +34,10 @@ struct TcGemmArgs {
   // Grouped GEMV, mma decode (set by the launcher): each warp builds the schedule itself
   // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E).
   bool warp_schedule, static_first_chunks;
-  // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows).
+  // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
+  // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
+  int ring_stages;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
