@@ -291,21 +291,13 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert kbit._C._set_gemv_unit_warps(prev) == 1
 
 
-@pytest.mark.parametrize("M", [1, 3, 8, 13, 16])
-@pytest.mark.parametrize("nk", [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", KS)
-def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
-    # x resident (each warp copies its groups of x once; codes-only rings of 2-4 stages) against x staged
-    # with the codes: the same bits at the same warps per unit (set: the cross-warp sum's order depends
-    # on it), and the reference. A partial group (96), a K tail and 301 tiles (4801 x 2080: CTAs loop
-    # over units, warp 0 taking three of the nine groups), 750 tiles, several groups per warp
-    # (17 groups on 4 warps). A NaN call first: x slots past M are never copied, and stale slots must reach
-    # only D columns that are never stored. (On GPUs with less shared memory than the H100 a plan may not
-    # fit x resident at 4 warps: skipped there.)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "gemv-xres")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)
+
+
+def _staged_and_resident(fn, x, M, nk, k, before_resident=lambda: None, then=lambda: None):
+    """(fn(x) with x staged, then after before_resident() fn(x) and then() with x resident), all at 4
+    warps per unit (the cross-warp sum's order depends on the warps). Skips where this GPU's shared
+    memory cannot hold x resident at the staged plan's warps (never on the H100)."""
     prev_w = kbit._C._set_gemv_unit_warps(4)
     prev_mode = kbit._C._set_gemv_x_resident(0)
     try:
@@ -315,18 +307,36 @@ def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
         p_res = kbit._C._gemv_launch_plan(M, *nk, k)
         if not _is_h100() and (not p_res["x_resident"] or p_res["warps"] != p_staged["warps"]):
             pytest.skip("x resident does not fit this GPU's shared memory at the staged plan's warps")
-        assert p_res["x_resident"] and p_res["warps"] == p_staged["warps"]
-        fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))
-        y = check_call(fn, x, W_hat, dtype)
-        assert_bitwise_equal(y, staged)
-        assert_bitwise_equal(fn(x), y)
+        assert p_res["x_resident"] and p_res["warps"] == p_staged["warps"] == min(4, (nk[1] + 255) // 256)
+        before_resident()
+        return staged, fn(x), then()
     finally:
         kbit._C._set_gemv_x_resident(prev_mode)
         kbit._C._set_gemv_unit_warps(prev_w)
 
 
+@pytest.mark.parametrize("M", [1, 3, 8, 13, 16])
+@pytest.mark.parametrize("nk", XRES_NK, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
+    # x resident (each warp copies its groups of x once; codes-only rings of 2-4 stages) against x staged
+    # with the codes: the same bits at the same warps per unit, and the reference. A partial group (96),
+    # a K tail and 301 tiles (4801 x 2080: CTAs loop over units, warp 0 taking three of the nine
+    # groups), 750 tiles, several groups per warp (17 groups on 4 warps). A NaN call first: x slots past
+    # M are never copied, and stale slots must reach only D columns that are never stored.
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-xres")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    nan_first = lambda: fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))  # noqa: E731
+    staged, resident, again = _staged_and_resident(fn, x, M, nk, k, nan_first, lambda: fn(x))
+    check(resident, x, W_hat, dtype)
+    assert_bitwise_equal(resident, staged)
+    assert_bitwise_equal(again, resident)
+
+
 @pytest.mark.parametrize("M", [17, 24, 32, 45, 64])
-@pytest.mark.parametrize("nk", [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("nk", XRES_NK, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
@@ -341,22 +351,9 @@ def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)
     check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-chunks-b")])
-    prev_w = kbit._C._set_gemv_unit_warps(4)
-    prev_mode = kbit._C._set_gemv_x_resident(0)
-    try:
-        staged, p_staged = fn(x), kbit._C._gemv_launch_plan(M, *nk, k)
-        kbit._C._set_gemv_x_resident(2)
-        p_res = kbit._C._gemv_launch_plan(M, *nk, k)
-        assert p_staged["x_resident"] is False
-        if not _is_h100() and (not p_res["x_resident"] or p_res["warps"] != p_staged["warps"]):
-            pytest.skip("x resident does not fit this GPU's shared memory at the staged plan's warps")
-        assert p_res["x_resident"] and p_res["warps"] == p_staged["warps"]
-        assert p_res["warps"] == min(4, (nk[1] + 255) // 256)
-        assert_bitwise_equal(fn(x), staged)
-        assert_bitwise_equal(fn(x.flip(0).contiguous()), staged.flip(0))
-    finally:
-        kbit._C._set_gemv_x_resident(prev_mode)
-        kbit._C._set_gemv_unit_warps(prev_w)
+    staged, resident, reversed_rows = _staged_and_resident(fn, x, M, nk, k, then=lambda: fn(x.flip(0).contiguous()))
+    assert_bitwise_equal(resident, staged)
+    assert_bitwise_equal(reversed_rows, staged.flip(0))
 
 
 @pytest.mark.parametrize("k", KS)
