@@ -144,7 +144,7 @@ def test_gemv_launch_plan():
     # memory with and without the spread's padding, CTAs per SM, grid), and the tuning aids' effect
     # on it. Exact numbers on the H100 the design notes were measured on; the rules anywhere.
     props = torch.cuda.get_device_properties(0)
-    on_h100 = (props.major, props.minor, props.multi_processor_count) == (9, 0, 132)
+    on_h100 = _is_h100()
     plan = kbit._C._gemv_launch_plan
     for M, slots in ((1, 1), (3, 3), (4, 4), (5, 8), (8, 8), (9, 16), (16, 16)):
         p = plan(M, 4096, 2048, 4)
@@ -206,7 +206,7 @@ def test_gemv_launch_plan():
     assert not any(plan(M, 4096, 2048, 4)["x_resident"] for M in (1, 4))
     assert plan(16, 4096, 14336, 4)["x_resident"] is False
     for p in (plan(M, N, K, 4) for M in (1, 8, 16) for N, K in ((4096, 2048), (14336, 4096))):
-        assert p["ring_stages"] == 2 if not p["x_resident"] else 2 <= p["ring_stages"] <= 4
+        assert (2 <= p["ring_stages"] <= 4) if p["x_resident"] else (p["ring_stages"] == 2)
     if on_h100:  # Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no reuse); M = 16: 8 warps per SM either way
         # (4 ring stages fit); gate/up M = 8: two 8-warp CTAs (2 stages) per SM against 8 warps staged;
         # Llama-3 8B gate/up M = 8: one CTA of 16 warps (3 stages); Qwen3 O M = 8: 128 tiles, staged
@@ -329,10 +329,40 @@ def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
     x = acts(M, nk[1], dtype, "gemv-xres")
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
     nan_first = lambda: fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))  # noqa: E731
-    staged, resident, again = _staged_and_resident(fn, x, M, nk, k, nan_first, lambda: fn(x))
-    check(resident, x, W_hat, dtype)
+    staged, resident, again = _staged_and_resident(fn, x, M, nk, k, nan_first, lambda: check_call(fn, x, W_hat, dtype))
     assert_bitwise_equal(resident, staged)
     assert_bitwise_equal(again, resident)
+
+
+@pytest.mark.parametrize("M", [8, 16])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_gemv_x_resident_ring_stages_keep_the_bits(dtype, M, poisoned_cuda):
+    # x-resident CTAs as the launcher builds them (on the H100 at 4801 x 4352: 16 warps and 3 stages at
+    # M = 8, 8 warps and 2 stages at M = 16) and with the ring depth forced to 2, 3 and 4
+    # (_set_gemv_resident_stages; a depth that does not fit the warps takes fewer warps): the depth
+    # changes when codes are copied, not the arithmetic, so plans with the same warps give the same
+    # bits; every one matches the reference. 17 groups (16 warps: warp 0 takes two), 301 tiles.
+    k, nk = 4, (4801, 4352)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-stages")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    prev_mode, prev_stages = kbit._C._set_gemv_x_resident(2), kbit._C._set_gemv_resident_stages(0)
+    by_warps, plans = {}, []
+    try:
+        for stages in (0, 2, 3, 4):
+            kbit._C._set_gemv_resident_stages(stages)
+            p = kbit._C._gemv_launch_plan(M, *nk, k)
+            assert p["x_resident"] and (stages == 0 or p["ring_stages"] == stages)
+            plans.append((p["warps"], p["ring_stages"]))
+            y = check_call(fn, x, W_hat, dtype)
+            if p["warps"] in by_warps:
+                assert_bitwise_equal(y, by_warps[p["warps"]])
+            by_warps.setdefault(p["warps"], y)
+    finally:
+        kbit._C._set_gemv_x_resident(prev_mode)
+        kbit._C._set_gemv_resident_stages(prev_stages)
+    if _is_h100():
+        assert plans == ([(16, 3), (16, 2), (16, 3), (8, 4)] if M == 8 else [(8, 2), (8, 2), (4, 3), (4, 4)])
 
 
 @pytest.mark.parametrize("M", [17, 24, 32, 45, 64])

@@ -24,7 +24,7 @@
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
 // b slots + s, + gridDim.x slots, ...
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
-// slots whichever of 4 and 8 keeps more warps resident: scalar_gemv_launch.cuh) warps; warp w takes
+// slots whichever of 4 and 8 keeps more warps resident; x resident up to 16: scalar_gemv_launch.cuh) warps; warp w takes
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
 // slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
 // groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
@@ -505,7 +505,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   for (int64_t item = 0; item < items; ++item) {
     if (item + stages - 1 < items) fill_next(item + stages - 1, false);
     cp_async_commit();
-    if constexpr (kXResident) {  // wait_group takes an immediate
+    if constexpr (kXResident) {  // wait_group takes an immediate (the launcher checks 2 <= stages <= 4)
+      static_assert(kGemvResidentMaxStages == 4, "one wait per ring depth");
       if (stages == 4) cp_async_wait<3>();
       else if (stages == 3) cp_async_wait<2>();
       else cp_async_wait<1>();

@@ -123,7 +123,8 @@ inline int64_t gemv_grouped_chunk_rows(int64_t T, int64_t E, GemvDecode asked) {
 // "auto" / "shuffle" / "mma" (the ops' decode argument), or a clear error naming the op.
 GemvDecode parse_gemv_decode(const std::string& decode, const char* op);
 
-// Warps per CTA of the mma decode (<= kGemvMmaMaxWarps, <= the 256-column groups): 4 where the
+// Warps per CTA of the mma decode with x staged (<= kGemvMmaMaxWarps, <= the 256-column groups; x
+// resident may take up to kGemvResidentMaxWarps, scalar_gemv_launch.cuh): 4 where the
 // weight has more 16-row tiles than the GPU has SMs (more CTAs resident per SM: Qwen3 Q, gate/up
 // and Llama-3 8B gate/up 6-15% faster at M = 1 than with 8), else 8 (fewer tiles get more warps
 // each: KV, O, down 4-8% faster than with 4). Grouped launches start from 8 and the launcher halves

@@ -86,10 +86,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where this GPU's
   // shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the
   // H100's 227 KB always can with x staged). warps_per_sm: then resident per SM (0: nothing fits).
-  // x resident: one CTA of up to kGemvResidentMaxWarps warps (at most K's groups) shares one table
-  // and one x image; the candidates are the staged rule's warps, 16, 8 and 4, each with the most ring
-  // stages (4, 3, 2; or the tuning aid's) that keep its CTAs per SM; the most warps per SM wins (ties:
-  // the earlier candidate).
+  // x resident: one CTA of up to kGemvResidentMaxWarps warps (at most K's groups, so 9-15 too: K =
+  // 2080 takes 9) shares one table and one x image; the candidates are the staged rule's warps, 16, 8
+  // and 4, each with the most ring stages (4, 3, 2; or the tuning aid's) that keep its CTAs per SM;
+  // the most warps per SM wins (ties: the earlier candidate, even where a later one had more stages).
   struct WarpChoice {
     int warps, stages, warps_per_sm;
   };
@@ -240,6 +240,8 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
     a.ring_stages = plan.ring_stages;
+    TORCH_CHECK(!plan.x_resident || (plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages),
+                "kbit: x-resident GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
