@@ -134,16 +134,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // gate/up M = 8 6.97 / 6.10, 16 9.74 / 8.56; with one unit per CTA it lost even with more warps:
   // O and down (128 tiles) at M = 8 4.14 / 4.54 and 4.86 / 5.14; with fewer warps, O at M = 16
   // 6.1 / 8.4 and 70B at M = 8 64.8 / 74.1 in the first version; at M <= 4 it lost or tied).
+  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);
+  TORCH_CHECK(chunks == 1 || kTokens == kGemvMaxTokens, "kbit: GEMV token chunks need ", kGemvMaxTokens, " slots");
   const WarpChoice staged = choose_warps(false);
   WarpChoice chosen = staged;
   bool x_resident = false;
-  if (!grouped && kDecode == GemvDecode::kMma && gemv_x_resident() > 0) {
+  // (Decode calls, M <= 4 under the rule, skip the resident plan's occupancy lookups.)
+  const bool may_reside = gemv_x_resident() == 2 || (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
+  if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     const WarpChoice resident = choose_warps(true);  // (its warps and stages are the launch's if taken)
     const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
-    const int64_t dense_units = tiles * gemv_token_chunks(args.M);
     x_resident = resident.warps_per_sm > 0 &&
-                 (gemv_x_resident() == 2 || (kTokens >= kGemvXResidentMinTokens && dense_units > staged_ctas &&
-                                             resident.warps_per_sm >= staged.warps_per_sm));
+                 (gemv_x_resident() == 2 ||
+                  (tiles * chunks > staged_ctas && resident.warps_per_sm >= staged.warps_per_sm));
     if (x_resident) chosen = resident;
   }
   const int stages = chosen.stages;
@@ -154,8 +157,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
   // routing min(E, T) experts of ceil(ceil(T / min(E, T)) / kTokens) chunks.
   const int64_t active = std::min<int64_t>(args.experts, args.M);
-  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);
-  TORCH_CHECK(chunks == 1 || kTokens == kGemvMaxTokens, "kbit: GEMV token chunks need ", kGemvMaxTokens, " slots");
   const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles * chunks;
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
