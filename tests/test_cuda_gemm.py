@@ -176,9 +176,14 @@ def test_gemv_launch_plan():
         assert (q["warps"], q["ctas_per_sm"], q["grid"]) == (4, 2, 256)
         big = plan(1, 14336, 4096, 4)  # Llama-3 8B gate/up: 896 tiles fill every CTA that fits, no padding
         assert (big["ctas_per_sm"], big["grid"], big["launch_smem_bytes"]) == (4, 528, big["smem_bytes"])
-        q16 = plan(16, 4096, 2048, 4)  # 16 slots: a 4-warp CTA fits once per SM, so 8 warps
+        prev = kbit._C._set_gemv_x_resident(0)  # x staged
+        try:
+            q16 = plan(16, 4096, 2048, 4)  # 16 slots: a 4-warp CTA fits once per SM, so 8 warps
+        finally:
+            kbit._C._set_gemv_x_resident(prev)
         assert (q16["token_slots"], q16["warps"], q16["ctas_per_sm"]) == (16, 8, 1)
-    # dense launches have one unit slot (the CTA's warps are the unit's), whatever K and the aids say
+    # dense launches with x staged have one unit slot (the CTA's warps are the unit's), whatever K and
+    # the aids say (M = 1: x staged under the rule)
     for K, wpu in ((96, 1), (512, 2), (768, 3), (2048, None)):
         for decode in ("mma", "shuffle"):
             p = plan(1, 16384, K, 4, decode)
@@ -207,15 +212,24 @@ def test_gemv_launch_plan():
     assert plan(16, 4096, 14336, 4)["x_resident"] is False
     for p in (plan(M, N, K, 4) for M in (1, 8, 16) for N, K in ((4096, 2048), (14336, 4096))):
         assert (2 <= p["ring_stages"] <= 4) if p["x_resident"] else (p["ring_stages"] == 2)
-    if on_h100:  # Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no reuse); M = 16: 8 warps per SM either way
-        # (4 ring stages fit); gate/up M = 8: two 8-warp CTAs (2 stages) per SM against 8 warps staged;
-        # Llama-3 8B gate/up M = 8: one CTA of 16 warps (3 stages); Qwen3 O M = 8: 128 tiles, staged
-        q8, q16, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (8, 5120, 2048),
-                                                            (8, 14336, 4096)))
+    if on_h100:  # Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no reuse); M = 16 and 32 (token chunks):
+        # one CTA of two 8-warp unit slots (2 stages), 16 warps per SM against 8 staged; gate/up M = 8:
+        # two 8-warp CTAs (2 stages) per SM against 8 warps staged (one 16-warp CTA would tie: one slot
+        # kept); Llama-3 8B gate/up M = 8: one CTA of 16 warps (3 stages); Qwen3 O M = 8: 128 tiles, staged
+        q8, q16, q32, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048),
+                                                                 (8, 5120, 2048), (8, 14336, 4096)))
         assert q8["x_resident"] is False and plan(8, 2048, 4096, 4)["x_resident"] is False
-        assert (q16["x_resident"], q16["warps"], q16["ring_stages"]) == (True, 8, 4)
-        assert (g8["x_resident"], g8["warps"], g8["ring_stages"], g8["ctas_per_sm"]) == (True, 8, 2, 2)
-        assert (b8["x_resident"], b8["warps"], b8["ring_stages"], b8["ctas_per_sm"]) == (True, 16, 3, 1)
+        for q in (q16, q32):
+            assert (q["x_resident"], q["warps"], q["warps_per_unit"], q["ring_stages"]) == (True, 16, 8, 2)
+        for p, warps, stages, ctas in ((g8, 8, 2, 2), (b8, 16, 3, 1)):
+            assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
+                (True, warps, warps, stages, ctas)
+        prev = kbit._C._set_gemv_max_unit_slots(1)  # the aid caps the resident slots too
+        try:
+            one = plan(16, 4096, 2048, 4)
+        finally:
+            kbit._C._set_gemv_max_unit_slots(prev)
+        assert (one["x_resident"], one["warps"], one["warps_per_unit"], one["ring_stages"]) == (True, 8, 8, 4)
     prev = kbit._C._set_gemv_x_resident(2)
     try:
         assert plan(1, 4096, 2048, 4)["x_resident"] is True and plan(1, 4096, 2048, 4, "shuffle")["x_resident"] is False
@@ -296,8 +310,9 @@ XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident 
 
 def _staged_and_resident(fn, x, M, nk, k, before_resident=lambda: None, then=lambda: None):
     """(fn(x) with x staged, then after before_resident() fn(x) and then() with x resident), all at 4
-    warps per unit (the cross-warp sum's order depends on the warps). Skips where this GPU's shared
-    memory cannot hold x resident at the staged plan's warps (never on the H100)."""
+    warps per unit (the cross-warp sum's order depends on the warps per unit; x resident may run
+    several unit slots per CTA). Skips where this GPU's shared memory cannot hold x resident at the
+    staged plan's warps (never on the H100)."""
     prev_w = kbit._C._set_gemv_unit_warps(4)
     prev_mode = kbit._C._set_gemv_x_resident(0)
     try:
@@ -305,9 +320,10 @@ def _staged_and_resident(fn, x, M, nk, k, before_resident=lambda: None, then=lam
         assert p_staged["x_resident"] is False
         kbit._C._set_gemv_x_resident(2)
         p_res = kbit._C._gemv_launch_plan(M, *nk, k)
-        if not _is_h100() and (not p_res["x_resident"] or p_res["warps"] != p_staged["warps"]):
+        if not _is_h100() and (not p_res["x_resident"] or p_res["warps_per_unit"] != p_staged["warps_per_unit"]):
             pytest.skip("x resident does not fit this GPU's shared memory at the staged plan's warps")
-        assert p_res["x_resident"] and p_res["warps"] == p_staged["warps"] == min(4, (nk[1] + 255) // 256)
+        assert p_staged["warps"] == p_staged["warps_per_unit"]
+        assert p_res["x_resident"] and p_res["warps_per_unit"] == p_staged["warps"] == min(4, (nk[1] + 255) // 256)
         before_resident()
         return staged, fn(x), then()
     finally:
@@ -363,6 +379,41 @@ def test_gemv_x_resident_ring_stages_keep_the_bits(dtype, M, poisoned_cuda):
         kbit._C._set_gemv_resident_stages(prev_stages)
     if _is_h100():
         assert plans == ([(16, 3), (16, 2), (16, 3), (8, 4)] if M == 8 else [(8, 2), (8, 2), (4, 3), (4, 4)])
+
+
+@pytest.mark.parametrize("M", [8, 16, 40])
+@pytest.mark.parametrize("nk", XRES_NK, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 4, 5])
+def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda):
+    # dense x-resident CTAs of several unit slots (each slot its own units over the CTA's one pair table
+    # and x image, every warp copying a share of the image) against one slot (_set_gemv_max_unit_slots):
+    # the same bits at the same warps per unit, and the reference. 17 x 96 (two tiles: with 4 slots
+    # two slots have no unit), 301 tiles (slots take different counts), partial groups and chunks
+    # (M = 40: three chunks, the last of 8 rows); a NaN call first (stale x slots).
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-xres-slots")
+    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    prev_w, prev_mode = kbit._C._set_gemv_unit_warps(4), kbit._C._set_gemv_x_resident(2)
+    try:
+        slotted = kbit._C._gemv_launch_plan(M, *nk, k)
+        fn(torch.full((64, nk[1]), float("nan"), device=DEV, dtype=dtype))
+        y = check_call(fn, x, W_hat, dtype)
+        prev_slots = kbit._C._set_gemv_max_unit_slots(1)
+        try:
+            single = kbit._C._gemv_launch_plan(M, *nk, k)
+            y_single = fn(x)
+        finally:
+            kbit._C._set_gemv_max_unit_slots(prev_slots)
+    finally:
+        kbit._C._set_gemv_x_resident(prev_mode)
+        kbit._C._set_gemv_unit_warps(prev_w)
+    assert slotted["x_resident"] and single["x_resident"]
+    assert slotted["warps_per_unit"] == single["warps_per_unit"] == single["warps"] == min(4, (nk[1] + 255) // 256)
+    assert slotted["warps"] % slotted["warps_per_unit"] == 0 and slotted["warps"] // slotted["warps_per_unit"] in (1, 2, 4)
+    if _is_h100() and k == 4 and nk[1] <= 1024:  # 1 and 4 groups: sharing the 32 KB table buys warps per SM
+        assert slotted["warps"] > slotted["warps_per_unit"]
+    assert_bitwise_equal(y_single, y)
 
 
 @pytest.mark.parametrize("M", [17, 24, 32, 45, 64])

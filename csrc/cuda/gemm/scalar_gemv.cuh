@@ -361,18 +361,21 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
   // launcher's halving for many units, or K's few 256-column groups), each slot its own units:
   // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
-  // Grouped mma-decode launches only (the others' code stays as it was: slot logic cost the dense
-  // 16-token kernel spills, session 14): elsewhere one slot, the CTA's warps are the unit's.
-  constexpr bool kSlotted = kMma && kGrouped;
+  // Grouped mma-decode launches and dense x-resident ones (their slots share the CTA's pair table
+  // and x image: 16 warps on K = 2048, whose units have 8 groups); the staged dense code stays as it
+  // was (slot logic cost its 16-token kernel spills, session 14): one slot, the CTA's warps the unit's.
+  constexpr bool kSlotted = kMma && (kGrouped || kXResident);
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
   // Dense token chunks (scalar_gemv.h gemv_token_chunks; the grid is a multiple of them): CTA b
-  // keeps chunk b % chunks (its rows chunk_row0 .. + chunk_rows) and takes tiles b / chunks,
-  // + gridDim.x / chunks, ...: here a dense unit index is its tile, each CTA's units its chunk's.
+  // keeps chunk b % chunks (its rows chunk_row0 .. + chunk_rows) and its slot s takes tiles
+  // (b / chunks) slots + s, + (gridDim.x / chunks) slots, ...: here a dense unit index is its tile,
+  // each CTA's units its chunk's.
   const unsigned chunks = kGrouped ? 1u : static_cast<unsigned>(args.token_chunks);
-  const int64_t first_unit = kGrouped ? int64_t(blockIdx.x) * slots + slot : int64_t(blockIdx.x / chunks);
-  const int64_t unit_stride = kGrouped ? int64_t(gridDim.x) * slots : int64_t(gridDim.x / chunks);
+  const int64_t cta_first_unit = int64_t(kGrouped ? blockIdx.x : blockIdx.x / chunks) * slots;
+  const int64_t first_unit = cta_first_unit + slot;
+  const int64_t unit_stride = int64_t(kGrouped ? gridDim.x : gridDim.x / chunks) * slots;
   const int64_t chunk_row0 = kGrouped ? 0 : int64_t(blockIdx.x % chunks) * kTokens;
   const int chunk_rows = static_cast<int>(args.M - chunk_row0 < kTokens ? args.M - chunk_row0 : kTokens);  // dense
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
@@ -433,8 +436,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int64_t units = NT;
   if constexpr (kGrouped) units = per_warp ? warp_sched.units() : sched.units();
   // Fewer units than CTAs (no barrier below for this CTA); a slot without units still takes part in
-  // the table's barriers. (Dense: first_unit is the CTA's first tile.)
-  if ((kGrouped ? int64_t(blockIdx.x) * slots : first_unit) >= units) return;
+  // the table's barriers (and, x resident, still copies its share of the x image).
+  if (cta_first_unit >= units) return;
 
   // The warp's items: for each of its slot's units, the groups warp_u, warp_u + wpu, ... (n_w).
   const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
@@ -459,18 +462,27 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if (fill_unit < units) fill_w = unit_of(fill_unit);
     }
   };
-  // x-resident: the warp's groups of x (the CTA's token chunk: fill_w is its first unit), the oldest
-  // commit group (complete at the first item's wait).
+  // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups,
+  // warp_u + j wpu), the oldest commit group. One slot: complete at the first item's wait; several:
+  // every slot reads every group, so the CTA waits for the image before the table's last barrier.
   if constexpr (kXResident) {
-    if (has_units) {
-      for (int jj = 0; jj < n_w; ++jj) {
-        const int64_t grp = warp_u + int64_t(jj) * wpu;
-        gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + fill_w.row0 * cols + grp * 256, fill_w.rows,
-                                      cols, cols - grp * 256, lane);
-      }
-    }
+    for (int64_t grp = warp; grp < G; grp += warps)
+      gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + chunk_row0 * cols + grp * 256, chunk_rows,
+                                    cols, cols - grp * 256, lane);
     cp_async_commit();
   }
+  // Wait until the newest stages - 1 commit groups may still fly (wait_group takes an immediate; the
+  // launcher checks 2 <= stages <= 4 for x resident).
+  const auto wait_all_but_ring = [&]() {
+    if constexpr (kXResident) {
+      static_assert(kGemvResidentMaxStages == 4, "one wait per ring depth");
+      if (stages == 4) cp_async_wait<3>();
+      else if (stages == 3) cp_async_wait<2>();
+      else cp_async_wait<1>();
+    } else {
+      cp_async_wait<kGemvStages - 1>();
+    }
+  };
   for (int s = 0; s < stages - 1; ++s) {
     if (s < items) fill_next(s, s == 0 && codes_ahead);
     cp_async_commit();
@@ -479,6 +491,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
     __syncthreads();
     build_pair_table<T, K>(smem, red);
+    if (kXResident && slots > 1) wait_all_but_ring();  // this warp's groups of the x image landed
     __syncthreads();
   }
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
@@ -505,14 +518,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   for (int64_t item = 0; item < items; ++item) {
     if (item + stages - 1 < items) fill_next(item + stages - 1, false);
     cp_async_commit();
-    if constexpr (kXResident) {  // wait_group takes an immediate (the launcher checks 2 <= stages <= 4)
-      static_assert(kGemvResidentMaxStages == 4, "one wait per ring depth");
-      if (stages == 4) cp_async_wait<3>();
-      else if (stages == 3) cp_async_wait<2>();
-      else cp_async_wait<1>();
-    } else {
-      cp_async_wait<kGemvStages - 1>();
-    }
+    wait_all_but_ring();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
     const int64_t grp = warp_u + int64_t(j) * wpu;
     const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);

@@ -52,8 +52,8 @@ bool gemv_spread();
 // CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
 // with static first chunks where T >= E.
 int gemv_grouped_schedule();
-// And the most unit slots a grouped mma-decode CTA takes (scalar_gemv.cuh; 1 = one unit at a time;
-// kGemvMmaMaxWarps, the default, = the rule).
+// And the most unit slots a grouped mma-decode or dense x-resident CTA takes (scalar_gemv.cuh; 1 =
+// one unit at a time; kGemvMmaMaxWarps, the default, = the rule).
 int gemv_max_unit_slots();
 // And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps and the
 // grouped halving; else that many, at most the 256-column groups; grouped, with unit slots making up
@@ -85,6 +85,7 @@ inline int gemv_warps(int64_t K) {
 constexpr int kGemvStages = 2;
 constexpr int kGemvResidentMaxStages = 4;
 constexpr int kGemvResidentMaxWarps = 16;
+constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 .. 4: one per slot)
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):
 //   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;

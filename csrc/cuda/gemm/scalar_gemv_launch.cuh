@@ -86,12 +86,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // grouped launches then rebuild 8-warp CTAs from unit slots, below). Fewer where this GPU's
   // shared memory per block cannot hold that many rings (~100 KB per block: k = 5, or M = 3-4; the
   // H100's 227 KB always can with x staged). warps_per_sm: then resident per SM (0: nothing fits).
-  // x resident: one CTA of up to kGemvResidentMaxWarps warps (at most K's groups, so 9-15 too: K =
-  // 2080 takes 9) shares one table and one x image; the candidates are the staged rule's warps, 16, 8
-  // and 4, each with the most ring stages (4, 3, 2; or the tuning aid's) that keep its CTAs per SM;
-  // the most warps per SM wins (ties: the earlier candidate, even where a later one had more stages).
+  // x resident: one CTA of up to kGemvResidentMaxWarps warps shares one table and one x image, in 1,
+  // 2 or 4 unit slots of wpu warps (at most K's groups, so 9-15 too: K = 2080 takes 9); the
+  // candidates are one slot of the staged rule's warps, 16, 8 and 4, then the same in 2 and 4 slots
+  // (at most gemv_max_unit_slots), each with the most ring stages (4, 3, 2; or the tuning aid's) that
+  // keep its CTAs per SM; the most warps per SM wins (ties: the earlier candidate, even where a later
+  // one had more stages): slots only where a unit's warps alone leave the SM emptier (K = 2048, 8
+  // groups, at 16 token slots: one 8-warp CTA per SM, or one CTA of two 8-warp slots).
   struct WarpChoice {
-    int warps, stages, warps_per_sm;
+    int warps, slots, stages, warps_per_sm;  // warps per unit; CTA = slots x warps
   };
   const auto choose_warps = [&](bool resident) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
@@ -105,16 +108,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                                         : gemv_warps(args.K);
     if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) w = std::min(gemv_unit_warps(), gemv_warps(args.K));
     if (resident) {
-      WarpChoice best{w, kGemvStages, 0};
+      WarpChoice best{w, 1, kGemvStages, 0};
       const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages;
       const int least_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages;
-      for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
-        cand = std::min(cand, gemv_warps(args.K));
-        if (gemv_unit_warps() > 0 && cand != w) continue;
-        for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
-          const int ps = per_sm(cand, st);
-          if (ps > best.warps_per_sm || (ps == best.warps_per_sm && ps > 0 && cand == best.warps && st > best.stages))
-            best = WarpChoice{cand, st, ps};
+      for (int slots = 1; slots <= std::min(kGemvResidentMaxSlots, gemv_max_unit_slots()); slots *= 2) {
+        for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
+          cand = std::min(cand, gemv_warps(args.K));
+          if ((gemv_unit_warps() > 0 && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
+          for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
+            const int ps = per_sm(cand * slots, st);
+            if (ps > best.warps_per_sm || (ps == best.warps_per_sm && ps > 0 && cand == best.warps &&
+                                           slots == best.slots && st > best.stages))
+              best = WarpChoice{cand, slots, st, ps};
+          }
         }
       }
       return best;
@@ -125,7 +131,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (per_sm(alternative, kGemvStages) > per_sm(w, kGemvStages)) w = alternative;
     }
     while (w > 1 && bytes_of(w, kGemvStages) > optin) --w;
-    return WarpChoice{w, kGemvStages, per_sm(w, kGemvStages)};
+    return WarpChoice{w, 1, kGemvStages, per_sm(w, kGemvStages)};
   };
   // x resident (dense, mma decode; scalar_gemv.cuh): mode 2 wherever the x image fits; mode 1 (the
   // rule) from kGemvXResidentMinTokens token slots where x is reused (more units than the staged
@@ -144,6 +150,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     const WarpChoice resident = choose_warps(true);  // (its warps and stages are the launch's if taken)
     const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
+    // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     x_resident = resident.warps_per_sm > 0 &&
                  (gemv_x_resident() == 2 ||
                   (tiles * chunks > staged_ctas && resident.warps_per_sm >= staged.warps_per_sm));
@@ -152,7 +159,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const int stages = chosen.stages;
   const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
-  int warps = chosen.warps;
+  int warps = chosen.warps;  // per unit
   // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
   // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
   // routing min(E, T) experts of ceil(ceil(T / min(E, T)) / kTokens) chunks.
@@ -174,8 +181,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // Unit slots (scalar_gemv.cuh; grouped mma-decode launches): as many slots of `warps` warps as
   // make up to kGemvMmaMaxWarps warps (at most gemv_max_unit_slots, a tuning aid), fewer where the
   // shared memory cannot hold them.
+  // x-resident launches: the slots chosen above.
   const int warps_per_unit = warps;
-  int slots = 1;
+  int slots = x_resident ? chosen.slots : 1;
   if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
