@@ -7,7 +7,8 @@ gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles,
 that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
 on N >= 4096) and through
 dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
-(chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback. Checks results loosely against a dense
+(chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
+resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -23,8 +24,29 @@ def check(y, ref, what):
         sys.exit(f"{what}: relative error {err:.2e}")
 
 
+def gemv_unit_slot_cases(dev="cuda"):
+    """The dense GEMV with x resident in CTAs of several unit slots (every warp copies a share of the
+    x image, which every slot reads: a missing wait or barrier is a race): 4 warps per unit, three
+    tiles (slots without a unit), 301 tiles with token chunks."""
+    if dev != "cuda":
+        return
+    prev_w, prev_mode = kbit._C._set_gemv_unit_warps(4), kbit._C._set_gemv_x_resident(2)
+    try:
+        for N, K, M in ((33, 4352, 16), (4801, 2080, 40)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+            p = kbit._C._gemv_launch_plan(M, N, K, 4)
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")
+            check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T,
+                  f"gemv x resident N={N} K={K} M={M} warps={p['warps']} per unit={p['warps_per_unit']}")
+    finally:
+        kbit._C._set_gemv_x_resident(prev_mode)
+        kbit._C._set_gemv_unit_warps(prev_w)
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
+    gemv_unit_slot_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -111,4 +133,8 @@ def main(dev="cuda"):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "cuda")
+    if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
+        gemv_unit_slot_cases(sys.argv[1])
+        print("sanitize_cases: gemv-slots ran")
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "cuda")

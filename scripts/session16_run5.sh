@@ -12,3 +12,9 @@ timeout 90 python3 scripts/probe_gemv_launch.py --shapes Q,gateup,O,down,KV,llam
   --settings 1:1:1:0:8:0 --reps 1 --baselines fp16,wgmma,tile --out $R/probe > $R/probe.log 2>&1; grep "^|" $R/probe.log
 TUNE_TIMEOUT=200 timeout 210 python3 -m benchmarks.tune_dispatch --out $R/tune > $R/tune.log 2>&1; tail -1 $R/tune.log | cut -c1-100
 tar -czf $OUT/run5.tar.gz -C $R .; cp $R/tests-cuda-gemm.log $R/probe.log $OUT/; cp $R/tune/tc_dispatch_table.h $OUT/ 2>/dev/null
+# the unit slots under racecheck and synccheck (scripts/sanitize_cases.py gemv-slots)
+for tool in racecheck synccheck; do
+  timeout 60 compute-sanitizer --tool $tool --error-exitcode 99 python3 scripts/sanitize_cases.py cuda gemv-slots \
+    > $R/sanitize-$tool.log 2>&1; echo "$tool rc=$?: $(grep -E 'SUMMARY|sanitize_cases' $R/sanitize-$tool.log | tr '\n' ' ')"
+done
+tar -czf $OUT/run5.tar.gz -C $R .

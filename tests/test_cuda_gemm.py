@@ -212,18 +212,21 @@ def test_gemv_launch_plan():
     assert plan(16, 4096, 14336, 4)["x_resident"] is False
     for p in (plan(M, N, K, 4) for M in (1, 8, 16) for N, K in ((4096, 2048), (14336, 4096))):
         assert (2 <= p["ring_stages"] <= 4) if p["x_resident"] else (p["ring_stages"] == 2)
-    if on_h100:  # Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no reuse); M = 16 and 32 (token chunks):
-        # one CTA of two 8-warp unit slots (2 stages), 16 warps per SM against 8 staged; gate/up M = 8:
-        # two 8-warp CTAs (2 stages) per SM against 8 warps staged (one 16-warp CTA would tie: one slot
-        # kept); Llama-3 8B gate/up M = 8: one CTA of 16 warps (3 stages); Qwen3 O M = 8: 128 tiles, staged
+    if on_h100:  # 16 warps per SM, then the fewest items per warp on the critical path (unit rounds x
+        # groups per warp), then the fewest rounds. Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no
+        # reuse), staged; M = 16: one CTA of two 8-warp slots (256 units in one round, one group per
+        # warp); M = 32 (512 units): four 4-warp slots (one round of two groups, against two of one);
+        # gate/up M = 8 (320 units): two CTAs of two 4-warp slots (one round of two groups); Llama-3 8B
+        # gate/up M = 8: one CTA of 16 warps (3 stages; seven rounds of one group); O M = 8: staged
         q8, q16, q32, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048),
                                                                  (8, 5120, 2048), (8, 14336, 4096)))
         assert q8["x_resident"] is False and plan(8, 2048, 4096, 4)["x_resident"] is False
-        for q in (q16, q32):
-            assert (q["x_resident"], q["warps"], q["warps_per_unit"], q["ring_stages"]) == (True, 16, 8, 2)
-        for p, warps, stages, ctas in ((g8, 8, 2, 2), (b8, 16, 3, 1)):
+        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 16, 3, 1)):
             assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
-                (True, warps, warps, stages, ctas)
+                (True, warps, wpu, stages, ctas)
+        # Qwen3 down M = 32 (K = 5120: token chunks): x resident at 4 warps per SM against staged x's 8
+        down32 = plan(32, 2048, 5120, 4)
+        assert (down32["x_resident"], down32["warps"], down32["ring_stages"]) == (True, 4, 3)
         prev = kbit._C._set_gemv_max_unit_slots(1)  # the aid caps the resident slots too
         try:
             one = plan(16, 4096, 2048, 4)
@@ -353,11 +356,12 @@ def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
 @pytest.mark.parametrize("M", [8, 16])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gemv_x_resident_ring_stages_keep_the_bits(dtype, M, poisoned_cuda):
-    # x-resident CTAs as the launcher builds them (on the H100 at 4801 x 4352: 16 warps and 3 stages at
-    # M = 8, 8 warps and 2 stages at M = 16) and with the ring depth forced to 2, 3 and 4
+    # x-resident CTAs as the launcher builds them (on the H100 at 4801 x 4352: four 4-warp unit slots
+    # and 3 stages at M = 8, 8 warps and 2 stages at M = 16) and with the ring depth forced to 2, 3 and 4
     # (_set_gemv_resident_stages; a depth that does not fit the warps takes fewer warps): the depth
-    # changes when codes are copied, not the arithmetic, so plans with the same warps give the same
-    # bits; every one matches the reference. 17 groups (16 warps: warp 0 takes two), 301 tiles.
+    # changes when codes are copied, not the arithmetic, and the slots which units run side by side,
+    # so plans with the same warps per unit give the same bits; every one matches the reference. 17
+    # groups (4 warps: warp 0 takes five), 301 tiles.
     k, nk = 4, (4801, 4352)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-stages")
@@ -369,16 +373,17 @@ def test_gemv_x_resident_ring_stages_keep_the_bits(dtype, M, poisoned_cuda):
             kbit._C._set_gemv_resident_stages(stages)
             p = kbit._C._gemv_launch_plan(M, *nk, k)
             assert p["x_resident"] and (stages == 0 or p["ring_stages"] == stages)
-            plans.append((p["warps"], p["ring_stages"]))
+            plans.append((p["warps_per_unit"], p["warps"], p["ring_stages"]))
             y = check_call(fn, x, W_hat, dtype)
-            if p["warps"] in by_warps:
-                assert_bitwise_equal(y, by_warps[p["warps"]])
-            by_warps.setdefault(p["warps"], y)
+            if p["warps_per_unit"] in by_warps:
+                assert_bitwise_equal(y, by_warps[p["warps_per_unit"]])
+            by_warps.setdefault(p["warps_per_unit"], y)
     finally:
         kbit._C._set_gemv_x_resident(prev_mode)
         kbit._C._set_gemv_resident_stages(prev_stages)
     if _is_h100():
-        assert plans == ([(16, 3), (16, 2), (16, 3), (8, 4)] if M == 8 else [(8, 2), (8, 2), (4, 3), (4, 4)])
+        assert plans == ([(4, 16, 3), (4, 16, 2), (4, 16, 3), (8, 8, 4)] if M == 8 else
+                         [(8, 8, 2), (8, 8, 2), (4, 4, 3), (4, 4, 4)])
 
 
 @pytest.mark.parametrize("M", [8, 16, 40])
@@ -389,8 +394,9 @@ def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda
     # dense x-resident CTAs of several unit slots (each slot its own units over the CTA's one pair table
     # and x image, every warp copying a share of the image) against one slot (_set_gemv_max_unit_slots):
     # the same bits at the same warps per unit, and the reference. 17 x 96 (two tiles: with 4 slots
-    # two slots have no unit), 301 tiles (slots take different counts), partial groups and chunks
-    # (M = 40: three chunks, the last of 8 rows); a NaN call first (stale x slots).
+    # two slots have no unit), 33 x 4352 (three tiles: slots without a unit still copy their share of
+    # the x image), 301 tiles (slots take different counts), partial groups and chunks (M = 40: three
+    # chunks, the last of 8 rows); a NaN call first (stale x slots).
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-xres-slots")
     fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
@@ -411,7 +417,7 @@ def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda
     assert slotted["x_resident"] and single["x_resident"]
     assert slotted["warps_per_unit"] == single["warps_per_unit"] == single["warps"] == min(4, (nk[1] + 255) // 256)
     assert slotted["warps"] % slotted["warps_per_unit"] == 0 and slotted["warps"] // slotted["warps_per_unit"] in (1, 2, 4)
-    if _is_h100() and k == 4 and nk[1] <= 1024:  # 1 and 4 groups: sharing the 32 KB table buys warps per SM
+    if _is_h100() and k == 4:  # (sharing the 32 KB table and the x image buys warps per SM)
         assert slotted["warps"] > slotted["warps_per_unit"]
     assert_bitwise_equal(y_single, y)
 

@@ -86,6 +86,7 @@ constexpr int kGemvStages = 2;
 constexpr int kGemvResidentMaxStages = 4;
 constexpr int kGemvResidentMaxWarps = 16;
 constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 .. 4: one per slot)
+static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's named barrier 1 + slot must be < 16");
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):
 //   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;

@@ -90,11 +90,18 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 2 or 4 unit slots of wpu warps (at most K's groups, so 9-15 too: K = 2080 takes 9); the
   // candidates are one slot of the staged rule's warps, 16, 8 and 4, then the same in 2 and 4 slots
   // (at most gemv_max_unit_slots), each with the most ring stages (4, 3, 2; or the tuning aid's) that
-  // keep its CTAs per SM; the most warps per SM wins (ties: the earlier candidate, even where a later
-  // one had more stages): slots only where a unit's warps alone leave the SM emptier (K = 2048, 8
-  // groups, at 16 token slots: one 8-warp CTA per SM, or one CTA of two 8-warp slots).
+  // keep its CTAs per SM. The most warps per SM wins; among those, the shortest critical path in
+  // items per warp: unit rounds (units over the GPU's unit slots) x ceil(groups / warps per unit),
+  // then fewer rounds (a round's units run side by side, a later round's tail on few SMs), then the
+  // earlier candidate (even where a later one had more stages). Session 16, H100, k = 4, us, 8 / 4
+  // warps per unit (two / four slots of a 16-warp CTA): Qwen3 Q M = 16 5.45 / 7.06 (1 / 2 items),
+  // M = 32 8.21 / 7.40 (2 / 2 items, 2 / 1 rounds), M = 64 13.74 / 11.96 (4 / 4, 4 / 2); gate/up
+  // (320 tiles) M = 16 8.04 / 7.26 (2 / 2, 2 / 1), M = 32 10.88 / 11.64 (3 / 4 items).
+  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);
+  TORCH_CHECK(chunks == 1 || kTokens == kGemvMaxTokens, "kbit: GEMV token chunks need ", kGemvMaxTokens, " slots");
   struct WarpChoice {
     int warps, slots, stages, warps_per_sm;  // warps per unit; CTA = slots x warps
+    int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
   const auto choose_warps = [&](bool resident) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
@@ -108,7 +115,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                                         : gemv_warps(args.K);
     if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) w = std::min(gemv_unit_warps(), gemv_warps(args.K));
     if (resident) {
-      WarpChoice best{w, 1, kGemvStages, 0};
+      const int64_t groups = (args.K + 255) / 256;
+      const auto critical_items = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
+      WarpChoice best{w, 1, kGemvStages, 0, 0};
       const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages;
       const int least_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages;
       for (int slots = 1; slots <= std::min(kGemvResidentMaxSlots, gemv_max_unit_slots()); slots *= 2) {
@@ -117,9 +126,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
           if ((gemv_unit_warps() > 0 && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
           for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
             const int ps = per_sm(cand * slots, st);
-            if (ps > best.warps_per_sm || (ps == best.warps_per_sm && ps > 0 && cand == best.warps &&
-                                           slots == best.slots && st > best.stages))
-              best = WarpChoice{cand, slots, st, ps};
+            if (ps == 0) continue;
+            const int64_t unit_slots = int64_t(ps / cand) * prop.multiProcessorCount;  // (ps / cand: CTAs x slots)
+            const WarpChoice c{cand, slots, st, ps, (tiles * chunks + unit_slots - 1) / unit_slots};
+            const bool better =
+                ps != best.warps_per_sm ? ps > best.warps_per_sm
+                : critical_items(c) != critical_items(best) ? critical_items(c) < critical_items(best)
+                : c.rounds != best.rounds ? c.rounds < best.rounds
+                : cand == best.warps && slots == best.slots && st > best.stages;
+            if (better) best = c;
           }
         }
       }
@@ -131,17 +146,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (per_sm(alternative, kGemvStages) > per_sm(w, kGemvStages)) w = alternative;
     }
     while (w > 1 && bytes_of(w, kGemvStages) > optin) --w;
-    return WarpChoice{w, 1, kGemvStages, per_sm(w, kGemvStages)};
+    return WarpChoice{w, 1, kGemvStages, per_sm(w, kGemvStages), 0};
   };
   // x resident (dense, mma decode; scalar_gemv.cuh): mode 2 wherever the x image fits; mode 1 (the
   // rule) from kGemvXResidentMinTokens token slots where x is reused (more units than the staged
-  // launch's CTAs) and the warps per SM are at least staged x's (session 15, H100, k = 4, us, staged /
+  // launch's CTAs) and the warps per SM are at least staged x's, or M > 16 (token chunks) (session 15, H100, k = 4, us, staged /
   // resident: Llama-3 8B gate/up M = 8 / 16 / 32 21.3 / 17.6, 36.6 / 25.8, 68.5 / 45.3; Qwen3
   // gate/up M = 8 6.97 / 6.10, 16 9.74 / 8.56; with one unit per CTA it lost even with more warps:
   // O and down (128 tiles) at M = 8 4.14 / 4.54 and 4.86 / 5.14; with fewer warps, O at M = 16
   // 6.1 / 8.4 and 70B at M = 8 64.8 / 74.1 in the first version; at M <= 4 it lost or tied).
-  const int chunks = grouped ? 1 : gemv_token_chunks(args.M);
-  TORCH_CHECK(chunks == 1 || kTokens == kGemvMaxTokens, "kbit: GEMV token chunks need ", kGemvMaxTokens, " slots");
   const WarpChoice staged = choose_warps(false);
   WarpChoice chosen = staged;
   bool x_resident = false;
@@ -151,9 +164,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const WarpChoice resident = choose_warps(true);  // (its warps and stages are the launch's if taken)
     const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
+    // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
+    // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
+    // 12.11 / 12.99 / 18.94 / 24.93; resident, 4, 11.47 / 11.93 / 16.43 / 20.86).
     x_resident = resident.warps_per_sm > 0 &&
                  (gemv_x_resident() == 2 ||
-                  (tiles * chunks > staged_ctas && resident.warps_per_sm >= staged.warps_per_sm));
+                  (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
   }
   const int stages = chosen.stages;
@@ -194,7 +210,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
               " expert(s); this GPU (", prop.name, ") allows ", optin,
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
   // CTAs for the units: one unit per slot at a time.
-  const int64_t unit_ctas = (units + slots - 1) / slots;
+  // (Token chunks: a CTA keeps one chunk, so each chunk's tiles are spread over its own CTAs.)
+  const int64_t unit_ctas = chunks * ((units / chunks + slots - 1) / slots);
   GemvLaunchPlan plan{};
   plan.token_slots = kTokens;
   plan.decode = kDecode;
@@ -255,7 +272,8 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.static_first_chunks = plan.static_first_chunks;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
     const bool prefetch = dependent && !grouped;
-    a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps) * 512 * K) : 0u;
+    // (each slot's first warp prefetches its own first tile: sized by the unit's warps)
+    a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps_per_unit) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
     if (grouped)
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
