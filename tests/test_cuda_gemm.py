@@ -230,9 +230,12 @@ def test_gemv_launch_plan():
         prev = kbit._C._set_gemv_max_unit_slots(1)  # the aid caps the resident slots too
         try:
             one = plan(16, 4096, 2048, 4)
+            kbit._C._set_gemv_max_unit_slots(2)  # Q M = 32 without four slots: two 8-warp slots
+            two = plan(32, 4096, 2048, 4)
         finally:
             kbit._C._set_gemv_max_unit_slots(prev)
         assert (one["x_resident"], one["warps"], one["warps_per_unit"], one["ring_stages"]) == (True, 8, 8, 4)
+        assert (two["x_resident"], two["warps"], two["warps_per_unit"], two["ring_stages"]) == (True, 16, 8, 2)
     prev = kbit._C._set_gemv_x_resident(2)
     try:
         assert plan(1, 4096, 2048, 4)["x_resident"] is True and plan(1, 4096, 2048, 4, "shuffle")["x_resident"] is False

@@ -559,7 +559,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     parity ^= 1;
     unit_index += unit_stride;
     if (unit_index < units) {
-      unit = unit_of(unit_index);
+      // Grouped: the copies run stages - 1 items ahead, so with more items per unit than that they
+      // are inside this next unit now, and fill_w is it (looked up when they entered it: a grouped
+      // lookup is a binary search of the schedule or a ballot, once per unit instead of twice).
+      if constexpr (kGrouped) unit = stages - 1 < n_w ? fill_w : unit_of(unit_index);
+      else unit = unit_of(unit_index);
       rs = row_scale_of(unit);
     }
   }
