@@ -845,9 +845,9 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
 
 
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
-    # the measured H100 rule (grouped_gemv_wins, session 14): up to 4 tokens per expert on average
-    # (any E), up to 16 with <= 8 experts or with <= 16 and K > 512 -> the grouped GEMV, mma decode
-    # (decode='auto', gemv_auto_decode); beyond, a tensor-core kernel (the tile kernel from 256
+    # the measured H100 rule (grouped_gemv_wins, sessions 14 and 16): up to 8 tokens per expert on
+    # average (any E), up to 16 with <= 8 experts or with <= 16 and K > 512 -> the grouped GEMV, mma
+    # decode (decode='auto', gemv_auto_decode); beyond, a tensor-core kernel (the tile kernel from 256
     # experts with a token). Other GPUs (no table): the results are checked against the reference only
     E, N, K = 256, 32, 512
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
@@ -862,21 +862,28 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
         assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
                                                                     qw.codebook, off, 4, "mma"))
         assert kbit._C.grouped_gemm_dispatch(E, E, N, K, 4)[:2] == ("gemv", "mma")
-        # 8 tokens per expert on average: the tile kernel (256 experts with a token)
+        # 8 tokens per expert on average: the GEMV; 9: the tile kernel (256 experts with a token)
         x8 = acts(8 * E, K, torch.float16, "gemv-rule8")
         eight = offsets([8] * E)
-        assert_bitwise_equal(kbit.grouped_gemm(x8, qw, eight), torch.ops.kbit.grouped_tile_gemm(
+        assert_bitwise_equal(kbit.grouped_gemm(x8, qw, eight), torch.ops.kbit.grouped_gemv_gemm(
             x8, qw.packed, qw.absmax, qw.row_scale, qw.codebook, eight, 4))
-        assert kbit._C.grouped_gemm_dispatch(8 * E, E, N, K, 4)[:2] == ("tile", "")
-    # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'; 64 x 8: the tile kernel,
+        assert kbit._C.grouped_gemm_dispatch(8 * E, E, N, K, 4)[:2] == ("gemv", "mma")
+        x9 = acts(9 * E, K, torch.float16, "gemv-rule9")
+        nine = offsets([9] * E)
+        assert_bitwise_equal(kbit.grouped_gemm(x9, qw, nine), torch.ops.kbit.grouped_tile_gemm(
+            x9, qw.packed, qw.absmax, qw.row_scale, qw.codebook, nine, 4))
+        assert kbit._C.grouped_gemm_dispatch(9 * E, E, N, K, 4)[:2] == ("tile", "")
+    # (E, K, tokens per expert) -> (path, the GEMV's decode under decode='auto'; 64 x 9: the tile kernel,
     # grouped_tile_wins); the mma GEMV and the small-M kernel can give the same bits, so the choice is
     # asserted through the query
     for E, K, counts, want in ((8, 2080, [4, 0, 9, 3, 4, 4, 4, 4], ("gemv", "mma")), (16, 2080, [4] * 16, ("gemv", "mma")),
                                (8, 2080, [16, 0, 9, 3, 20, 8, 4, 4], ("gemv", "mma")), (16, 2080, [16] * 16, ("gemv", "mma")),
                                (64, 2080, [1] * 64, ("gemv", "mma")), (64, 2080, [4] * 64, ("gemv", "mma")),
-                               (64, 2080, [8] * 64, ("tile", "")), (16, 2080, [17] * 16, ("kernel", "")),
+                               (64, 2080, [8] * 64, ("gemv", "mma")), (64, 2080, [9] * 64, ("tile", "")),
+                               (16, 2080, [17] * 16, ("kernel", "")),
                                (8, 512, [2] * 8, ("gemv", "mma")), (8, 512, [16] * 8, ("gemv", "mma")),
-                               (16, 512, [4] * 16, ("gemv", "mma")), (16, 512, [8] * 16, ("kernel", ""))):
+                               (16, 512, [4] * 16, ("gemv", "mma")), (16, 512, [8] * 16, ("gemv", "mma")),
+                               (16, 512, [9] * 16, ("kernel", ""))):
         qw, W_hat = weight(4, 40, K, torch.float16, E=E)
         x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
         y = check_grouped(qw, W_hat, x, counts, torch.float16)

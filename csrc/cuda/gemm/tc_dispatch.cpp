@@ -81,11 +81,14 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   //            vs 25.0; 256 x 1 69.5 vs 107.9, 256 x 4 77.0 vs 111.7.
   //   run 5 (the halving rule): gate/up 64 x 4 19.6 vs 21.2, 256 x 4 58.7 vs 85.2, but 64 x 16
   //            31.2 vs 28.6; down 64 x 4 22.5 vs 25.1, 256 x 4 76.2 vs 111.6, 64 x 16 44.3 vs 39.8.
-  // So: up to 4 tokens per expert on average, any E; up to 16 with <= 8 experts, or with <= 16
-  // experts and K > 512 (8 and 16 tokens per expert on many experts left to the tensor-core
-  // kernels: 64 x 16 lost, 64 x 8 not measured with the halving).
+  // Session 16 (run 8, the MoE sweep; the GEMV against the dispatcher's tile kernel): 8 tokens per
+  //   expert, gate/up 64 x 8 23.4 vs 24.3, 256 x 8 75.8 vs 90.5, 512 x 8 165.5 vs 170.6; down 64 x 8
+  //   30.7 vs 34.1 (small-M 32.7), 256 x 8 106.8 vs 118.0, 512 x 8 215.3 vs 225.7; 16 tokens still
+  //   lost (gate/up 256 x 16 107.8 vs 104.2, down 146.6 vs 140.1).
+  // So: up to 8 tokens per expert on average, any E; up to 16 with <= 8 experts, or with <= 16
+  // experts and K > 512 (16 tokens per expert on many experts left to the tensor-core kernels).
   if (table_for(prop) == nullptr) return false;
-  if (T <= 4 * E) return true;
+  if (T <= 8 * E) return true;
   return T <= int64_t(kGemvMaxTokens) * E && (E <= 8 || (E <= 16 && K > 512));
 }
 
