@@ -28,7 +28,8 @@
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
 // slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
 // groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
-// fewer warps each (the launcher halves wpu while the units fill the GPU).
+// fewer warps each (the launcher halves wpu while the units fill the GPU). Dense x-resident CTAs hold
+// 1, 2 or 4 slots over one table and x image (up to 16 warps; the launcher's critical-path choice).
 // A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 2-4 with
 // x resident) filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
 // flight while the current one is decoded, across unit boundaries too.
