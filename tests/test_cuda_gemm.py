@@ -122,7 +122,7 @@ def test_gemv_gemm_mma_more_rows(k, dtype, nk, M, poisoned_cuda):
     # fragment); the shapes of test_gemv_gemm_matches_reference that change the grid and warps
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-rows")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn = _mma_gemv(qw, k)
     # a 16-row call of NaN first: its x slots likely still hold NaN when the M-row call leaves the
     # slots past M uncopied, which must reach only D columns that are never stored
     fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))
@@ -131,6 +131,11 @@ def test_gemv_gemm_mma_more_rows(k, dtype, nk, M, poisoned_cuda):
     # the rows in reverse order give the same rows reversed: the tokens are the mma's independent n
     # columns (M = 16: rows 0 and 15 swap n tiles), each summed in the same order
     assert_bitwise_equal(fn(x.flip(0).contiguous()), y.flip(0))
+
+
+def _mma_gemv(qw, k):
+    """x -> gemv_gemm(x, qw's tensors, k, 'mma'): the GEMV tests' call."""
+    return lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")
 
 
 def _is_h100():
@@ -349,7 +354,7 @@ def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
     # M are never copied, and stale slots must reach only D columns that are never stored.
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-xres")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn = _mma_gemv(qw, k)
     nan_first = lambda: fn(torch.full((16, nk[1]), float("nan"), device=DEV, dtype=dtype))  # noqa: E731
     staged, resident, again = _staged_and_resident(fn, x, M, nk, k, nan_first, lambda: check_call(fn, x, W_hat, dtype))
     assert_bitwise_equal(resident, staged)
@@ -368,7 +373,7 @@ def test_gemv_x_resident_ring_stages_keep_the_bits(dtype, M, poisoned_cuda):
     k, nk = 4, (4801, 4352)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-stages")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn = _mma_gemv(qw, k)
     prev_mode, prev_stages = kbit._C._set_gemv_x_resident(2), kbit._C._set_gemv_resident_stages(0)
     by_warps, plans = {}, []
     try:
@@ -402,7 +407,7 @@ def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda
     # chunks, the last of 8 rows); a NaN call first (stale x slots).
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-xres-slots")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn = _mma_gemv(qw, k)
     prev_w, prev_mode = kbit._C._set_gemv_unit_warps(4), kbit._C._set_gemv_x_resident(2)
     try:
         slotted = kbit._C._gemv_launch_plan(M, *nk, k)
@@ -436,7 +441,7 @@ def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
     # give the rows reversed (each row its own mma column)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-chunks")
-    fn = lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")  # noqa: E731
+    fn = _mma_gemv(qw, k)
     fn(torch.full((64, nk[1]), float("nan"), device=DEV, dtype=dtype))
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)

@@ -126,7 +126,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
           if ((gemv_unit_warps() > 0 && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
           for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
             const int ps = per_sm(cand * slots, st);
-            if (ps == 0) continue;
+            if (ps == 0) break;  // (more stages only take more shared memory)
             const int64_t unit_slots = int64_t(ps / cand) * prop.multiProcessorCount;  // (ps / cand: CTAs x slots)
             const WarpChoice c{cand, slots, st, ps, (tiles * chunks + unit_slots - 1) / unit_slots};
             const bool better =
