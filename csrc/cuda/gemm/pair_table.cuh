@@ -130,28 +130,14 @@ __device__ __forceinline__ void block_scale_splats(const uint32_t (&scales)[4][2
 // The A fragment of step s (docs/format.md section 5) in T: register r = the pair-table entry of
 // code 4 s + r times the block scale of its row (lo: g for even r, hi: g + 8 for odd r), an fp16
 // product rounded once to T. table = the pair table at the start of dynamic shared memory.
-// In two halves for kernels that issue a step's lookups ahead of its scaling: the pair-table
-// words of step s (unscaled fp16 pairs) ...
-template <int K>
-__device__ __forceinline__ void lookup_a_fragment(const unsigned char* table, const uint32_t* stream, int s,
-                                                  uint32_t lane4, uint32_t (&words)[4]) {
-#pragma unroll
-  for (int r = 0; r < 4; ++r) words[r] = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 4 * s + r, lane4));
-}
-
-// ... and those words times the block scales, rounded once to T.
-template <typename T>
-__device__ __forceinline__ void scale_a_fragment(const uint32_t (&words)[4], uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
-#pragma unroll
-  for (int r = 0; r < 4; ++r) a[r] = operand_from_f16<T>(mul_pair<c10::Half>(words[r], (r & 1) ? hi : lo));
-}
-
 template <typename T, int K>
 __device__ __forceinline__ void decode_a_fragment(const unsigned char* table, const uint32_t* stream, int s,
                                                   uint32_t lane4, uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
-  uint32_t words[4];
-  lookup_a_fragment<K>(table, stream, s, lane4, words);
-  scale_a_fragment<T>(words, lo, hi, a);
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const uint32_t wv = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 4 * s + r, lane4));
+    a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? hi : lo));
+  }
 }
 
 // Thread i's codebook value (i < 2^K; 0 for the others), for staging in shared memory before

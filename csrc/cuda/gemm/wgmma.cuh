@@ -37,14 +37,6 @@ __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.a
 // Keeps the compiler from moving reads or writes of v across this point (after a wait).
 __device__ __forceinline__ void pin_register(float& v) { asm volatile("" : "+f"(v)::"memory"); }
 
-// Orders a 4-register fragment's producers and consumers around this point (volatile asm keeps
-// its place among the wgmma fence / wait statements): pinned after a wait and again before the
-// fence, a step's A registers are computed in between. Without it the compiler may compute step
-// s + 1's A inside step s's fence .. wgmma window, and ptxas then serializes the wgmmas (C7513).
-__device__ __forceinline__ void pin_fragment(uint32_t (&r)[4]) {
-  asm volatile("" : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]));
-}
-
 // Descriptor of a no-swizzle K-major B tile at shared address `smem` (16-byte aligned):
 // bits 0-13 address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle mode (0 = none).
 __device__ __forceinline__ uint64_t smem_matrix_desc(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {

@@ -25,8 +25,7 @@
 //   LBO = 16 TN (h = 0 -> 1), SBO = 128 (8 tokens). Tokens past M and columns past K are zeros
 //   in the image (and W's padding has zero scales), so every group runs all 16 steps.
 // Per step s = 2 b + h of a group: each warp decodes its row tile's A fragment (pair-table
-//   lookup x block scale, as the tile kernel; the lookups issued two steps ahead, after wgmma
-//   s - 2) into register set s % kWgInFlight; wgmma_fence;
+//   lookup x block scale, as the tile kernel) into register set s % kWgInFlight; wgmma_fence;
 //   one wgmma per warpgroup; commit; wait until at most kWgInFlight - 1 steps are pending (the
 //   oldest one's register set is then free for step s + 1). Up to kWgInFlight wgmmas in flight
 //   per warpgroup hide the wgmma latency behind the decode of the following steps.
@@ -84,12 +83,11 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
   const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
-  // The producer lane starts group 0's copies first (they overlap the codebook load and the
-  // table build) and the other groups only after the table's barrier: issuing all S stages before
-  // the first barrier kept the 16 consumer warps waiting for ~33 S bulk copies from one lane (ncu,
-  // session 17: 8-22% of their cycles). The producer lane initializes the barriers itself (init,
-  // then the fence for the async proxy, then its copies); the consumers touch them only after the
-  // second CTA barrier.
+  // The producer's first S groups are on their way before the table is built: the codebook
+  // load + table build and the first stages' memory latency overlap (they were serial, part of
+  // the per-CTA fixed cost the split model charges). The producer lane initializes the
+  // barriers itself (init, then the fence for the async proxy, then its copies); the consumers
+  // touch them only after the second CTA barrier.
   const bool producer = warp == kWgConsumerWarps && lane == 0;
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
@@ -113,7 +111,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       mbarrier_init(&empty[i], kWgConsumerWarps * 32);
     }
     fence_barrier_init_for_async_proxy();
-    if (n_groups > 0) fill(0);
+    for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
@@ -122,7 +120,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 
   if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
     if (producer)
-      for (int j = 1; j < n_groups; ++j) fill(j);
+      for (int j = S; j < n_groups; ++j) fill(j);
     return;
   }
 
@@ -153,11 +151,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
     }
 
-    // Step s's pair-table words are loaded two steps ahead (issued after wgmma s - 2, before its
-    // wait), so the lookups' latency is off the per-step chain wait -> scale -> fence -> wgmma.
-    uint32_t words[2][4];
-    lookup_a_fragment<K>(dyn_smem, stream, 0, lane4, words[0]);
-    lookup_a_fragment<K>(dyn_smem, stream, 1, lane4, words[1]);
     uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
     for (int blk = 0; blk < 8; ++blk) {
@@ -166,13 +159,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * blk + h;
-        pin_fragment(words[h]);  // after the previous step's wait
-        scale_a_fragment<T>(words[h], s_lo, s_hi, a[s % kWgInFlight]);
-        pin_fragment(a[s % kWgInFlight]);  // before this step's fence
+        decode_a_fragment<T, K>(dyn_smem, stream, s, lane4, s_lo, s_hi, a[s % kWgInFlight]);
         wgmma_fence();
         wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4));
         wgmma_commit();
-        if (s + 2 < 16) lookup_a_fragment<K>(dyn_smem, stream, s + 2, lane4, words[h]);
         // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
         wgmma_wait<kWgInFlight - 1>();
         // ... and from step kWgInFlight - 2 on, every wgmma of group j - 1: release its stage
