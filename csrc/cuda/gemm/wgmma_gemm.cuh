@@ -160,12 +160,11 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     locate(item0 + j, tile0, chunk, grp0);
     const int seg_items = static_cast<int>(std::min<int64_t>(G - grp0, n_items - j));
     const bool has_tile = tile0 + warp < NT;
-    const int seg_begin = j, seg_end = j + seg_items;
-    for (; j < seg_end; ++j) {
+    for (int i = 0; i < seg_items; ++i, ++j) {
       const int stage = j % S;
       // The segment's first item starts its sums afresh (the wgmmas' scale-d = 0, so no register
       // writes between wgmmas).
-      const int accumulate = j == seg_begin ? 0 : 1;
+      const int accumulate = i == 0 ? 0 : 1;
       mbarrier_wait(&full[stage], (j / S) & 1);  // item j landed
       const unsigned char* st = stages + stage * kStageBytes;
       const unsigned char* wt = st + kXBytes + warp * kTileBytes;
