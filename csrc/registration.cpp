@@ -176,10 +176,6 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "
         "where tokens >= experts; returns the previous form");
-  m.def("_set_wgmma_stream_k", &kbit::cuda::set_wgmma_stream_k, pybind11::arg("mode"),
-        "Tuning aid: the wgmma kernel's stream-K (every CTA an even share of the (256-row unit, 256-column group) "
-        "items): -1 off (K-splits instead), 0 (default) the rule (the GPU's SMs where each gets >= 4 items), n > 0 "
-        "that many CTAs (at most the items); returns the previous mode");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

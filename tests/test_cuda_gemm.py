@@ -691,71 +691,16 @@ def test_gemm_cuda_graph(k, M):
     check_graph_replay(lambda x: kbit.gemm(x, qw), [x0.clone()], [x1])
 
 
-class _WgmmaStreamK:
-    """Sets the wgmma kernel's stream-K tuning aid for a with-block (-1 off, 0 the rule, n CTAs)."""
-
-    def __init__(self, mode):
-        self.mode = mode
-
-    def __enter__(self):
-        self.before = kbit._C._set_wgmma_stream_k(self.mode)
-
-    def __exit__(self, *exc):
-        assert kbit._C._set_wgmma_stream_k(self.before) == self.mode
-
-
-@pytest.mark.parametrize("stream_k", [0, 7])
 @pytest.mark.parametrize("M", [16, 100])
-def test_wgmma_gemm_graph(M, stream_k):
+def test_wgmma_gemm_graph(M):
     # the wgmma path is two kernels (x's stage image, then the GEMM, + the split reduction here:
-    # 257 x 5120 splits K; or with 7 stream-K CTAs their reduction) with the image and workspace
-    # from the allocator: capture and replay like gemm
+    # 257 x 5120 splits K) with the image from the allocator: capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")
     x1 = acts(M, 5120, torch.float16, "wg1")
     op = torch.ops.kbit.wgmma_gemm
-    with _WgmmaStreamK(stream_k):
-        check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
-
-
-@pytest.mark.parametrize("ctas", [1, 2, 3, 7, 13, 45])
-@pytest.mark.parametrize("M", [5, 16, 40, 64, 100])
-@pytest.mark.parametrize("nk", [(257, 5120), (4100, 2080), (40, 800)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", [2, 4, 5])
-def test_wgmma_stream_k(k, dtype, nk, M, ctas, poisoned_cuda):
-    # stream-K (wgmma_gemm.h): CTAs take even shares of the (256-row block, token chunk, 256-column
-    # group) items, so a CTA may start or end inside a unit and a unit may span several CTAs (the
-    # workspace slots, added by the reduction) or lie inside one (written directly). 257 x 5120: 2
-    # row blocks (the second holds one row tile) x 20 groups; 4100 x 2080: 17 row blocks x 9
-    # groups (a 32-column tail); 40 x 800: 4 groups; M = 100: two 64-token chunks, the second
-    # partial. CTA counts past the items are clamped to them.
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "wgsk")
-    fn = lambda xx: torch.ops.kbit.wgmma_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
-    with _WgmmaStreamK(ctas):
-        y = check_call(fn, x, W_hat, dtype)
-        assert_bitwise_equal(fn(x), y)
-    with _WgmmaStreamK(-1):  # the split layout: the same sums in another order
-        y_split = fn(x)
-    assert float((y.double() - y_split.double()).norm() / y_split.double().norm()) <= GEMM_RTOL[dtype]
-
-
-def test_wgmma_stream_k_rule_and_aid():
-    # the rule takes stream-K where every SM gets >= 4 items (4100 x 2080 at M = 256: 17 x 4 x 9 =
-    # 612 items >= 4 x 132 on the H100), and the aid refuses modes below -1
-    skip_unless_runs("wgmma_gemm", 4, 256)
-    with pytest.raises(RuntimeError, match="mode must be -1 .off., 0 .the rule. or a CTA count > 0; got -2"):
-        kbit._C._set_wgmma_stream_k(-2)
-    qw, W_hat = weight(4, 4100, 2080)
-    x = acts(256, 2080, torch.float16, "wgsk-rule")
-    fn = lambda xx: torch.ops.kbit.wgmma_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)  # noqa: E731
-    with _WgmmaStreamK(0):
-        y = check_call(fn, x, W_hat, torch.float16)
-    with _WgmmaStreamK(torch.cuda.get_device_properties(0).multi_processor_count):
-        assert_bitwise_equal(fn(x), y)  # the rule's CTAs: one per SM
+    check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,10 +47,6 @@ int set_gemv_x_resident(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
 
-// The wgmma kernel's stream-K (wgmma_gemm.h): -1 off (the split layout), 0 the rule (the
-// default), n > 0 that many CTAs wherever the items allow; returns the previous value.
-int set_wgmma_stream_k(int64_t mode);
-
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
 struct GemvLaunchQuery {

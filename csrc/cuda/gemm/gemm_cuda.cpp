@@ -124,25 +124,6 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
 }
 
 namespace {
-std::atomic<int64_t> wgmma_stream_mode{0};
-}  // namespace
-
-int set_wgmma_stream_k(int64_t mode) {
-  TORCH_CHECK(mode >= -1, "kbit._C._set_wgmma_stream_k: mode must be -1 (off), 0 (the rule) or a CTA count > 0; got ",
-              mode);
-  return static_cast<int>(wgmma_stream_mode.exchange(mode));
-}
-
-int wgmma_stream_ctas(int64_t M, int64_t N, int64_t K, int sm_count) {
-  const int64_t mode = wgmma_stream_mode.load(std::memory_order_relaxed);
-  if (mode < 0 || forced_cta_splits() > 0) return 0;  // (forced splits: the split layout)
-  const int64_t tokens = wgmma_tokens(M), groups = (K + 255) / 256;
-  const int64_t items = ((N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles * ((M + tokens - 1) / tokens) * groups;
-  if (mode > 0) return static_cast<int>(std::min(mode, items));
-  return items >= kWgStreamMinItems * sm_count ? sm_count : 0;
-}
-
-namespace {
 
 template <typename T, int K>
 void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
@@ -341,21 +322,6 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
               " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));  // alive until the launch
-  const int stream_ctas = wgmma_stream_ctas(M, g.rows, g.cols, prop.multiProcessorCount);
-  if (stream_ctas > 0) {  // stream-K: the workspace holds wgmma_stream_slots partials
-    const at::Tensor cb = codebook.contiguous();
-    at::Tensor y = at::empty({M, g.rows}, x.options());
-    TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
-    args.x = image.data_ptr();
-    args.stream_ctas = stream_ctas;
-    const int64_t tokens = wgmma_tokens(M);
-    const int64_t items = (g.row_tiles() + kWgRowTiles - 1) / kWgRowTiles * ((M + tokens - 1) / tokens) * g.col_tiles();
-    const at::Tensor workspace = at::empty({wgmma_stream_slots(items, stream_ctas, g.col_tiles()), M,
-                                            g.row_tiles() * 16}, x.options().dtype(at::kFloat));
-    args.workspace = workspace.data_ptr<float>();
-    launch(x, g.k, DensePath::kWgmma, args);
-    return y;
-  }
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.x = image.data_ptr();
     args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);

@@ -1,12 +1,11 @@
 #pragma once
-// The deterministic split-K reductions of the tensor-core GEMMs: with splits > 1 each CTA
+// The deterministic split-K reduction of both tensor-core GEMMs: with splits > 1 each CTA
 // writes its fp32 partial sums to workspace[split][M][N16]; this kernel adds them in split
 // order (the same bits on every run) and applies the row scale times `fix`.
 #include <cstdint>
 
 #include "../common/device_utils.cuh"
 #include "tc_gemm.h"
-#include "wgmma_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -30,38 +29,6 @@ void launch_reduce_splits(const TcGemmArgs& args, float fix, cudaStream_t stream
   const unsigned blocks = static_cast<unsigned>(grid_for((total + 255) / 256, 4));
   reduce_splits_kernel<T><<<blocks, 256, 0, stream>>>(args.workspace, args.row_scale, static_cast<T*>(args.y), args.M,
                                                        args.N, (args.N + 15) / 16 * 16, args.splits, fix);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-// The wgmma kernel's stream-K reduction (wgmma_gemm.h): y element (tok, row) belongs to unit
-// (row / 256) chunks + tok / tokens; where more than one CTA covered that unit, their partials
-// (workspace slots 0 .. CTAs - 1) are added in slot order and scaled by the row scale; a unit one
-// CTA covered was written to y by that CTA (skipped here).
-template <typename T>
-__global__ void reduce_stream_k_kernel(const float* __restrict__ workspace, const float* __restrict__ row_scale,
-                                       T* __restrict__ y, int64_t M, int64_t N, int64_t n16, int64_t tokens,
-                                       int64_t groups, int64_t items, int64_t ctas) {
-  const int64_t total = M * N, chunks = (M + tokens - 1) / tokens;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t tok = i / N, row = i % N;
-    const int64_t unit_item0 = ((row / 256) * chunks + tok / tokens) * groups;
-    const int64_t first = wgmma_stream_cta_of(unit_item0, items, ctas);
-    const int64_t last = wgmma_stream_cta_of(unit_item0 + groups - 1, items, ctas);
-    if (first == last) continue;
-    float sum = workspace[tok * n16 + row];
-    for (int64_t s = 1; s <= last - first; ++s) sum += workspace[(s * M + tok) * n16 + row];
-    y[i] = from_float<T>(sum * row_scale[row]);
-  }
-}
-
-template <typename T>
-void launch_reduce_stream_k(const TcGemmArgs& args, int tokens, cudaStream_t stream) {
-  const int64_t total = args.M * args.N, groups = (args.K + 255) / 256;
-  const int64_t n16 = (args.N + 15) / 16 * 16;
-  const int64_t items = (n16 / 16 + kWgRowTiles - 1) / kWgRowTiles * ((args.M + tokens - 1) / tokens) * groups;
-  const unsigned blocks = static_cast<unsigned>(grid_for((total + 255) / 256, 4));
-  reduce_stream_k_kernel<T><<<blocks, 256, 0, stream>>>(args.workspace, args.row_scale, static_cast<T*>(args.y),
-                                                         args.M, args.N, n16, tokens, groups, items, args.stream_ctas);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

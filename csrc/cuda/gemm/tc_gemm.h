@@ -17,11 +17,10 @@ struct TcGemmArgs {
   const float* codebook;          // [2^k]
   const int32_t* expert_offsets;  // grouped: [E + 1] on the device; dense: nullptr
   void* y;                        // [M, N], same dtype as x
-  float* workspace;               // dense with splits > 1: [splits, M, N16] fp32 (wgmma stream-K: [slots, M, N16])
+  float* workspace;               // dense with splits > 1: [splits, M, N16] fp32
   int64_t M, N, K;
   int64_t experts;                // 1 when dense
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
-  int stream_ctas;                // wgmma only, > 0: that many CTAs share the (unit, group) items evenly (stream-K; splits = 1)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
   GemvDecode gemv_decode;         // scalar GEMV only: kAuto (zero) = gemv_auto_decode, or the one asked for

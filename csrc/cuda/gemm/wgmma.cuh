@@ -37,14 +37,6 @@ __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.a
 // Keeps the compiler from moving reads or writes of v across this point (after a wait).
 __device__ __forceinline__ void pin_register(float& v) { asm volatile("" : "+f"(v)::"memory"); }
 
-// A copy of accumulator v made at this point (after a wait), so that later uses on divergent
-// paths read the copy, not the wgmma's register.
-__device__ __forceinline__ float read_accumulator(const float& v) {
-  float copy;
-  asm volatile("mov.b32 %0, %1;" : "=f"(copy) : "f"(v) : "memory");
-  return copy;
-}
-
 // Descriptor of a no-swizzle K-major B tile at shared address `smem` (16-byte aligned):
 // bits 0-13 address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle mode (0 = none).
 __device__ __forceinline__ uint64_t smem_matrix_desc(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
@@ -117,12 +109,11 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], const uint32_t (
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
-                                             int accumulate = 1) {
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b) {
   static_assert(N == 16 || N == 32 || N == 64, "wgmma_m64k16: N = 16, 32 or 64");
-  if constexpr (N == 16) wgmma_m64n16k16<T>(d, a, desc_b, accumulate);
-  else if constexpr (N == 32) wgmma_m64n32k16<T>(d, a, desc_b, accumulate);
-  else wgmma_m64n64k16<T>(d, a, desc_b, accumulate);
+  if constexpr (N == 16) wgmma_m64n16k16<T>(d, a, desc_b, 1);
+  else if constexpr (N == 32) wgmma_m64n32k16<T>(d, a, desc_b, 1);
+  else wgmma_m64n64k16<T>(d, a, desc_b, 1);
 }
 
 }  // namespace cuda

@@ -76,31 +76,12 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
+  const int split = blockIdx.y, splits = gridDim.y;
+  const int64_t grp_begin = div_nonneg(G * split, splits);
+  const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
   const int64_t chunks = (M + TN - 1) / TN;
-  // The CTA's items [item0, item0 + n_items): item = unit G + group, unit = row block chunks +
-  // chunk. Split layout (stream_ctas = 0): unit blockIdx.x, groups of split blockIdx.y. Stream-K:
-  // an even share of all items (wgmma_gemm.h), which may start and end inside units.
-  const bool stream_k = args.stream_ctas > 0;
-  const int64_t items = NT > 0 ? (NT + kWgRowTiles - 1) / kWgRowTiles * chunks * G : 0;
-  int64_t item0, item_end;
-  if (stream_k) {
-    item0 = wgmma_stream_item_begin(blockIdx.x, items, gridDim.x);
-    item_end = wgmma_stream_item_begin(blockIdx.x + 1, items, gridDim.x);
-  } else {
-    const int split = blockIdx.y, splits = gridDim.y;
-    item0 = blockIdx.x * G + div_nonneg(G * split, splits);
-    item_end = blockIdx.x * G + div_nonneg(G * (split + 1), splits);
-  }
-  const int n_items = static_cast<int>(item_end - item0);
-  // Item -> (row block's first tile, chunk, group); items < 2^31 (the launcher checks), so 32-bit
-  // divisions.
-  const auto locate = [&](int64_t item, int64_t& tile0, int64_t& chunk, int64_t& grp) {
-    const uint32_t unit = static_cast<uint32_t>(item) / static_cast<uint32_t>(G);
-    grp = item - int64_t(unit) * G;
-    const uint32_t row_block = unit / static_cast<uint32_t>(chunks);
-    chunk = unit - int64_t(row_block) * chunks;
-    tile0 = int64_t(row_block) * kWgRowTiles;
-  };
+  const int64_t row_block = div_nonneg(blockIdx.x, chunks);
+  const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
   // The producer's first S groups are on their way before the table is built: the codebook
   // load + table build and the first stages' memory latency overlap (they were serial, part of
@@ -108,18 +89,17 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // barriers itself (init, then the fence for the async proxy, then its copies); the consumers
   // touch them only after the second CTA barrier.
   const bool producer = warp == kWgConsumerWarps && lane == 0;
-  const auto fill = [&](int j) {  // item item0 + j into stage j % S (producer lane)
+  const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
+  const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
+  const auto fill = [&](int j) {  // group grp_begin + j into stage j % S (producer lane)
     const int stage = j % S;
-    if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // item j - S released
-    int64_t tile0, chunk, grp;
-    locate(item0 + j, tile0, chunk, grp);
-    const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - tile0));
-    const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + (chunk * G + grp) * kXBytes;
+    if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
+    const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
     mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
-    bulk_copy_to_shared(st, x_image, kXBytes, &full[stage]);
+    bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
     for (int c = 0; c < live_tiles; ++c) {
-      const int64_t tile = (tile0 + c) * G + grp;
+      const int64_t tile = (cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
       bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
@@ -131,110 +111,82 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       mbarrier_init(&empty[i], kWgConsumerWarps * 32);
     }
     fence_barrier_init_for_async_proxy();
-    for (int j = 0; j < S && j < n_items; ++j) fill(j);
+    for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (warp == kWgConsumerWarps) {  // producer: the remaining items, as stages are released
+  if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
     if (producer)
-      for (int j = S; j < n_items; ++j) fill(j);
+      for (int j = S; j < n_groups; ++j) fill(j);
     return;
   }
 
-  // Consumer warp: row tile 4 wg + q of its row block (warp = 4 wg + q); past N it feeds zeros.
+  // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
   const int g = lane >> 2, t = lane & 3;
+  const bool has_tile = cta_tile0 + warp < NT;
   const uint32_t lane4 = 4u * lane;
   float acc[TN / 2];
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
 
-  // Segments: the CTA's items of one unit (split layout: one segment). The sums are written
-  // once per segment, outside any branch (ptxas serializes every wgmma of the kernel when a wait
-  // sits on a path it cannot prove uniform, C7518).
-  int j = 0;  // the CTA's item index (stage j % S)
-  while (j < n_items) {
-    int64_t tile0, chunk, grp0;
-    locate(item0 + j, tile0, chunk, grp0);
-    const int seg_items = static_cast<int>(std::min<int64_t>(G - grp0, n_items - j));
-    const bool has_tile = tile0 + warp < NT;
-    for (int i = 0; i < seg_items; ++i, ++j) {
-      const int stage = j % S;
-      // The segment's first item starts its sums afresh (the wgmmas' scale-d = 0, so no register
-      // writes between wgmmas).
-      const int accumulate = i == 0 ? 0 : 1;
-      mbarrier_wait(&full[stage], (j / S) & 1);  // item j landed
-      const unsigned char* st = stages + stage * kStageBytes;
-      const unsigned char* wt = st + kXBytes + warp * kTileBytes;
-      const uint64_t desc0 = smem_matrix_desc(st, 16 * TN, 128);
+  for (int j = 0; j < n_groups; ++j) {
+    const int stage = j % S;
+    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
+    const unsigned char* st = stages + stage * kStageBytes;
+    const unsigned char* wt = st + kXBytes + warp * kTileBytes;
+    const uint64_t desc0 = smem_matrix_desc(st, 16 * TN, 128);
 
-      uint32_t stream[4 * K];
-      uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
-      if (has_tile) {
-        load_lane_stream<K>(wt, lane, stream);
-        load_scale_pairs(wt + K * 512, g, scales);
-      } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
-#pragma unroll
-        for (int w = 0; w < 4 * K; ++w) stream[w] = 0;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
-      }
-
-      uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
-#pragma unroll
-      for (int blk = 0; blk < 8; ++blk) {
-        uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
-        block_scale_splats(scales, blk, s_lo, s_hi);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int s = 2 * blk + h;
-          decode_a_fragment<T, K>(dyn_smem, stream, s, lane4, s_lo, s_hi, a[s % kWgInFlight]);
-          wgmma_fence();
-          wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4), s == 0 ? accumulate : 1);
-          wgmma_commit();
-          // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
-          wgmma_wait<kWgInFlight - 1>();
-          // ... and from step kWgInFlight - 2 on, every wgmma of item j - 1: release its stage
-          // (every thread arrives).
-          if (s == kWgInFlight - 2 && j > 0) mbarrier_arrive(&empty[(j - 1) % S]);
-        }
-      }
-    }
-    // The segment's sums: to y (with the row scale) where this CTA covered the whole unit, else
-    // as fp32 partials to the workspace slot (split layout: the split; stream-K: this CTA's rank
-    // among the unit's CTAs) for the reduction. Read once, into `out`, after the wait.
-    wgmma_wait<0>();
-    float out[TN / 2];
-#pragma unroll
-    for (int e = 0; e < TN / 2; ++e) out[e] = read_accumulator(acc[e]);
-    int64_t slot;
-    bool direct;
-    if (stream_k) {
-      const int64_t unit_item0 = item0 + j - 1 - (grp0 + seg_items - 1);
-      const int64_t first = wgmma_stream_cta_of(unit_item0, items, gridDim.x);
-      slot = blockIdx.x - first;
-      direct = first == wgmma_stream_cta_of(unit_item0 + G - 1, items, gridDim.x);
-    } else {
-      slot = blockIdx.y;
-      direct = gridDim.y == 1;
-    }
-    // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
-    const int64_t tok0 = chunk * TN;
-    const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
+    uint32_t stream[4 * K];
+    uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
     if (has_tile) {
+      load_lane_stream<K>(wt, lane, stream);
+      load_scale_pairs(wt + K * 512, g, scales);
+    } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
 #pragma unroll
-      for (int e = 0; e < TN / 2; ++e) {
-        const int64_t row = (tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
-        const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
-        if (row >= N || tok >= rows) continue;
-        if (direct)
-          static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(out[e] * __ldg(args.row_scale + row));
-        else
-          args.workspace[(slot * M + tok0 + tok) * (NT * 16) + row] = out[e];
+      for (int w = 0; w < 4 * K; ++w) stream[w] = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
+    }
+
+    uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
+#pragma unroll
+    for (int blk = 0; blk < 8; ++blk) {
+      uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
+      block_scale_splats(scales, blk, s_lo, s_hi);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int s = 2 * blk + h;
+        decode_a_fragment<T, K>(dyn_smem, stream, s, lane4, s_lo, s_hi, a[s % kWgInFlight]);
+        wgmma_fence();
+        wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4));
+        wgmma_commit();
+        // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
+        wgmma_wait<kWgInFlight - 1>();
+        // ... and from step kWgInFlight - 2 on, every wgmma of group j - 1: release its stage
+        // (every thread arrives).
+        if (s == kWgInFlight - 2 && j > 0) mbarrier_arrive(&empty[(j - 1) % S]);
       }
     }
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e) pin_register(acc[e]);
+
+  // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
+  const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
+  if (!has_tile) return;
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e) {
+    const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
+    const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
+    if (row >= N || tok >= rows) continue;
+    if (splits == 1)
+      static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * __ldg(args.row_scale + row));
+    else
+      args.workspace[(int64_t(split) * M + tok0 + tok) * (NT * 16) + row] = acc[e];
   }
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
@@ -247,18 +199,11 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   auto kernel = wgmma_gemm_kernel<T, K, TN>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
   const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
-  const int64_t units = (args.M + TN - 1) / TN * row_blocks;
-  const bool stream_k = args.stream_ctas > 0;
-  const int64_t items = units * ((args.K + 255) / 256);
-  TORCH_CHECK(items < (int64_t(1) << 31), "kbit: wgmma_gemm takes fewer than 2^31 (256-row, ", TN, "-token, "
-              "256-column) items; got ", items, " (M=", args.M, ", N=", args.N, ", K=", args.K, ")");
-  TORCH_CHECK(!stream_k || (args.splits == 1 && args.stream_ctas <= items),
-              "kbit: wgmma stream-K takes splits = 1 and at most one CTA per item");
-  const dim3 grid(static_cast<unsigned>(stream_k ? args.stream_ctas : units), static_cast<unsigned>(args.splits));
+  const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
   launch_kernel(kernel, grid, dim3(kWgThreads), kSmem, stream,
                 dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
-  if (stream_k) launch_reduce_stream_k<T>(args, TN, stream);
-  else if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
+  if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
 }
 
 template <typename T, int K>

@@ -8,10 +8,8 @@
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 
-#include "../../common/hd.h"
 #include "../../common/tiled_layout.h"
 #include "tc_gemm.h"
 #include "tile_gemm.h"
@@ -55,25 +53,6 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
 
 // Splits along K (grid.y) for y[M, N] on a GPU of sm_count SMs (one CTA per SM).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
-
-// Stream-K: the kernel's work is items = units x groups (unit = 256-row block x token chunk, chunk
-// fastest; group = 256 columns), and CTA c of C takes items [c I / C, (c + 1) I / C): every SM gets
-// the same share where units x splits would leave SMs idle (Llama-3 8B / 70B gate/up: 56 / 112 row
-// blocks on 132 SMs). A unit that one CTA covers whole is written to y by that CTA; the others'
-// CTAs write fp32 partials to workspace slot c - (first CTA of the unit), which
-// reduce_stream_k_kernel adds in slot order (deterministic).
-KBIT_HD int64_t wgmma_stream_item_begin(int64_t cta, int64_t items, int64_t ctas) { return cta * items / ctas; }
-// The CTA whose items include item i (the largest c with item_begin(c) <= i).
-KBIT_HD int64_t wgmma_stream_cta_of(int64_t item, int64_t items, int64_t ctas) { return ((item + 1) * ctas - 1) / items; }
-// Workspace slots: the most CTAs one unit of `groups` items can span (each CTA has >= items / ctas).
-inline int64_t wgmma_stream_slots(int64_t items, int64_t ctas, int64_t groups) {
-  const int64_t least = items / ctas;  // >= 1: ctas <= items
-  return std::min<int64_t>(ctas, (groups + least - 1) / least + 1);
-}
-// CTAs for stream-K (0: the split layout instead): the GPU's SMs where every CTA gets at least
-// kWgStreamMinItems groups; the tuning aid (set_wgmma_stream_k) forces it off or to n CTAs.
-constexpr int64_t kWgStreamMinItems = 4;
-int wgmma_stream_ctas(int64_t M, int64_t N, int64_t K, int sm_count);
 
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);
