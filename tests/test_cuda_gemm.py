@@ -703,29 +703,6 @@ def test_wgmma_gemm_graph(M):
     check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
 
 
-@pytest.mark.parametrize("M", [16, 100])
-@pytest.mark.parametrize("nk", [(4100, 2080), (257, 5120), (40, 800)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", [3, 4])
-def test_wgmma_gemm_group_rotation(k, dtype, nk, M, poisoned_cuda):
-    # row blocks starting their K groups at rotated offsets (the default) and all at the first: both
-    # match the reference and repeat bit for bit; they add the groups in different orders (17 row
-    # blocks x 9 groups; 2 row blocks x 20 groups, split along K; 1 row block)
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "wgrot")
-    fn = lambda xx: torch.ops.kbit.wgmma_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
-    ys = {}
-    for on in (False, True):
-        before = kbit._C._set_wgmma_rotate_groups(on)
-        try:
-            ys[on] = check_call(fn, x, W_hat, dtype)
-            assert_bitwise_equal(fn(x), ys[on])
-        finally:
-            kbit._C._set_wgmma_rotate_groups(before)
-    assert before is True  # the default
-
-
 # ---------------------------------------------------------------------------------------------
 # grouped_gemm
 # ---------------------------------------------------------------------------------------------

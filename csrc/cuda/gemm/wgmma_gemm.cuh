@@ -91,17 +91,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const bool producer = warp == kWgConsumerWarps && lane == 0;
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
-  // The CTA's j-th group is grp_begin + (j + rotation) % n_groups: row blocks start their groups at
-  // different offsets (rotate_groups), so the CTAs do not all read the same x block and the weight
-  // tiles G x 2 KB apart at the same time. (The consumers never use the group index; the sums'
-  // order is fixed per CTA: deterministic.)
-  const int rotation =
-      args.rotate_groups && n_groups > 0 ? static_cast<int>(static_cast<uint32_t>(row_block) % uint32_t(n_groups)) : 0;
-  const auto fill = [&](int j) {  // the CTA's group j into stage j % S (producer lane)
+  const auto fill = [&](int j) {  // group grp_begin + j into stage j % S (producer lane)
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
-    const int jr = j + rotation;
-    const int64_t grp = grp_begin + (jr >= n_groups ? jr - n_groups : jr);
+    const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
     mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
     bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
