@@ -5,6 +5,7 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -243,6 +244,49 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   return plan;
 }
 
+// plan_gemv_kernel, remembered: a plan depends only on the device, the call's shape (M, N, K,
+// experts, rows per unit) and the tuning aids, all in the key, so a repeated call costs one lookup
+// instead of its plan's occupancy queries (up to ~40 cached lookups behind a mutex for dense calls
+// of 8+ rows). One small direct-mapped table per kernel instantiation; a clash recomputes.
+template <typename T, int K, int kTokens, GemvDecode kDecode>
+GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
+  struct Key {
+    int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
+    int device, aids[7];
+    bool grouped;
+    bool operator==(const Key& o) const {
+      return rows == o.rows && out_features == o.out_features && cols == o.cols && experts == o.experts &&
+             rows_per_unit == o.rows_per_unit && device == o.device && grouped == o.grouped &&
+             std::equal(aids, aids + 7, o.aids);
+    }
+  };
+  const bool grouped = args.expert_offsets != nullptr;
+  const Key key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
+                static_cast<int>(c10::cuda::current_device()),
+                {gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
+                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()},
+                grouped};
+  constexpr int kSlots = 64;
+  struct Entry {
+    Key key;
+    GemvLaunchPlan plan;
+    bool used;
+  };
+  static std::mutex mutex;
+  static Entry table[kSlots] = {};
+  const uint64_t h = (uint64_t(key.rows) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(key.out_features) * 0xC2B2AE3D27D4EB4Full) ^
+                     (uint64_t(key.cols) * 0x165667B19E3779F9ull) ^ uint64_t(key.experts) ^ (uint64_t(key.device) << 40);
+  Entry& e = table[(h ^ (h >> 29)) % kSlots];
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (e.used && e.key == key) return e.plan;
+  }
+  const GemvLaunchPlan plan = plan_gemv_kernel<T, K, kTokens, kDecode>(args);
+  std::lock_guard<std::mutex> lock(mutex);
+  e = Entry{key, plan, true};
+  return plan;
+}
+
 template <typename T, int K>
 GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args) {
   return with_gemv_kernel(args, [&](auto slots, auto decode) {
@@ -258,7 +302,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
   with_gemv_kernel(args, [&](auto slots, auto decode) {
     constexpr int kTokens = decltype(slots)::value;
     constexpr GemvDecode kDecode = decltype(decode)::value;
-    const GemvLaunchPlan plan = plan_gemv_kernel<T, K, kTokens, kDecode>(args);
+    const GemvLaunchPlan plan = remembered_gemv_plan<T, K, kTokens, kDecode>(args);
     const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
     const bool dependent = dependent_launch_enabled(prop);
     const bool grouped = args.expert_offsets != nullptr;
