@@ -176,9 +176,6 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "
         "where tokens >= experts; returns the previous form");
-  m.def("_set_wgmma_ramp_fills", &kbit::cuda::set_wgmma_ramp_fills, pybind11::arg("on"),
-        "Tuning aid: whether the wgmma kernel requests its first pipeline stages one at a time, each once the one "
-        "before landed (on by default), instead of all at once; returns the previous setting");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -703,27 +703,6 @@ def test_wgmma_gemm_graph(M):
     check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
 
 
-@pytest.mark.parametrize("M", [16, 64, 100])
-@pytest.mark.parametrize("nk", [(4100, 2080), (257, 5120), (40, 800), (17, 96)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", [3, 4])
-def test_wgmma_gemm_ramp_fills(k, dtype, nk, M, poisoned_cuda):
-    # the first stages requested one at a time (the default) or all at once: the same items in the
-    # same order, so the same bits, and both match the reference (17 row blocks x 9 groups; 2 row
-    # blocks x 20 groups split along K; 4 groups; one group, fewer than the stages)
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "wgramp")
-    fn = lambda xx: torch.ops.kbit.wgmma_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)  # noqa: E731
-    y_ramp = check_call(fn, x, W_hat, dtype)
-    before = kbit._C._set_wgmma_ramp_fills(False)
-    try:
-        assert before is True  # the default
-        assert_bitwise_equal(check_call(fn, x, W_hat, dtype), y_ramp)
-    finally:
-        kbit._C._set_wgmma_ramp_fills(before)
-
-
 # ---------------------------------------------------------------------------------------------
 # grouped_gemm
 # ---------------------------------------------------------------------------------------------

@@ -47,10 +47,6 @@ int set_gemv_x_resident(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
 
-// Whether the wgmma kernel requests its first pipeline stages one at a time (on by default,
-// wgmma_gemm.h); returns the previous setting.
-bool set_wgmma_ramp_fills(bool on);
-
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
 struct GemvLaunchQuery {

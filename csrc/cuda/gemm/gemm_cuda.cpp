@@ -124,13 +124,6 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
 }
 
 namespace {
-std::atomic<bool> wgmma_ramp_on{true};
-}  // namespace
-
-bool wgmma_ramp_fills() { return wgmma_ramp_on.load(std::memory_order_relaxed); }
-bool set_wgmma_ramp_fills(bool on) { return wgmma_ramp_on.exchange(on); }
-
-namespace {
 
 template <typename T, int K>
 void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
@@ -332,7 +325,6 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.x = image.data_ptr();
     args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-    args.ramp_fills = wgmma_ramp_fills();
   });
 }
 

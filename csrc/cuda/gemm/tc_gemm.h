@@ -21,7 +21,6 @@ struct TcGemmArgs {
   int64_t M, N, K;
   int64_t experts;                // 1 when dense
   int splits;                     // CTAs sharing one 16-row tile along K (dense only)
-  bool ramp_fills;                // wgmma only: the first stages' copies one stage at a time (each after the last landed)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
   GemvDecode gemv_decode;         // scalar GEMV only: kAuto (zero) = gemv_auto_decode, or the one asked for

@@ -111,23 +111,16 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       mbarrier_init(&empty[i], kWgConsumerWarps * 32);
     }
     fence_barrier_init_for_async_proxy();
-    for (int j = 0; j < (args.ramp_fills ? 1 : S) && j < n_groups; ++j) fill(j);
+    for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  // Ramp (args.ramp_fills): the first S stages are requested one at a time, each once the one
-  // before landed, so that at the start (every CTA asking for its first stages at once) the
-  // memory system serves every CTA's first stage before anyone's later ones and the consumers
-  // start after one stage's latency, not after S stages' worth of everyone's bytes.
   if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
     if (producer)
-      for (int j = args.ramp_fills ? 1 : S; j < n_groups; ++j) {
-        if (j < S) mbarrier_wait(&full[j - 1], 0);  // (ramp) stage j - 1 landed
-        fill(j);
-      }
+      for (int j = S; j < n_groups; ++j) fill(j);
     return;
   }
 

@@ -54,10 +54,6 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
 // Splits along K (grid.y) for y[M, N] on a GPU of sm_count SMs (one CTA per SM).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
-// Whether the kernel requests its first stages one at a time (TcGemmArgs::ramp_fills; on by
-// default, set_wgmma_ramp_fills in dispatch_query.h is its tuning aid).
-bool wgmma_ramp_fills();
-
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);
 
