@@ -7,13 +7,13 @@
 //
 // Work partition:
 //   CTA    = 4 consumer warpgroups on 256 rows of W (16 row tiles) x TN tokens (16, 32 or 64),
-//            plus one producer warp. Warpgroup wg owns the 64-row wgmma block of row tiles
+//            plus kWgProducerWarps producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
 //   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
 //   grid.y = splits along K (as the tile kernel; partials reduced in split order)
-// Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warp's lane 0
-//   fills a stage with bulk copies (bulk_copy.cuh): x as one block of the prepared image
+// Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warps' lane 0s
+//   fill a stage (each its share of the tiles) with bulk copies (bulk_copy.cuh): x as one block of the prepared image
 //   (wgmma_x_image) and each live weight tile as two (k x 512 stream bytes [v][lane][16 B], 128
 //   absmax bytes), completing on the stage's `full` mbarrier. A consumer warp releases a stage
 //   (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
@@ -83,42 +83,51 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
   const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
-  // The producer's first S groups are on their way before the table is built: the codebook
+  // The producers' first S groups are on their way before the table is built: the codebook
   // load + table build and the first stages' memory latency overlap (they were serial, part of
-  // the per-CTA fixed cost the split model charges). The producer lane initializes the
-  // barriers itself (init, then the fence for the async proxy, then its copies); the consumers
-  // touch them only after the second CTA barrier.
-  const bool producer = warp == kWgConsumerWarps && lane == 0;
+  // the per-CTA fixed cost the split model charges). Producer warp 0's lane initializes the
+  // barriers (init, then the fence for the async proxy), the producer warps sync among
+  // themselves, then each issues its copies; the consumers touch the barriers only after the
+  // second CTA barrier.
+  const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
+  const bool producer = producer_warp >= 0 && lane == 0;
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
-  const auto fill = [&](int j) {  // group grp_begin + j into stage j % S (producer lane)
+  // This producer's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
+  const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
+  const auto fill = [&](int j) {  // this producer's share of group grp_begin + j into stage j % S
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
     const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
-    mbarrier_arrive_expect_tx(&full[stage], kXBytes + live_tiles * kTileBytes);
-    bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
-    for (int c = 0; c < live_tiles; ++c) {
+    // Each producer warp arrives once per phase (the barrier's count), expecting its own bytes.
+    mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
+    if (producer_warp == 0) bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+    for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
       const int64_t tile = (cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
       bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
-  if (producer) {
-    for (int i = 0; i < S; ++i) {
-      mbarrier_init(&full[i], 1);
-      mbarrier_init(&empty[i], kWgConsumerWarps * 32);
+  if (producer_warp >= 0) {
+    if (producer && producer_warp == 0) {
+      for (int i = 0; i < S; ++i) {
+        mbarrier_init(&full[i], kWgProducerWarps);
+        mbarrier_init(&empty[i], kWgConsumerWarps * 32);
+      }
+      fence_barrier_init_for_async_proxy();
     }
-    fence_barrier_init_for_async_proxy();
-    for (int j = 0; j < S && j < n_groups; ++j) fill(j);
+    named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
+    if (producer)
+      for (int j = 0; j < S && j < n_groups; ++j) fill(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (warp == kWgConsumerWarps) {  // producer: the remaining groups, as stages are released
+  if (producer_warp >= 0) {  // producers: the remaining groups, as stages are released
     if (producer)
       for (int j = S; j < n_groups; ++j) fill(j);
     return;

@@ -20,7 +20,12 @@ namespace cuda {
 constexpr int kWgConsumerWarps = 16;               // four warpgroups, one 64-row wgmma block each
 constexpr int kWgRowTiles = kTileRowTiles;         // 16-row tiles per CTA: 256 rows, as the tile kernel
 static_assert(kWgRowTiles == kWgConsumerWarps, "wgmma_gemm: one row tile per consumer warp");
-constexpr int kWgThreads = (kWgConsumerWarps + 1) * 32;  // + the producer warp
+// Producer warps: one lane of each issues the bulk copies of every kWgProducerWarps-th tile of a
+// stage (warp 0 also x's). One lane issuing a stage's ~33 copies took ~2250 cycles (a per-CTA trace,
+// session 17: 68-80 cycles per copy on the uniform datapath), ~9000 before the first barrier at 4
+// stages and about the consumers' time per group at TN = 64.
+constexpr int kWgProducerWarps = 4;
+constexpr int kWgThreads = (kWgConsumerWarps + kWgProducerWarps) * 32;
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
 
 // Tokens per CTA: 16, 32 or 64 (M <= 16, <= 32, more: chunks of 64).
