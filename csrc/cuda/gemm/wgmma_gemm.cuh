@@ -3,7 +3,7 @@
 // (docs/format.md section 5). The tile kernel's structure (tile_gemm.cuh: x staged once per CTA,
 // pair-table decode of A in registers) with the matrix math moved to asynchronous wgmma, so a
 // warp decodes step s + 1 while the tensor cores run step s, x read by the tensor cores from
-// shared memory, and the stages filled by the copy engine from a producer warp.
+// shared memory, and the stages filled by the copy engine from producer warps.
 //
 // Work partition:
 //   CTA    = 4 consumer warpgroups on 256 rows of W (16 row tiles) x TN tokens (16, 32 or 64),
@@ -34,7 +34,10 @@
 // History (H100, 70B gate/up, k = 4; docs/design.md): per-thread cp.async stages and 8 warps
 //   (2 row tiles each) were no faster than the tile kernel at any M; bulk copies made M = 64
 //   122 -> 98 us; ncu then showed the per-group CTA barrier and too few warps for the decode
-//   latency (barrier, wait and gmma stalls), hence this partition.
+//   latency (barrier, wait and gmma stalls), hence this partition. Session 17: a per-CTA trace
+//   showed one producer lane spending 68-80 cycles per bulk copy (~9000 cycles of first stages
+//   before the first barrier at TN = 16, ~2650 per stage on the path at TN = 64); four producer
+//   warps: 8B gate/up M = 128 58.7 -> 44.8 us, 70B M = 64 109 -> 91.
 // Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums).
 #include <algorithm>
 #include <cstdint>
