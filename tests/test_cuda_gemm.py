@@ -316,6 +316,28 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert kbit._C._set_gemv_unit_warps(prev) == 1
 
 
+def test_gemv_remembered_plan_follows_the_aids(poisoned_cuda):
+    # the launcher remembers a plan per (device, shape, tuning aids): a repeated call repeats the
+    # bits; a tuning aid changed between two calls of one shape gets the new plan (1 warp per unit
+    # sums the 17 groups in another order than the rule's warps: other bits, a stale plan would
+    # repeat them); set back, the rule's plan and bits again
+    qw, W_hat = weight(4, 4801, 4352)
+    x = acts(16, 4352, torch.float16, "gemv-memo")
+    fn = lambda: torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")  # noqa: E731
+    assert kbit._C._gemv_launch_plan(16, 4801, 4352, 4, "mma")["warps_per_unit"] > 1
+    y_rule = check_call(lambda xx: fn(), x, W_hat, torch.float16)
+    assert_bitwise_equal(fn(), y_rule)
+    prev = kbit._C._set_gemv_unit_warps(1)
+    try:
+        y_one = fn()
+        check(y_one, x, W_hat, torch.float16)
+        assert not torch.equal(y_one, y_rule)
+        assert_bitwise_equal(fn(), y_one)
+    finally:
+        assert kbit._C._set_gemv_unit_warps(prev) == 1
+    assert_bitwise_equal(fn(), y_rule)
+
+
 XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)
 
 
