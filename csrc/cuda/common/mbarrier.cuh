@@ -12,7 +12,8 @@ __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// One thread. Other threads may use the barrier only after a CTA barrier (e.g. __syncthreads);
+// One thread. Other threads may use the barrier only after a barrier with the initializing
+// thread (__syncthreads, or a named barrier among the warps that use it);
 // the initializing thread itself (and the copy engine, for its bulk copies) after
 // fence_barrier_init_for_async_proxy (bulk_copy.cuh).
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {

@@ -261,11 +261,14 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
     }
   };
   const bool grouped = args.expert_offsets != nullptr;
-  const Key key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
-                static_cast<int>(c10::cuda::current_device()),
-                {gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
-                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()},
-                grouped};
+  const auto key_now = [&] {
+    return Key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
+               static_cast<int>(c10::cuda::current_device()),
+               {gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
+                gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()},
+               grouped};
+  };
+  const Key key = key_now();
   constexpr int kSlots = 64;
   struct Entry {
     Key key;
@@ -274,16 +277,21 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   };
   static std::mutex mutex;
   static Entry table[kSlots] = {};
-  const uint64_t h = (uint64_t(key.rows) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(key.out_features) * 0xC2B2AE3D27D4EB4Full) ^
-                     (uint64_t(key.cols) * 0x165667B19E3779F9ull) ^ uint64_t(key.experts) ^ (uint64_t(key.device) << 40);
+  uint64_t h = (uint64_t(key.rows) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(key.out_features) * 0xC2B2AE3D27D4EB4Full) ^
+               (uint64_t(key.cols) * 0x165667B19E3779F9ull) ^ uint64_t(key.experts) ^ (uint64_t(key.device) << 40) ^
+               (uint64_t(key.rows_per_unit) << 20) ^ (uint64_t(key.grouped) << 50);
+  for (int a : key.aids) h = h * 31 + uint64_t(a);
   Entry& e = table[(h ^ (h >> 29)) % kSlots];
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (e.used && e.key == key) return e.plan;
   }
   const GemvLaunchPlan plan = plan_gemv_kernel<T, K, kTokens, kDecode>(args);
-  std::lock_guard<std::mutex> lock(mutex);
-  e = Entry{key, plan, true};
+  // (stored only if no tuning aid changed while it was computed: plan_gemv_kernel reads them again)
+  if (key_now() == key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    e = Entry{key, plan, true};
+  }
   return plan;
 }
 
