@@ -5,7 +5,9 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
+#include <array>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -252,20 +254,18 @@ template <typename T, int K, int kTokens, GemvDecode kDecode>
 GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
-    int device, aids[7];
+    int device;
+    std::array<int, 7> aids;
     bool grouped;
-    bool operator==(const Key& o) const {
-      return rows == o.rows && out_features == o.out_features && cols == o.cols && experts == o.experts &&
-             rows_per_unit == o.rows_per_unit && device == o.device && grouped == o.grouped &&
-             std::equal(aids, aids + 7, o.aids);
-    }
+    auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
+    bool operator==(const Key& o) const { return tied() == o.tied(); }
   };
   const bool grouped = args.expert_offsets != nullptr;
   const auto key_now = [&] {
     return Key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
                static_cast<int>(c10::cuda::current_device()),
-               {gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
-                gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()},
+               {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
+                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()}},
                grouped};
   };
   const Key key = key_now();
