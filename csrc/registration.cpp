@@ -156,6 +156,9 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
         "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
+  m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
+        "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
+        "256-column groups; a tile's splits run as one cluster); returns the previous value");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

@@ -713,10 +713,40 @@ def test_gemm_cuda_graph(k, M):
     check_graph_replay(lambda x: kbit.gemm(x, qw), [x0.clone()], [x1])
 
 
+@pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
+@pytest.mark.parametrize("M", [5, 16, 40, 130])
+@pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("k", [2, 4])
+def test_wgmma_gemm_forced_splits(k, nk, M, splits, poisoned_cuda):
+    # each cluster size of the wgmma kernel's split-K (a tile's splits add their partials through
+    # distributed shared memory, each reducing a slice): 300 rows (a partly filled second row
+    # block), K = 2080 (9 groups, a 32-column tail: splits of 1-2 groups), K = 96 (one group: any
+    # forced splits run as 1), token chunks of 16 and 64 with tokens past M; same bits on a rerun
+    skip_unless_runs("wgmma_gemm", k, M)
+    qw, W_hat = weight(k, *nk)
+    x = acts(M, nk[1], torch.float16, "wgsplit")
+    op = torch.ops.kbit.wgmma_gemm
+    previous = kbit._C._set_wgmma_splits(splits)
+    try:
+        y = op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+        again = op(x.clone(), qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    finally:
+        kbit._C._set_wgmma_splits(previous)
+    check(y, x, W_hat, torch.float16)
+    assert_bitwise_equal(again, y)
+
+
+def test_wgmma_splits_aid_rejects_bad_values():
+    for bad in (-1, 9):
+        with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
+            kbit._C._set_wgmma_splits(bad)
+    assert kbit._C._set_wgmma_splits(0) == 0
+
+
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
-    # the wgmma path is two kernels (x's stage image, then the GEMM, + the split reduction here:
-    # 257 x 5120 splits K) with the image from the allocator: capture and replay like gemm
+    # one kernel (its producers stage x; 257 x 5120 splits K, the splits a cluster adding their
+    # partials in shared memory): capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")

@@ -37,22 +37,38 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 bool kernel_waits_for_dependencies(const void* kernel);
 
 // kernel<<<grid, block, smem, stream>>>(args...), with PDL when `dependent` is true and the
-// kernel's code has the wait (kernel_waits_for_dependencies).
+// kernel's code has the wait (kernel_waits_for_dependencies), in clusters of `cluster` CTAs
+// when that is not (1, 1, 1) (the grid a multiple of it; the caller checked that one fits).
 template <typename... Params, typename... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, int smem, cudaStream_t stream, bool dependent,
-                   Args&&... args) {
+void launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block, int smem,
+                               cudaStream_t stream, bool dependent, Args&&... args) {
   dependent = dependent && kernel_waits_for_dependencies(reinterpret_cast<const void*>(kernel));
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attributes[2]{};
+  int count = 0;
+  if (dependent) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster.x * cluster.y * cluster.z > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count].val.clusterDim.x = cluster.x;
+    attributes[count].val.clusterDim.y = cluster.y;
+    attributes[count++].val.clusterDim.z = cluster.z;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = static_cast<size_t>(smem);
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = dependent ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = count;
   C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, int smem, cudaStream_t stream, bool dependent,
+                   Args&&... args) {
+  launch_kernel_in_clusters(kernel, grid, dim3(1, 1, 1), block, smem, stream, dependent, std::forward<Args>(args)...);
 }
 
 }  // namespace cuda

@@ -28,6 +28,35 @@ int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int ma
   return ctas;
 }
 
+int resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster_size) {
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  using Key = std::tuple<const void*, int, int, int, int>;
+  static std::mutex mutex;
+  static std::map<Key, int> cache;
+  const Key key{kernel, device, threads, smem_bytes, cluster_size};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 1;
+  attribute.val.clusterDim.y = static_cast<unsigned>(cluster_size);
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1, static_cast<unsigned>(cluster_size), 1);
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<size_t>(smem_bytes);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {  // a size this GPU cannot form
+    (void)cudaGetLastError();
+    clusters = 0;
+  }
+  cache.emplace(key, clusters);
+  return clusters;
+}
+
 SpreadLaunch spread_over_sms(const void* kernel, int threads, int smem_bytes, int max_smem_bytes, long long units,
                              const cudaDeviceProp& prop) {
   const SpreadLaunch unpadded{smem_bytes, resident_ctas_per_sm(kernel, threads, smem_bytes, max_smem_bytes)};

@@ -17,6 +17,12 @@ namespace cuda {
 // would lower the limit under earlier cache entries).
 int resident_ctas_per_sm(const void* kernel, int threads, int smem_bytes, int max_smem_bytes);
 
+// Clusters of `cluster_size` CTAs (cluster dimension (1, cluster_size, 1)) of `kernel` with
+// `threads` threads and `smem_bytes` of dynamic shared memory that the current device runs at
+// once (0: such a cluster does not fit, e.g. more CTAs than a GPC holds). Call after
+// resident_ctas_per_sm raised the kernel's limit; cached per (kernel, device, sizes).
+int resident_clusters(const void* kernel, int threads, int smem_bytes, int cluster_size);
+
 // A persistent launch of `units` units spread over the SMs: the dynamic shared memory padded so
 // that at most ceil(units / SMs) CTAs fit per SM, where fewer than resident_ctas_per_sm would do.
 // The block scheduler may stack the CTAs of a small grid several to an SM while other SMs idle;

@@ -47,6 +47,9 @@ int set_gemv_x_resident(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
 
+// The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
+int set_wgmma_splits(int64_t splits);
+
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).
 struct GemvLaunchQuery {

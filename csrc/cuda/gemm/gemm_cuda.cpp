@@ -40,7 +40,8 @@ static int tuning_override(const char* name, long hi, const char* what) {
   if (n > 0) TORCH_WARN("kbit: ", name, "=", n, " forces ", what, " (a tuning aid)");
   return static_cast<int>(n);
 }
-// KBIT_TUNE_CTA_SPLITS=n: the tile and wgmma kernels' K-splits (clamped to 1..min(groups, 32)).
+// KBIT_TUNE_CTA_SPLITS=n: the tile and wgmma kernels' K-splits (clamped to 1..min(groups, 32), the
+// wgmma kernel's to 1..min(groups, kWgMaxSplits)).
 static int forced_cta_splits() {
   static const int forced = tuning_override("KBIT_TUNE_CTA_SPLITS", 1024, "the tile and wgmma kernels' K-splits");
   return forced;
@@ -88,8 +89,9 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K, int k, const cudaDe
 // measured best, and the one-wave splits of Qwen3-size weights (5-16) stay as they were.
 // (A fit on one GPU at k = 4, applied to every k and GPU: re-check it where the table is re-tuned.)
 constexpr double kCtaFixedBytes = 80e3;
-static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count) {
-  const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, 32);
+static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count,
+                                int max_splits = 32) {
+  const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
@@ -119,8 +121,20 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 #endif
 }
 
+namespace {
+std::atomic<int> wgmma_splits_forced{0};
+}  // namespace
+
+int set_wgmma_splits(int64_t splits) {
+  TORCH_CHECK(splits >= 0 && splits <= kWgMaxSplits, "kbit._C._set_wgmma_splits: splits must be 0 (the rule) or 1 to ",
+              kWgMaxSplits, "; got ", splits);
+  return wgmma_splits_forced.exchange(static_cast<int>(splits));
+}
+
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, sm_count);
+  if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
+    return static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
+  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, sm_count, kWgMaxSplits);
 }
 
 namespace {
@@ -278,7 +292,8 @@ at::Tensor run_dense_kernel(const at::Tensor& x, const at::Tensor& packed_t, con
   at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
   configure(args);
-  const at::Tensor workspace = split_workspace(args, x, g);
+  // the wgmma kernel's splits add their partials in shared memory (a cluster), the others' in a workspace
+  const at::Tensor workspace = kernel == DensePath::kWgmma ? at::Tensor() : split_workspace(args, x, g);
   launch(x, g.k, kernel, args);
   return y;
 }
@@ -321,9 +336,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs ", wgmma_smem_bytes(g.k, wgmma_tokens(M)),
               " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
-  const at::Tensor image = wgmma_x_image(x, wgmma_tokens(M));  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
-    args.x = image.data_ptr();
     args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
   });
 }

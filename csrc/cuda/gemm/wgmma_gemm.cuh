@@ -11,11 +11,13 @@
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
 //   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
-//   grid.y = splits along K (as the tile kernel; partials reduced in split order)
+//   grid.y = splits along K, at most kWgMaxSplits; a tile's splits form one cluster (1, splits, 1)
+//            and add their partials through distributed shared memory at the end (no workspace)
 // Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warps' lane 0s
-//   fill a stage (each its share of the tiles) with bulk copies (bulk_copy.cuh): x as one block of the prepared image
-//   (wgmma_x_image) and each live weight tile as two (k x 512 stream bytes [v][lane][16 B], 128
-//   absmax bytes), completing on the stage's `full` mbarrier. A consumer warp releases a stage
+//   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
+//   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes), and all producer threads
+//   write x's part straight from x (stage_x_block: loads, a transpose in registers, stores); the
+//   stage's `full` mbarrier completes on the copies' bytes and one arrival per producer thread. A consumer warp releases a stage
 //   (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
 //   that group are complete, which it knows a few steps into the next group, so the
 //   tensor cores never drain between groups; the producer refills a stage when all 16 warps
@@ -23,7 +25,7 @@
 // x in shared memory (wgmma B operand, K-major, no swizzle): 16-byte chunk c of token r at
 //   (c TN + r) 16 bytes; chunk 2 s + h is core matrix h of step s, so step s starts at s 32 TN,
 //   LBO = 16 TN (h = 0 -> 1), SBO = 128 (8 tokens). Tokens past M and columns past K are zeros
-//   in the image (and W's padding has zero scales), so every group runs all 16 steps.
+//   in the stage (and W's padding has zero scales), so every group runs all 16 steps.
 // Per step s = 2 b + h of a group: each warp decodes its row tile's A fragment (pair-table
 //   lookup x block scale, as the tile kernel) into register set s % kWgInFlight; wgmma_fence;
 //   one wgmma per warpgroup; commit; wait until at most kWgInFlight - 1 steps are pending (the
@@ -44,18 +46,46 @@
 
 #include "../../common/tiled_layout.h"
 #include "../common/bulk_copy.cuh"
+#include "../common/cluster.cuh"
 #include "../common/dependent_launch.cuh"
 #include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "../common/kernel_residency.h"
 #include "mma.cuh"
 #include "pair_table.cuh"
-#include "split_reduce.cuh"
 #include "wgmma.cuh"
 #include "wgmma_gemm.h"
 
 namespace kbit {
 namespace cuda {
+
+// x's part of a stage: tokens tok0 .. tok0 + TN - 1 of x [M, K] (contiguous, 16-byte vectors),
+// columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c of token
+// r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words (row q
+// = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row), the
+// layout's k-slot order. Zeros past M and K. Item (token r, block blk) per thread, r fastest
+// (consecutive threads store consecutive chunks).
+template <int TN>
+__device__ __forceinline__ void stage_x_block(const uint4* __restrict__ x, int64_t M, int64_t K, int64_t tok0,
+                                              int64_t grp, unsigned char* stage, int thread, int threads) {
+  const int64_t x_blocks = K / 32;
+  uint4* image = reinterpret_cast<uint4*>(stage);
+#pragma unroll
+  for (int i = thread; i < 8 * TN; i += threads) {
+    const int r = i % TN, blk = i / TN;
+    const int64_t m = tok0 + r, b = grp * 8 + blk;
+    uint4 c0 = make_uint4(0, 0, 0, 0), c1 = c0, c2 = c0, c3 = c0;
+    if (m < M && b < x_blocks) {
+      const uint4* src = x + m * (K / 8) + 4 * b;
+      c0 = __ldg(src), c1 = __ldg(src + 1), c2 = __ldg(src + 2), c3 = __ldg(src + 3);
+    }
+    uint4* dst = image + 4 * blk * TN + r;
+    dst[0] = make_uint4(c0.x, c1.x, c2.x, c3.x);
+    dst[TN] = make_uint4(c0.y, c1.y, c2.y, c3.y);
+    dst[2 * TN] = make_uint4(c0.z, c1.z, c2.z, c3.z);
+    dst[3 * TN] = make_uint4(c0.w, c1.w, c2.w, c3.w);
+  }
+}
 
 template <typename T, int K, int TN>
 __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmArgs args) {
@@ -86,26 +116,25 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
   const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
-  // The producers' first S groups are on their way before the table is built: the codebook
-  // load + table build and the first stages' memory latency overlap (they were serial, part of
-  // the per-CTA fixed cost the split model charges). Producer warp 0's lane initializes the
-  // barriers (init, then the fence for the async proxy), the producer warps sync among
-  // themselves, then each issues its copies; the consumers touch the barriers only after the
-  // second CTA barrier.
+  // The producers' first S groups of weight tiles are on their way before the table is built:
+  // the codebook load + table build and the first stages' memory latency overlap (they were
+  // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
+  // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
+  // among themselves, then each warp's lane 0 issues its tiles' copies; x's part of those stages
+  // follows after the table (its loads would hold up the CTA barrier); the consumers touch the
+  // barriers only after the second CTA barrier.
   const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
-  const bool producer = producer_warp >= 0 && lane == 0;
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
-  const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;
-  // This producer's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
+  // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
-  const auto fill = [&](int j) {  // this producer's share of group grp_begin + j into stage j % S
+  // A stage's `full` barrier: one arrival per producer thread (after its part of x), and the
+  // bytes of the weight tiles' bulk copies.
+  const auto copy_tiles = [&](int j) {  // lane 0: this warp's tiles of group grp_begin + j into stage j % S
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
     const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
-    // Each producer warp arrives once per phase (the barrier's count), expecting its own bytes.
-    mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
-    if (producer_warp == 0) bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+    mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);
     for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
       const int64_t tile = (cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
@@ -113,26 +142,37 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
+  const auto stage_x_part = [&](int j) {  // every producer thread: its part of group grp_begin + j's x, then arrive
+    const int stage = j % S;
+    if (j >= S && lane != 0) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // (lane 0 waited in copy_tiles)
+    stage_x_block<TN>(static_cast<const uint4*>(args.x), M, cols, tok0, grp_begin + j, stages + stage * kStageBytes,
+                      threadIdx.x - 32 * kWgConsumerWarps, 32 * kWgProducerWarps);
+    fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+    mbarrier_arrive(&full[stage]);
+  };
   if (producer_warp >= 0) {
-    if (producer && producer_warp == 0) {
+    if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
-        mbarrier_init(&full[i], kWgProducerWarps);
+        mbarrier_init(&full[i], 32 * kWgProducerWarps);
         mbarrier_init(&empty[i], kWgConsumerWarps * 32);
       }
       fence_barrier_init_for_async_proxy();
     }
     named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
-    if (producer)
-      for (int j = 0; j < S && j < n_groups; ++j) fill(j);
+    if (lane == 0)
+      for (int j = 0; j < S && j < n_groups; ++j) copy_tiles(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (producer_warp >= 0) {  // producers: the remaining groups, as stages are released
-    if (producer)
-      for (int j = S; j < n_groups; ++j) fill(j);
+  if (producer_warp >= 0) {  // producers: x of the first stages, then the remaining groups as stages are released
+    for (int j = 0; j < S && j < n_groups; ++j) stage_x_part(j);
+    for (int j = S; j < n_groups; ++j) {
+      if (lane == 0) copy_tiles(j);
+      stage_x_part(j);
+    }
     return;
   }
 
@@ -189,17 +229,53 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 
   // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
   const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
-  if (!has_tile) return;
+  if (splits == 1) {
+    if (!has_tile) return;
 #pragma unroll
-  for (int e = 0; e < TN / 2; ++e) {
-    const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
-    const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
-    if (row >= N || tok >= rows) continue;
-    if (splits == 1)
-      static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * __ldg(args.row_scale + row));
-    else
-      args.workspace[(int64_t(split) * M + tok0 + tok) * (NT * 16) + row] = acc[e];
+    for (int e = 0; e < TN / 2; ++e) {
+      const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
+      const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
+      if (row < N && tok < rows)
+        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * __ldg(args.row_scale + row));
+    }
+    return;
   }
+  // K-splits: this tile's splits are one cluster (1, splits, 1), split = cluster rank. Each writes
+  // its partials into its own (now idle) stages, then reduces 1/splits of the tile from all
+  // splits' shared memory in split order (the same bits every run, and those of the former
+  // workspace reduction), times the row scale. Producer warps take no part (the cluster barrier
+  // waits for non-exited threads only, and they exit after their last copies); every consumer
+  // thread takes both barriers.
+  static_assert(TN * kWgPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
+  named_barrier_sync(2, 32 * kWgConsumerWarps);  // every warpgroup's wgmmas done: the stages are free
+  float* partial = reinterpret_cast<float*>(stages);  // [TN][kWgPartialStride]
+#pragma unroll
+  for (int e = 0; e < TN / 2; ++e)
+    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kWgPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] = acc[e];
+  cluster_sync();  // every split's partials written
+  constexpr int kQuads = TN * 16 * kWgRowTiles / 4;  // float4s of a tile's partials
+  const int q_begin = split * kQuads / splits, q_end = (split + 1) * kQuads / splits;
+  const int64_t row0 = cta_tile0 * 16;
+  for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += 32 * kWgConsumerWarps) {
+    const int tok = q / (4 * kWgRowTiles), r4 = 4 * (q % (4 * kWgRowTiles));
+    const float* mine = partial + tok * kWgPartialStride + r4;
+    float4 part[kWgMaxSplits];
+#pragma unroll
+    for (int p = 0; p < kWgMaxSplits; ++p)
+      if (p < splits) part[p] = load_cluster_shared(cluster_shared_address(mine, p));
+    float4 sum = part[0];
+#pragma unroll
+    for (int p = 1; p < kWgMaxSplits; ++p)
+      if (p < splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
+    const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = row0 + r4 + i;
+      if (row < N && tok < rows)
+        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(sums[i] * __ldg(args.row_scale + row));
+    }
+  }
+  cluster_sync();  // no CTA leaves while another reads its shared memory
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
 #endif
@@ -212,10 +288,16 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
   const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
   const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
-  launch_kernel(kernel, grid, dim3(kWgThreads), kSmem, stream,
-                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
-  if (args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
+  TcGemmArgs launched = args;
+  TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm takes 1 to ", kWgMaxSplits,
+              " K-splits; got ", args.splits);
+  // A GPU that cannot run a cluster of that many of these CTAs at once (a small partition) gets fewer splits.
+  while (launched.splits > 1 &&
+         resident_clusters(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, launched.splits) == 0)
+    --launched.splits;
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(launched.splits));
+  launch_kernel_in_clusters(kernel, grid, dim3(1, launched.splits, 1), dim3(kWgThreads), kSmem, stream,
+                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), launched);
 }
 
 template <typename T, int K>

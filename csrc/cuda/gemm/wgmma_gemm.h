@@ -1,10 +1,10 @@
 #pragma once
 // Host interface of the warpgroup-MMA GEMM (wgmma_gemm.cuh, sm_90a only): dense
 // y[M, N] = x[M, K] @ W^T from the tiled layout, the tile kernel's successor on Hopper.
-// It reads x as an image of its shared-memory stages (wgmma_x_image below; a pass over x
-// before the launch), so the tensor cores take B straight from shared memory and one bulk
-// copy fills a stage's x. Arguments: TcGemmArgs (x = that image; packed, absmax, row_scale,
-// codebook, y, workspace, M, N, K, splits).
+// Its producer warps write x into the shared-memory stages in the wgmma B layout (below), so the
+// tensor cores take B straight from shared memory; K-splits add their partials in shared memory
+// (a cluster per output tile). Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y,
+// M, N, K, splits; no workspace).
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
@@ -27,6 +27,13 @@ static_assert(kWgRowTiles == kWgConsumerWarps, "wgmma_gemm: one row tile per con
 constexpr int kWgProducerWarps = 4;
 constexpr int kWgThreads = (kWgConsumerWarps + kWgProducerWarps) * 32;
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
+// K-splits: the splits of one output tile (row block x token chunk) run as one thread-block
+// cluster and add their partials through distributed shared memory (wgmma_gemm.cuh), so at most
+// a portable cluster's 8 CTAs.
+constexpr int kWgMaxSplits = 8;
+// A split's partial sums in its shared memory: [tokens][kWgPartialStride] fp32, rows 0..255 of the
+// CTA (the stride's 4 extra words put the 4 token pairs of a warp's store on different banks).
+constexpr int kWgPartialStride = 16 * kWgRowTiles + 4;
 
 // Tokens per CTA: 16, 32 or 64 (M <= 16, <= 32, more: chunks of 64).
 inline int wgmma_tokens(int64_t M) { return M <= 16 ? 16 : M <= 32 ? 32 : 64; }
@@ -47,16 +54,16 @@ constexpr int wgmma_smem_bytes(int k, int tokens) {
 // enough opt-in shared memory for k and M).
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 
-// x [M, K] (fp16/bf16, contiguous, K % 32 == 0) as the kernel's shared-memory stages:
-// [chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros past
-// M and K. 16-byte chunk c of token r holds the group's columns 8 c .. 8 c + 7 in the layout's
+// x [M, K] (fp16/bf16, contiguous, 16-byte aligned, K % 32 == 0) in the kernel's stages (written by
+// its producer warps, wgmma_gemm.cuh stage_x_block): per 256-column group, 16-byte chunk c of token r
+// at (c tokens + r) 16 bytes; chunk c holds the group's columns 8 c .. 8 c + 7 in the layout's
 // k-slot order: each 32-column block's 4 x 4 matrix of 2-element words transposed,
 // out[32 b + 8 p + 2 t + e] = x[32 b + 8 t + 2 p + e], so chunk 2 s + h is core matrix h of
 // wgmma step s (docs/format.md section 5: the k-slots of step s = 2 b + h are columns
-// 32 b + 8 t + 4 h + {0, 1} and + {2, 3}). One bulk copy per stage reads it.
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
+// 32 b + 8 t + 4 h + {0, 1} and + {2, 3}).
 
-// Splits along K (grid.y) for y[M, N] on a GPU of sm_count SMs (one CTA per SM).
+// Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] on a GPU of sm_count SMs (one CTA per SM):
+// the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
 template <typename T, int K>

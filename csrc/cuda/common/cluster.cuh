@@ -1,0 +1,43 @@
+#pragma once
+// Thread-block clusters (sm_90; PTX ISA "mapa", "ld.shared::cluster", "barrier.cluster"): the CTAs
+// of a cluster run at the same time on one GPC and read each other's shared memory (distributed
+// shared memory). The wgmma GEMM's K-splits of one output tile form a cluster and add their
+// partial sums through it (wgmma_gemm.cuh).
+#include <cstdint>
+
+#include "mbarrier.cuh"
+
+namespace kbit {
+namespace cuda {
+
+// This CTA's rank in its cluster (0 .. cluster size - 1).
+__device__ __forceinline__ uint32_t cluster_cta_rank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+// Every non-exited thread of the cluster arrives (release: its earlier shared-memory writes
+// become visible to the cluster) and waits for the others (acquire). Whole warps only.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// The distributed-shared-memory address of `p` (in this CTA's shared memory) in CTA `rank`.
+__device__ __forceinline__ uint32_t cluster_shared_address(const void* p, uint32_t rank) {
+  uint32_t address;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(address) : "r"(smem_address(p)), "r"(rank));
+  return address;
+}
+
+__device__ __forceinline__ float4 load_cluster_shared(uint32_t address) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(address)
+               : "memory");
+  return v;
+}
+
+}  // namespace cuda
+}  // namespace kbit
