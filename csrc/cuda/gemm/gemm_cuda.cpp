@@ -89,18 +89,37 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K, int k, const cudaDe
 // measured best, and the one-wave splits of Qwen3-size weights (5-16) stay as they were.
 // (A fit on one GPU at k = 4, applied to every k and GPU: re-check it where the table is re-tuned.)
 constexpr double kCtaFixedBytes = 80e3;
-static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int sm_count,
-                                int max_splits = 32) {
+namespace {
+// f(std::integral_constant<int, k>) for k = 2..5 (checked by the callers).
+template <typename F>
+auto with_k(int k, F&& f) {
+  switch (k) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    default: return f(std::integral_constant<int, 5>{});
+  }
+}
+}  // namespace
+
+// concurrent(s): the CTAs with s splits that run at once (one per SM; the wgmma kernel's splits
+// are clusters, which a GPC holds fewer of), 0 where s cannot run.
+template <typename Concurrent>
+static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int max_splits,
+                                Concurrent&& concurrent) {
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
   const int64_t units = row_blocks * chunks;
   const double unit_bytes = 16.0 * kTileRowTiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
+  const int64_t sm_count = concurrent(1);
   int best = 1;
   double best_cost = 0;
   for (int s = 1; s <= most; ++s) {
-    const double waves = double((units * s + sm_count - 1) / sm_count);
+    const int64_t at_once = concurrent(s);
+    if (at_once <= 0) continue;
+    const double waves = double((units * s + at_once - 1) / at_once);
     const double cost = waves * (unit_bytes / s + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
     if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;
   }
@@ -108,7 +127,7 @@ static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K,
 }
 
 int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), N, K, k, sm_count);
+  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), N, K, k, 32, [&](int) { return sm_count; });
 }
 
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
@@ -134,7 +153,10 @@ int set_wgmma_splits(int64_t splits) {
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
     return static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
-  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, sm_count, kWgMaxSplits);
+  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
+    if (s == 1) return sm_count;
+    return int64_t(s) * with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(M, s); });
+  });
 }
 
 namespace {
@@ -149,16 +171,6 @@ void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) 
   }
 }
 
-// f(std::integral_constant<int, k>) for k = 2..5 (checked by the callers).
-template <typename F>
-auto with_k(int k, F&& f) {
-  switch (k) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    default: return f(std::integral_constant<int, 5>{});
-  }
-}
 
 template <typename T>
 void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {

@@ -63,27 +63,48 @@ namespace cuda {
 // columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c of token
 // r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words (row q
 // = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row), the
-// layout's k-slot order. Zeros past M and K. Item (token r, block blk) per thread, r fastest
-// (consecutive threads store consecutive chunks).
+// layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds items
+// (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads store
+// consecutive chunks). The first kXAhead items are loaded into registers before the stage is
+// free (their latency overlaps the wait), the rest after it (all of them ahead would spill at
+// TN = 64: 64 registers).
+constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
-__device__ __forceinline__ void stage_x_block(const uint4* __restrict__ x, int64_t M, int64_t K, int64_t tok0,
-                                              int64_t grp, unsigned char* stage, int thread, int threads) {
+constexpr int kXItems = 8 * TN / kXThreads;
+template <int TN>
+constexpr int kXAhead = kXItems<TN> < 2 ? kXItems<TN> : 2;
+
+// Items first .. first + count - 1 of this thread: loaded (chunks[u - first][q] = chunk q of the
+// item's block of x, x's order) ...
+template <int TN, int kFirst, int kCount>
+__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kCount][4], const uint4* __restrict__ x, int64_t M,
+                                             int64_t K, int64_t tok0, int64_t grp, int thread) {
+  static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
   const int64_t x_blocks = K / 32;
+#pragma unroll
+  for (int u = 0; u < kCount; ++u) {
+    const int i = thread + (kFirst + u) * kXThreads, r = i % TN, blk = i / TN;
+    const int64_t m = tok0 + r, b = grp * 8 + blk;
+    const bool live = m < M && b < x_blocks;
+    const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) chunks[u][q] = live ? __ldg(src + q) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// ... and stored transposed into the stage.
+template <int TN, int kFirst, int kCount>
+__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kCount][4], unsigned char* stage, int thread) {
   uint4* image = reinterpret_cast<uint4*>(stage);
 #pragma unroll
-  for (int i = thread; i < 8 * TN; i += threads) {
-    const int r = i % TN, blk = i / TN;
-    const int64_t m = tok0 + r, b = grp * 8 + blk;
-    uint4 c0 = make_uint4(0, 0, 0, 0), c1 = c0, c2 = c0, c3 = c0;
-    if (m < M && b < x_blocks) {
-      const uint4* src = x + m * (K / 8) + 4 * b;
-      c0 = __ldg(src), c1 = __ldg(src + 1), c2 = __ldg(src + 2), c3 = __ldg(src + 3);
-    }
+  for (int u = 0; u < kCount; ++u) {
+    const int i = thread + (kFirst + u) * kXThreads, r = i % TN, blk = i / TN;
+    const uint4(&c)[4] = chunks[u];
     uint4* dst = image + 4 * blk * TN + r;
-    dst[0] = make_uint4(c0.x, c1.x, c2.x, c3.x);
-    dst[TN] = make_uint4(c0.y, c1.y, c2.y, c3.y);
-    dst[2 * TN] = make_uint4(c0.z, c1.z, c2.z, c3.z);
-    dst[3 * TN] = make_uint4(c0.w, c1.w, c2.w, c3.w);
+    dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
+    dst[TN] = make_uint4(c[0].y, c[1].y, c[2].y, c[3].y);
+    dst[2 * TN] = make_uint4(c[0].z, c[1].z, c[2].z, c[3].z);
+    dst[3 * TN] = make_uint4(c[0].w, c[1].w, c[2].w, c[3].w);
   }
 }
 
@@ -120,9 +141,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // the codebook load + table build and the first stages' memory latency overlap (they were
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
-  // among themselves, then each warp's lane 0 issues its tiles' copies; x's part of those stages
-  // follows after the table (its loads would hold up the CTA barrier); the consumers touch the
-  // barriers only after the second CTA barrier.
+  // among themselves, then each warp's lane 0 issues its tiles' copies and every producer thread
+  // loads its part of the first group's x into registers (stored after the table: the stores
+  // would wait for the loads and hold up the CTA barrier); the consumers touch the barriers only
+  // after the second CTA barrier.
   const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
@@ -142,36 +164,47 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
-  const auto stage_x_part = [&](int j) {  // every producer thread: its part of group grp_begin + j's x, then arrive
-    const int stage = j % S;
-    if (j >= S && lane != 0) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // (lane 0 waited in copy_tiles)
-    stage_x_block<TN>(static_cast<const uint4*>(args.x), M, cols, tok0, grp_begin + j, stages + stage * kStageBytes,
-                      threadIdx.x - 32 * kWgConsumerWarps, 32 * kWgProducerWarps);
-    fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
-    mbarrier_arrive(&full[stage]);
-  };
+  const int x_thread = threadIdx.x - 32 * kWgConsumerWarps;  // producer threads: 0 .. kXThreads - 1
+  const uint4* x = static_cast<const uint4*>(args.x);
+  uint4 x_ahead[kXAhead<TN>][4];  // a producer thread's first x items of the next group, loaded before its stage is free
   if (producer_warp >= 0) {
     if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
-        mbarrier_init(&full[i], 32 * kWgProducerWarps);
+        mbarrier_init(&full[i], kXThreads);
         mbarrier_init(&empty[i], kWgConsumerWarps * 32);
       }
       fence_barrier_init_for_async_proxy();
     }
-    named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
+    named_barrier_sync(1, kXThreads);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
       for (int j = 0; j < S && j < n_groups; ++j) copy_tiles(j);
+    if (n_groups > 0) load_x_items<TN, 0>(x_ahead, x, M, cols, tok0, grp_begin, x_thread);  // lands during the table build
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (producer_warp >= 0) {  // producers: x of the first stages, then the remaining groups as stages are released
-    for (int j = 0; j < S && j < n_groups; ++j) stage_x_part(j);
-    for (int j = S; j < n_groups; ++j) {
-      if (lane == 0) copy_tiles(j);
-      stage_x_part(j);
+  if (producer_warp >= 0) {  // producers: each group's x (and from group S on its tiles) as stages are released
+    for (int j = 0; j < n_groups; ++j) {
+      const int stage = j % S;
+      if (j > 0) load_x_items<TN, 0>(x_ahead, x, M, cols, tok0, grp_begin + j, x_thread);  // in flight during the wait
+      if (j >= S) {
+        if (lane == 0) copy_tiles(j);  // waits for the release itself
+        else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
+      }
+      unsigned char* st = stages + stage * kStageBytes;
+      constexpr int kRest = kXItems<TN> - kXAhead<TN>;
+      if constexpr (kRest > 0) {
+        uint4 x_rest[kRest][4];
+        load_x_items<TN, kXAhead<TN>>(x_rest, x, M, cols, tok0, grp_begin + j, x_thread);
+        store_x_items<TN, 0>(x_ahead, st, x_thread);
+        store_x_items<TN, kXAhead<TN>>(x_rest, st, x_thread);
+      } else {
+        store_x_items<TN, 0>(x_ahead, st, x_thread);
+      }
+      fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+      mbarrier_arrive(&full[stage]);
     }
     return;
   }
@@ -298,6 +331,23 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(launched.splits));
   launch_kernel_in_clusters(kernel, grid, dim3(1, launched.splits, 1), dim3(kWgThreads), kSmem, stream,
                             dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), launched);
+}
+
+template <int K, int TN>
+int wgmma_resident_clusters_tokens(int splits) {
+  constexpr int kSmem = wgmma_smem_bytes(K, TN);
+  const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN>);  // bf16: the same resources
+  resident_ctas_per_sm(kernel, kWgThreads, kSmem, kSmem);  // the opt-in, before the cluster query
+  return resident_clusters(kernel, kWgThreads, kSmem, splits);
+}
+
+template <int K>
+int wgmma_resident_clusters(int64_t M, int splits) {
+  switch (wgmma_tokens(M)) {
+    case 16: return wgmma_resident_clusters_tokens<K, 16>(splits);
+    case 32: return wgmma_resident_clusters_tokens<K, 32>(splits);
+    default: return wgmma_resident_clusters_tokens<K, 64>(splits);
+  }
 }
 
 template <typename T, int K>

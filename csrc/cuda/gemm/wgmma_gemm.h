@@ -66,6 +66,12 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
+// Clusters of `splits` CTAs of the k-bit kernel for M tokens that the current GPU runs at once
+// (0: none fits; the CTAs of a cluster share one GPC, so fewer than SMs / splits where a GPC's
+// SMs are not a multiple of splits).
+template <int K>
+int wgmma_resident_clusters(int64_t M, int splits);
+
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);
 
