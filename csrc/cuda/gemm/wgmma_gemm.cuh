@@ -66,13 +66,12 @@ namespace cuda {
 // layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds items
 // (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads store
 // consecutive chunks). The first kXAhead items are loaded into registers before the stage is
-// free (their latency overlaps the wait), the rest after it (all of them ahead would spill at
-// TN = 64: 64 registers).
+// free (their latency overlaps the wait), the rest after it.
 constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
 template <int TN>
-constexpr int kXAhead = kXItems<TN> < 2 ? kXItems<TN> : 2;
+constexpr int kXAhead = kXItems<TN>;
 
 // Items first .. first + count - 1 of this thread: loaded (chunks[u - first][q] = chunk q of the
 // item's block of x, x's order) ...
