@@ -159,6 +159,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
+  m.def("_set_wgmma_x_staging", &kbit::cuda::set_wgmma_x_staging, pybind11::arg("mode"),
+        "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's producers where "
+        "every CTA's groups fit in its stages, else an image pass before the launch); 1 always staged; 2 always the "
+        "image; returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

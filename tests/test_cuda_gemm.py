@@ -713,34 +713,45 @@ def test_gemm_cuda_graph(k, M):
     check_graph_replay(lambda x: kbit.gemm(x, qw), [x0.clone()], [x1])
 
 
+@pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
 @pytest.mark.parametrize("M", [5, 16, 40, 130])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("k", [2, 4])
-def test_wgmma_gemm_forced_splits(k, nk, M, splits, poisoned_cuda):
+def test_wgmma_gemm_forced_splits(k, nk, M, splits, staging, poisoned_cuda):
     # each cluster size of the wgmma kernel's split-K (a tile's splits add their partials through
-    # distributed shared memory, each reducing a slice): 300 rows (a partly filled second row
-    # block), K = 2080 (9 groups, a 32-column tail: splits of 1-2 groups), K = 96 (one group: any
-    # forced splits run as 1), token chunks of 16 and 64 with tokens past M; same bits on a rerun
+    # distributed shared memory, each reducing a slice), with x staged by the kernel's producers
+    # (1 split of K = 2080: 9 groups, more than the stages, so stages are refilled) or copied from
+    # the image pass: 300 rows (a partly filled second row block), K = 2080 (a 32-column tail),
+    # K = 96 (one group: any forced splits run as 1), token chunks of 16 and 64 with tokens past
+    # M; the same bits on a rerun, and both ways of x give the same bits
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk)
     x = acts(M, nk[1], torch.float16, "wgsplit")
     op = torch.ops.kbit.wgmma_gemm
-    previous = kbit._C._set_wgmma_splits(splits)
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    previous = kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
     try:
-        y = op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-        again = op(x.clone(), qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        kbit._C._set_wgmma_x_staging(2 if staging == "staged" else 1)
+        other_way = op(x, *args)
     finally:
-        kbit._C._set_wgmma_splits(previous)
+        kbit._C._set_wgmma_splits(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
     check(y, x, W_hat, torch.float16)
     assert_bitwise_equal(again, y)
+    assert_bitwise_equal(other_way, y)
 
 
-def test_wgmma_splits_aid_rejects_bad_values():
+def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
             kbit._C._set_wgmma_splits(bad)
-    assert kbit._C._set_wgmma_splits(0) == 0
+    for bad in (-1, 3):
+        with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .* or 2 .*; got " + str(bad)):
+            kbit._C._set_wgmma_x_staging(bad)
+    assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
 
 
 @pytest.mark.parametrize("M", [16, 100])

@@ -49,6 +49,9 @@ int set_gemv_resident_stages(int64_t stages);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);
+// How the wgmma kernel gets x (0 = the rule, wgmma_x_staged; 1 always staged by the kernel; 2 always
+// the image pass); returns the previous mode.
+int set_wgmma_x_staging(int64_t mode);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).

@@ -142,6 +142,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 
 namespace {
 std::atomic<int> wgmma_splits_forced{0};
+std::atomic<int> wgmma_x_staging_mode{0};
 }  // namespace
 
 int set_wgmma_splits(int64_t splits) {
@@ -150,12 +151,30 @@ int set_wgmma_splits(int64_t splits) {
   return wgmma_splits_forced.exchange(static_cast<int>(splits));
 }
 
+int set_wgmma_x_staging(int64_t mode) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_x_staging: mode must be 0 (the rule), 1 (always staged by "
+              "the kernel) or 2 (always the image); got ", mode);
+  return wgmma_x_staging_mode.exchange(static_cast<int>(mode));
+}
+
+bool wgmma_x_staged(int k, int64_t M, int64_t K, int splits) {
+  const int mode = wgmma_x_staging_mode.load(std::memory_order_relaxed);
+  if (mode != 0) return mode == 1;
+  const int64_t groups = (K + 255) / 256;
+  return (groups + splits - 1) / splits <= wgmma_stages(k, wgmma_tokens(M));
+}
+
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
-    return static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
+  const auto clusters = [&](int s) {
+    return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(M, s); });
+  };
+  if (int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0) {
+    forced = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
+    while (forced > 1 && clusters(forced) == 0) --forced;  // a GPU (partition) without room for such a cluster
+    return forced;
+  }
   return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
-    if (s == 1) return sm_count;
-    return int64_t(s) * with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(M, s); });
+    return s == 1 ? sm_count : int64_t(s) * clusters(s);
   });
 }
 
@@ -348,8 +367,13 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs ", wgmma_smem_bytes(g.k, wgmma_tokens(M)),
               " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
+  const int splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  const bool staged = wgmma_x_staged(g.k, M, g.cols, splits);
+  const at::Tensor image = staged ? at::Tensor() : wgmma_x_image(x, wgmma_tokens(M));  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
-    args.splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+    args.splits = splits;
+    args.wgmma_x_staged = staged;
+    if (!staged) args.x = image.data_ptr();
   });
 }
 

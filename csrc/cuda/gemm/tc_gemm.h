@@ -38,6 +38,9 @@ struct TcGemmArgs {
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
   int ring_stages;
+  // wgmma kernel (set by the host, wgmma_x_staged): its producers stage x from x itself; else x
+  // is wgmma_x_image's image of the stages, copied in bulk.
+  bool wgmma_x_staged;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

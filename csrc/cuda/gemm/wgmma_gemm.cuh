@@ -59,30 +59,27 @@
 namespace kbit {
 namespace cuda {
 
-// x's part of a stage: tokens tok0 .. tok0 + TN - 1 of x [M, K] (contiguous, 16-byte vectors),
-// columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c of token
-// r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words (row q
-// = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row), the
-// layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds items
-// (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads store
-// consecutive chunks). The first kXAhead items are loaded into registers before the stage is
-// free (their latency overlaps the wait), the rest after it.
+// x's part of a stage, kXStaged: tokens tok0 .. tok0 + TN - 1 of x [M, K] (contiguous, 16-byte
+// vectors), columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c
+// of token r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words
+// (row q = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row),
+// the layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds
+// items (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads
+// store consecutive chunks), all loaded into registers before the stage is free (the latency
+// overlaps the wait), stored after.
 constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
-template <int TN>
-constexpr int kXAhead = kXItems<TN>;
 
-// Items first .. first + count - 1 of this thread: loaded (chunks[u - first][q] = chunk q of the
-// item's block of x, x's order) ...
-template <int TN, int kFirst, int kCount>
-__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kCount][4], const uint4* __restrict__ x, int64_t M,
+// This thread's items: loaded (chunks[u][q] = chunk q of item u's block of x, x's order) ...
+template <int TN>
+__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXItems<TN>][4], const uint4* __restrict__ x, int64_t M,
                                              int64_t K, int64_t tok0, int64_t grp, int thread) {
   static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
   const int64_t x_blocks = K / 32;
 #pragma unroll
-  for (int u = 0; u < kCount; ++u) {
-    const int i = thread + (kFirst + u) * kXThreads, r = i % TN, blk = i / TN;
+  for (int u = 0; u < kXItems<TN>; ++u) {
+    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
     const int64_t m = tok0 + r, b = grp * 8 + blk;
     const bool live = m < M && b < x_blocks;
     const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
@@ -92,12 +89,12 @@ __device__ __forceinline__ void load_x_items(uint4 (&chunks)[kCount][4], const u
 }
 
 // ... and stored transposed into the stage.
-template <int TN, int kFirst, int kCount>
-__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kCount][4], unsigned char* stage, int thread) {
+template <int TN>
+__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXItems<TN>][4], unsigned char* stage, int thread) {
   uint4* image = reinterpret_cast<uint4*>(stage);
 #pragma unroll
-  for (int u = 0; u < kCount; ++u) {
-    const int i = thread + (kFirst + u) * kXThreads, r = i % TN, blk = i / TN;
+  for (int u = 0; u < kXItems<TN>; ++u) {
+    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
     const uint4(&c)[4] = chunks[u];
     uint4* dst = image + 4 * blk * TN + r;
     dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
@@ -107,7 +104,7 @@ __device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kCount][4], 
   }
 }
 
-template <typename T, int K, int TN>
+template <typename T, int K, int TN, bool kXStaged>
 __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int S = wgmma_stages(K, TN);
@@ -140,22 +137,30 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // the codebook load + table build and the first stages' memory latency overlap (they were
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
-  // among themselves, then each warp's lane 0 issues its tiles' copies and every producer thread
-  // loads its part of the first group's x into registers (stored after the table: the stores
-  // would wait for the loads and hold up the CTA barrier); the consumers touch the barriers only
-  // after the second CTA barrier.
+  // among themselves, then each warp's lane 0 issues its tiles' copies. x: kXStaged, every
+  // producer thread loads its part of the first group's x into registers (stored after the
+  // table: the stores would wait for the loads and hold up the CTA barrier); else producer warp
+  // 0's lane copies the group's block of the image (wgmma_x_image) with its tiles. The consumers
+  // touch the barriers only after the second CTA barrier.
   const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
-  // A stage's `full` barrier: one arrival per producer thread (after its part of x), and the
-  // bytes of the weight tiles' bulk copies.
-  const auto copy_tiles = [&](int j) {  // lane 0: this warp's tiles of group grp_begin + j into stage j % S
+  // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
+  // per producer thread after its part of x (kXStaged), else one per producer warp's lane 0.
+  constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
+  const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
+  const auto copy_stage = [&](int j) {  // lane 0: this warp's copies of group grp_begin + j into stage j % S
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
     const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
-    mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);
+    if constexpr (kXStaged) {
+      mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);  // arrives after its x
+    } else {
+      mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
+      if (producer_warp == 0) bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+    }
     for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
       const int64_t tile = (cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
@@ -164,46 +169,41 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     }
   };
   const int x_thread = threadIdx.x - 32 * kWgConsumerWarps;  // producer threads: 0 .. kXThreads - 1
-  const uint4* x = static_cast<const uint4*>(args.x);
-  uint4 x_ahead[kXAhead<TN>][4];  // a producer thread's first x items of the next group, loaded before its stage is free
+  const uint4* x = static_cast<const uint4*>(args.x);     // kXStaged
+  uint4 x_next[kXItems<TN>][4];  // kXStaged: a producer thread's x of the next group, loaded before its stage is free
   if (producer_warp >= 0) {
     if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
-        mbarrier_init(&full[i], kXThreads);
+        mbarrier_init(&full[i], kFullArrivals);
         mbarrier_init(&empty[i], kWgConsumerWarps * 32);
       }
       fence_barrier_init_for_async_proxy();
     }
     named_barrier_sync(1, kXThreads);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
-      for (int j = 0; j < S && j < n_groups; ++j) copy_tiles(j);
-    if (n_groups > 0) load_x_items<TN, 0>(x_ahead, x, M, cols, tok0, grp_begin, x_thread);  // lands during the table build
+      for (int j = 0; j < S && j < n_groups; ++j) copy_stage(j);
+    if (kXStaged && n_groups > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin, x_thread);  // lands during the table build
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (producer_warp >= 0) {  // producers: each group's x (and from group S on its tiles) as stages are released
-    for (int j = 0; j < n_groups; ++j) {
-      const int stage = j % S;
-      if (j > 0) load_x_items<TN, 0>(x_ahead, x, M, cols, tok0, grp_begin + j, x_thread);  // in flight during the wait
-      if (j >= S) {
-        if (lane == 0) copy_tiles(j);  // waits for the release itself
-        else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
+  if (producer_warp >= 0) {  // producers: the remaining groups (and kXStaged every group's x) as stages are released
+    if constexpr (kXStaged) {
+      for (int j = 0; j < n_groups; ++j) {
+        const int stage = j % S;
+        if (j > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread);  // in flight during the wait
+        if (j >= S) {
+          if (lane == 0) copy_stage(j);  // waits for the release itself
+          else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
+        }
+        store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
+        fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+        mbarrier_arrive(&full[stage]);
       }
-      unsigned char* st = stages + stage * kStageBytes;
-      constexpr int kRest = kXItems<TN> - kXAhead<TN>;
-      if constexpr (kRest > 0) {
-        uint4 x_rest[kRest][4];
-        load_x_items<TN, kXAhead<TN>>(x_rest, x, M, cols, tok0, grp_begin + j, x_thread);
-        store_x_items<TN, 0>(x_ahead, st, x_thread);
-        store_x_items<TN, kXAhead<TN>>(x_rest, st, x_thread);
-      } else {
-        store_x_items<TN, 0>(x_ahead, st, x_thread);
-      }
-      fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
-      mbarrier_arrive(&full[stage]);
+    } else if (lane == 0) {
+      for (int j = S; j < n_groups; ++j) copy_stage(j);
     }
     return;
   }
@@ -316,26 +316,24 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 template <typename T, int K, int TN>
 void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   constexpr int kSmem = wgmma_smem_bytes(K, TN);
-  auto kernel = wgmma_gemm_kernel<T, K, TN>;
+  auto kernel = args.wgmma_x_staged ? wgmma_gemm_kernel<T, K, TN, true> : wgmma_gemm_kernel<T, K, TN, false>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
   const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
   const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
-  TcGemmArgs launched = args;
-  TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm takes 1 to ", kWgMaxSplits,
-              " K-splits; got ", args.splits);
-  // A GPU that cannot run a cluster of that many of these CTAs at once (a small partition) gets fewer splits.
-  while (launched.splits > 1 &&
-         resident_clusters(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, launched.splits) == 0)
-    --launched.splits;
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(launched.splits));
-  launch_kernel_in_clusters(kernel, grid, dim3(1, launched.splits, 1), dim3(kWgThreads), kSmem, stream,
-                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), launched);
+  // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster
+  TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits &&
+                  (args.splits == 1 ||
+                   resident_clusters(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, args.splits) > 0),
+              "kbit: wgmma_gemm: internal error: ", args.splits, " K-splits (a cluster this GPU cannot run)");
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
+  launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kWgThreads), kSmem, stream,
+                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
 }
 
 template <int K, int TN>
 int wgmma_resident_clusters_tokens(int splits) {
   constexpr int kSmem = wgmma_smem_bytes(K, TN);
-  const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN>);  // bf16: the same resources
+  const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN, true>);  // the other variants: the same resources
   resident_ctas_per_sm(kernel, kWgThreads, kSmem, kSmem);  // the opt-in, before the cluster query
   return resident_clusters(kernel, kWgThreads, kSmem, splits);
 }

@@ -1,10 +1,10 @@
 #pragma once
 // Host interface of the warpgroup-MMA GEMM (wgmma_gemm.cuh, sm_90a only): dense
 // y[M, N] = x[M, K] @ W^T from the tiled layout, the tile kernel's successor on Hopper.
-// Its producer warps write x into the shared-memory stages in the wgmma B layout (below), so the
-// tensor cores take B straight from shared memory; K-splits add their partials in shared memory
-// (a cluster per output tile). Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y,
-// M, N, K, splits; no workspace).
+// x reaches the shared-memory stages in the wgmma B layout (below), so the tensor cores take B
+// straight from shared memory; K-splits add their partials in shared memory (a cluster per output
+// tile). Arguments: TcGemmArgs (x or its image, packed, absmax, row_scale, codebook, y, M, N, K,
+// splits, wgmma_x_staged; no workspace).
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
@@ -54,13 +54,21 @@ constexpr int wgmma_smem_bytes(int k, int tokens) {
 // enough opt-in shared memory for k and M).
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 
-// x [M, K] (fp16/bf16, contiguous, 16-byte aligned, K % 32 == 0) in the kernel's stages (written by
-// its producer warps, wgmma_gemm.cuh stage_x_block): per 256-column group, 16-byte chunk c of token r
-// at (c tokens + r) 16 bytes; chunk c holds the group's columns 8 c .. 8 c + 7 in the layout's
-// k-slot order: each 32-column block's 4 x 4 matrix of 2-element words transposed,
-// out[32 b + 8 p + 2 t + e] = x[32 b + 8 t + 2 p + e], so chunk 2 s + h is core matrix h of
-// wgmma step s (docs/format.md section 5: the k-slots of step s = 2 b + h are columns
-// 32 b + 8 t + 4 h + {0, 1} and + {2, 3}).
+// x [M, K] (fp16/bf16, contiguous, 16-byte aligned, K % 32 == 0) in the kernel's stages: per
+// 256-column group, 16-byte chunk c of token r at (c tokens + r) 16 bytes; chunk c holds the
+// group's columns 8 c .. 8 c + 7 in the layout's k-slot order: each 32-column block's 4 x 4
+// matrix of 2-element words transposed, out[32 b + 8 p + 2 t + e] = x[32 b + 8 t + 2 p + e], so
+// chunk 2 s + h is core matrix h of wgmma step s (docs/format.md section 5: the k-slots of step
+// s = 2 b + h are columns 32 b + 8 t + 4 h + {0, 1} and + {2, 3}). Two ways in:
+// - staged: the kernel's producer threads load x and store it so (wgmma_gemm.cuh, store_x_items);
+//   no pass before the launch, but the loads sit on the refill path of each stage;
+// - image: wgmma_x_image writes all stages' x once before the launch
+//   ([chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros
+//   past M and K) and one bulk copy per stage reads it.
+// wgmma_x_staged: staged where every CTA's groups fit in its stages (no refills: Qwen3-size
+// weights split several ways; session 18), else the image (70B gate/up: 158 vs 290 us at M = 128).
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
+bool wgmma_x_staged(int k, int64_t M, int64_t K, int splits);
 
 // Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] on a GPU of sm_count SMs (one CTA per SM):
 // the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups).

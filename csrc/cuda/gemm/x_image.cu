@@ -1,0 +1,59 @@
+// wgmma_x_image (wgmma_gemm.h): the activations as the wgmma kernel's shared-memory stages.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "wgmma_gemm.h"
+
+namespace kbit {
+namespace cuda {
+namespace {
+
+// One thread per (token slot r, 32-column block) of the image, r fastest (consecutive threads
+// write consecutive 16-byte chunks). A block of x is a 4 x 4 matrix of 4-byte words (row t =
+// its 16-byte chunk t); its transpose is the slot order: chunk p holds word p of each row.
+__global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
+                               int tokens, int64_t groups, int64_t items) {
+  const int64_t x_blocks = K / 32;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < items; i += int64_t(gridDim.x) * blockDim.x) {
+    const int r = static_cast<int>(i % tokens);
+    int64_t rest = i / tokens;
+    const int blk = static_cast<int>(rest % 8);
+    rest /= 8;
+    const int64_t grp = rest % groups, chunk = rest / groups;
+    const int64_t m = chunk * tokens + r, b = grp * 8 + blk;
+    uint4 c0 = make_uint4(0, 0, 0, 0), c1 = c0, c2 = c0, c3 = c0;
+    if (m < M && b < x_blocks) {
+      const uint4* src = x + m * (K / 8) + 4 * b;
+      c0 = src[0], c1 = src[1], c2 = src[2], c3 = src[3];
+    }
+    uint4* dst = image + ((chunk * groups + grp) * 32 + 4 * blk) * tokens + r;
+    dst[0] = make_uint4(c0.x, c1.x, c2.x, c3.x);
+    dst[tokens] = make_uint4(c0.y, c1.y, c2.y, c3.y);
+    dst[2 * tokens] = make_uint4(c0.z, c1.z, c2.z, c3.z);
+    dst[3 * tokens] = make_uint4(c0.w, c1.w, c2.w, c3.w);
+  }
+}
+
+}  // namespace
+
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens) {
+  TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
+              "kbit: wgmma_x_image needs a contiguous 2-byte [M, K] tensor with K % 32 == 0");
+  TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0, "kbit: wgmma_x_image needs 16-byte aligned x");
+  const int64_t M = x.size(0), K = x.size(1), groups = (K + 255) / 256, chunks = (M + tokens - 1) / tokens;
+  at::Tensor image = at::empty({chunks, groups, int64_t(tokens) * 256}, x.options());
+  const int64_t items = chunks * groups * 8 * tokens;
+  if (items == 0) return image;
+  const int threads = 256;
+  const int64_t grid = std::min<int64_t>((items + threads - 1) / threads, 16 * 1024);
+  x_image_kernel<<<static_cast<unsigned>(grid), threads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return image;
+}
+
+}  // namespace cuda
+}  // namespace kbit
