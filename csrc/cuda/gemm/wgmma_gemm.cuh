@@ -63,57 +63,44 @@ namespace cuda {
 // vectors), columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c
 // of token r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words
 // (row q = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row),
-// the layout's k-slot order. Zeros past M and K.
-// A warp item is one block of 8 tokens: lane = 8 t + rl loads chunk t of token 8 oct + rl's block
-// (8 rows of 64 bytes per load: one cache line each), the 4 lanes of a token transpose their 4 x 4
-// words with two xor shuffles (t ^ 2: lane ^ 16, t ^ 1: lane ^ 8), and lane (t, rl) stores chunk
-// 4 blk + t of its token (8 consecutive tokens per quarter warp: no bank conflict). Item u of
-// producer warp w: block w + 4 (u % 2) of token octet u / 2; all loaded into registers before the stage
-// is free (the latency overlaps the wait), transposed and stored after. (Session 18's first form,
-// a thread per (token, block) loading 64 bytes, cost 32 L1 wavefronts per load next to the
-// consumers' table lookups: 70B gate/up M = 16 58 -> 69 us.)
+// the layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds
+// items (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads
+// store consecutive chunks), all loaded into registers before the stage is free (the latency
+// overlaps the wait), stored after.
+constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
-constexpr int kXWarpItems = TN / kWgProducerWarps;  // (TN / 8 token octets) x 8 blocks / producer warps
+constexpr int kXItems = 8 * TN / kXThreads;
 
+// This thread's items: loaded (chunks[u][q] = chunk q of item u's block of x, x's order) ...
 template <int TN>
-__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXWarpItems<TN>], const uint4* __restrict__ x, int64_t M,
-                                             int64_t K, int64_t tok0, int64_t grp, int producer_warp, int lane) {
-  static_assert(TN % 8 == 0 && kWgProducerWarps == 4, "wgmma_gemm: item u of a producer warp is block warp + 4 (u % 2) of token octet u / 2");
-  const int t = lane >> 3, rl = lane & 7;
-  const int64_t m0 = tok0 + rl, b0 = grp * 8 + producer_warp, x_blocks = K / 32;
-  const uint4* src = x + m0 * (K / 8) + 4 * b0 + t;  // item u: + (u / 2) 8 tokens + (u % 2) 4 blocks
+__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXItems<TN>][4], const uint4* __restrict__ x, int64_t M,
+                                             int64_t K, int64_t tok0, int64_t grp, int thread) {
+  static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
+  const int64_t x_blocks = K / 32;
 #pragma unroll
-  for (int u = 0; u < kXWarpItems<TN>; ++u) {
-    const bool live = m0 + 8 * (u / 2) < M && b0 + 4 * (u % 2) < x_blocks;
-    chunks[u] = live ? __ldg(src + (u / 2) * K + 16 * (u % 2)) : make_uint4(0, 0, 0, 0);
+  for (int u = 0; u < kXItems<TN>; ++u) {
+    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
+    const int64_t m = tok0 + r, b = grp * 8 + blk;
+    const bool live = m < M && b < x_blocks;
+    const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) chunks[u][q] = live ? __ldg(src + q) : make_uint4(0, 0, 0, 0);
   }
 }
 
-// The 4 x 4 word transpose among lanes rl, rl + 8, rl + 16, rl + 24 (t = 0..3): lane t ends with
-// word t of each of the 4 chunks (block transpose across t ^ 2, then within 2 x 2 blocks across t ^ 1).
-__device__ __forceinline__ uint4 transpose_x_chunk(uint4 w, int t) {
-  const bool hi2 = t & 2;  // rows 2, 3 swap their words 0, 1 for rows 0, 1's words 2, 3
-  uint32_t s0 = hi2 ? w.x : w.z, s1 = hi2 ? w.y : w.w;
-  uint32_t r0 = __shfl_xor_sync(kFullMask, s0, 16), r1 = __shfl_xor_sync(kFullMask, s1, 16);
-  if (hi2) w.x = r0, w.y = r1;
-  else w.z = r0, w.w = r1;
-  const bool odd = t & 1;  // within a 2 x 2 block: odd rows give words 0, 2, even rows words 1, 3
-  s0 = odd ? w.x : w.y, s1 = odd ? w.z : w.w;
-  r0 = __shfl_xor_sync(kFullMask, s0, 8), r1 = __shfl_xor_sync(kFullMask, s1, 8);
-  if (odd) w.x = r0, w.z = r1;
-  else w.y = r0, w.w = r1;
-  return w;
-}
-
+// ... and stored transposed into the stage.
 template <int TN>
-__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXWarpItems<TN>], unsigned char* stage,
-                                              int producer_warp, int lane) {
+__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXItems<TN>][4], unsigned char* stage, int thread) {
   uint4* image = reinterpret_cast<uint4*>(stage);
-  const int t = lane >> 3, rl = lane & 7;
 #pragma unroll
-  for (int u = 0; u < kXWarpItems<TN>; ++u) {
-    const int blk = producer_warp + 4 * (u % 2), oct = u / 2;
-    image[(4 * blk + t) * TN + 8 * oct + rl] = transpose_x_chunk(chunks[u], t);
+  for (int u = 0; u < kXItems<TN>; ++u) {
+    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
+    const uint4(&c)[4] = chunks[u];
+    uint4* dst = image + 4 * blk * TN + r;
+    dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
+    dst[TN] = make_uint4(c[0].y, c[1].y, c[2].y, c[3].y);
+    dst[2 * TN] = make_uint4(c[0].z, c[1].z, c[2].z, c[3].z);
+    dst[3 * TN] = make_uint4(c[0].w, c[1].w, c[2].w, c[3].w);
   }
 }
 
@@ -161,7 +148,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
   // per producer thread after its part of x (kXStaged), else one per producer warp's lane 0.
-  constexpr int kFullArrivals = kXStaged ? 32 * kWgProducerWarps : kWgProducerWarps;
+  constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
   const auto copy_stage = [&](int j) {  // lane 0: this warp's copies of group grp_begin + j into stage j % S
     const int stage = j % S;
@@ -181,8 +168,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
+  const int x_thread = threadIdx.x - 32 * kWgConsumerWarps;  // producer threads: 0 .. kXThreads - 1
   const uint4* x = static_cast<const uint4*>(args.x);     // kXStaged
-  uint4 x_next[kXWarpItems<TN>];  // kXStaged: a producer lane's x of the next group, loaded before its stage is free
+  uint4 x_next[kXItems<TN>][4];  // kXStaged: a producer thread's x of the next group, loaded before its stage is free
   if (producer_warp >= 0) {
     if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
@@ -191,10 +179,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       }
       fence_barrier_init_for_async_proxy();
     }
-    named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
+    named_barrier_sync(1, kXThreads);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
       for (int j = 0; j < S && j < n_groups; ++j) copy_stage(j);
-    if (kXStaged && n_groups > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin, producer_warp, lane);  // lands during the table build
+    if (kXStaged && n_groups > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin, x_thread);  // lands during the table build
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
@@ -205,12 +193,12 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     if constexpr (kXStaged) {
       for (int j = 0; j < n_groups; ++j) {
         const int stage = j % S;
-        if (j > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin + j, producer_warp, lane);  // in flight during the wait
+        if (j > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread);  // in flight during the wait
         if (j >= S) {
           if (lane == 0) copy_stage(j);  // waits for the release itself
           else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
         }
-        store_x_items<TN>(x_next, stages + stage * kStageBytes, producer_warp, lane);
+        store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
         fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
         mbarrier_arrive(&full[stage]);
       }
