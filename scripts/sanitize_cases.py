@@ -8,7 +8,8 @@ that is not a multiple of 256, split-K, small K with several units per CTA, two 
 on N >= 4096) and through
 dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
-resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone). Checks results loosely against a dense
+resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
+the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -44,9 +45,33 @@ def gemv_unit_slot_cases(dev="cuda"):
         kbit._C._set_gemv_unit_warps(prev_w)
 
 
+def wgmma_split_cases(dev="cuda"):
+    """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory)
+    with x staged by the producers and from the image pass: 2, 3 and 8 splits, a partly filled row
+    block, a K tail, token chunks of 16 and 64."""
+    if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
+        return
+    prev = kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0)
+    try:
+        for N, K, M in ((300, 2080, 40), (17, 4096, 5)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+            ref_w = kbit.dequantize(qw, torch.float32).double()
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            for splits in (2, 3, 8):
+                for staging in (1, 2):
+                    kbit._C._set_wgmma_splits(splits)
+                    kbit._C._set_wgmma_x_staging(staging)
+                    y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+                    check(y, x.double() @ ref_w.T, f"wgmma_gemm N={N} K={K} M={M} splits={splits} staging={staging}")
+    finally:
+        kbit._C._set_wgmma_splits(prev[0])
+        kbit._C._set_wgmma_x_staging(prev[1])
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     gemv_unit_slot_cases(dev)
+    wgmma_split_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -136,5 +161,8 @@ if __name__ == "__main__":
     if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
         print("sanitize_cases: gemv-slots ran")
+    elif sys.argv[2:] == ["wgmma-splits"]:  # only these cases
+        wgmma_split_cases(sys.argv[1])
+        print("sanitize_cases: wgmma-splits ran")
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "cuda")
