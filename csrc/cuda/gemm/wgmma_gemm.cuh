@@ -15,10 +15,12 @@
 //            and add their partials through distributed shared memory at the end (no workspace)
 // Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warps' lane 0s
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
-//   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes), and all producer threads
-//   write x's part straight from x (stage_x_block: loads, a transpose in registers, stores); the
-//   stage's `full` mbarrier completes on the copies' bytes and one arrival per producer thread. A consumer warp releases a stage
-//   (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
+//   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, all
+//   producer threads write it straight from x (load_x_items / store_x_items: loads, a transpose
+//   in registers, stores; the host picks this where no stage refills, wgmma_x_staged), else
+//   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
+//   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
+//   warp releases a stage (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
 //   that group are complete, which it knows a few steps into the next group, so the
 //   tensor cores never drain between groups; the producer refills a stage when all 16 warps
 //   released it. No CTA-wide barrier in the main loop.
@@ -39,7 +41,9 @@
 //   latency (barrier, wait and gmma stalls), hence this partition. Session 17: a per-CTA trace
 //   showed one producer lane spending 68-80 cycles per bulk copy (~9000 cycles of first stages
 //   before the first barrier at TN = 16, ~2650 per stage on the path at TN = 64); four producer
-//   warps: 8B gate/up M = 128 58.7 -> 44.8 us, 70B M = 64 109 -> 91.
+//   warps: 8B gate/up M = 128 58.7 -> 44.8 us, 70B M = 64 109 -> 91. Session 18: split-K in a
+//   cluster (no reduction kernel) and x staged where no stage refills (no image pass): Qwen3
+//   gate/up M = 16 12.4 -> 10.1 us, KV 9.1 -> 6.7, 8B gate/up M = 64 35.6 -> 29.9.
 // Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums).
 #include <algorithm>
 #include <cstdint>
