@@ -19,7 +19,7 @@
 //   producer threads write it straight from x (load_x_items / store_x_items: loads, a transpose
 //   in registers, stores; the host picks this where no stage refills, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
-//   `full` mbarrier completes on the copies' bytes and one arrival per producer warp. A consumer
+//   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
 //   warp releases a stage (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
 //   that group are complete, which it knows a few steps into the next group, so the
 //   tensor cores never drain between groups; the producer refills a stage when all 16 warps
@@ -150,9 +150,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
-  // A stage's `full` barrier completes on the bulk copies' bytes and one arrival per producer warp
-  // (lane 0; kXStaged: after the warp's x writes, each lane's proxy fence and a warp sync).
-  constexpr int kFullArrivals = kWgProducerWarps;
+  // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
+  // per producer thread after its part of x (kXStaged), else one per producer warp's lane 0.
+  constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
   const auto copy_stage = [&](int j) {  // lane 0: this warp's copies of group grp_begin + j into stage j % S
     const int stage = j % S;
@@ -204,8 +204,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
         }
         store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
         fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
-        __syncwarp();        // the warp's writes and fences, then one arrival per warp
-        if (lane == 0) mbarrier_arrive(&full[stage]);
+        mbarrier_arrive(&full[stage]);
       }
     } else if (lane == 0) {
       for (int j = S; j < n_groups; ++j) copy_stage(j);
