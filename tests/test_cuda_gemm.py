@@ -715,19 +715,20 @@ def test_gemm_cuda_graph(k, M):
 
 @pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
-@pytest.mark.parametrize("M", [5, 16, 40, 130])
+@pytest.mark.parametrize("M", [5, 16, 20, 40, 130])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4])
-def test_wgmma_gemm_forced_splits(k, nk, M, splits, staging, poisoned_cuda):
+def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, staging, poisoned_cuda):
     # each cluster size of the wgmma kernel's split-K (a tile's splits add their partials through
     # distributed shared memory, each reducing a slice), with x staged by the kernel's producers
     # (1 split of K = 2080: 9 groups, more than the stages, so stages are refilled) or copied from
     # the image pass: 300 rows (a partly filled second row block), K = 2080 (a 32-column tail),
     # K = 96 (one group: any forced splits run as 1), token chunks of 16 and 64 with tokens past
-    # M; the same bits on a rerun, and both ways of x give the same bits
+    # M (token chunks of 16, 32 and 64); the same bits on a rerun, and both ways of x give the same bits
     skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk)
-    x = acts(M, nk[1], torch.float16, "wgsplit")
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "wgsplit")
     op = torch.ops.kbit.wgmma_gemm
     args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     previous = kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
@@ -739,7 +740,7 @@ def test_wgmma_gemm_forced_splits(k, nk, M, splits, staging, poisoned_cuda):
     finally:
         kbit._C._set_wgmma_splits(previous[0])
         kbit._C._set_wgmma_x_staging(previous[1])
-    check(y, x, W_hat, torch.float16)
+    check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
     assert_bitwise_equal(other_way, y)
 
@@ -756,8 +757,9 @@ def test_wgmma_aids_reject_bad_values():
 
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
-    # one kernel (its producers stage x; 257 x 5120 splits K, the splits a cluster adding their
-    # partials in shared memory): capture and replay like gemm
+    # x staged by the kernel (M = 16) or the image pass before it (M = 100: 3 groups per CTA, 2
+    # stages); 257 x 5120 splits K, the splits a cluster adding their partials in shared memory:
+    # capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")

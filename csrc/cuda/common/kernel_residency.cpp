@@ -49,9 +49,12 @@ int resident_clusters(const void* kernel, int threads, int smem_bytes, int clust
   config.attrs = &attribute;
   config.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {  // a size this GPU cannot form
-    (void)cudaGetLastError();
+  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  if (status == cudaErrorInvalidClusterSize) {  // a size this GPU cannot form: none run
+    (void)cudaGetLastError();                   // (this call's error, not sticky)
     clusters = 0;
+  } else {
+    C10_CUDA_CHECK(status);
   }
   cache.emplace(key, clusters);
   return clusters;

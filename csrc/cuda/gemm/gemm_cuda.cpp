@@ -82,7 +82,10 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K, int k, const cudaDe
 // Tile and wgmma kernels (256 rows x `tokens` per CTA, one CTA per SM): the time goes as CTA
 // waves x (the bytes a CTA reads -- its weights and x over its share of K -- plus a fixed cost
 // per CTA: table build, pipeline fill and drain, worth kCtaFixedBytes); each extra split adds an
-// fp32 partial of y to write and read back. The split count with the least of that.
+// fp32 partial of y to write and read back (the tile kernel's workspace; the wgmma kernel's
+// partials stay in its cluster's shared memory since session 18, so the term over-charges its
+// splits: kept, as run 3's forced-split sweep found no shape where more splits won). The split
+// count with the least of that.
 // kCtaFixedBytes from forced-split sweeps on the H100 (k = 4, session 6): without it the model
 // split 70B gate/up at M <= 15 seven ways (6 waves of short CTAs: 80 us at M = 8 vs 64 us
 // unsplit) and 8B gate/up at M <= 9 seven ways (31 vs 23 us at 2 splits); with it both pick the
@@ -168,14 +171,15 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto clusters = [&](int s) {
     return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(M, s); });
   };
-  if (int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0) {
-    forced = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
-    while (forced > 1 && clusters(forced) == 0) --forced;  // a GPU (partition) without room for such a cluster
-    return forced;
-  }
-  return splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
-    return s == 1 ? sm_count : int64_t(s) * clusters(s);
-  });
+  int splits = 0;
+  if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
+    splits = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
+  else  // the model (or KBIT_TUNE_CTA_SPLITS) skips clusters the GPU cannot run only in the model
+    splits = splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
+      return s == 1 ? sm_count : int64_t(s) * clusters(s);
+    });
+  while (splits > 1 && clusters(splits) == 0) --splits;  // a forced count on a GPU (partition) without room
+  return splits;
 }
 
 namespace {

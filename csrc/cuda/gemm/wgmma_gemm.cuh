@@ -276,7 +276,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     }
     return;
   }
-  // K-splits: this tile's splits are one cluster (1, splits, 1), split = cluster rank. Each writes
+  // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (CTAs, splits), so
+  // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes
   // its partials into its own (now idle) stages, then reduces 1/splits of the tile from all
   // splits' shared memory in split order (the same bits every run, and those of the former
   // workspace reduction), times the row scale. Producer warps take no part (the cluster barrier
@@ -324,7 +325,7 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
   const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
   const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
-  // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster
+  // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster (it steps down)
   TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits &&
                   (args.splits == 1 ||
                    resident_clusters(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, args.splits) > 0),

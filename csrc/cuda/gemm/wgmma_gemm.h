@@ -71,7 +71,8 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
 bool wgmma_x_staged(int k, int64_t M, int64_t K, int splits);
 
 // Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] on a GPU of sm_count SMs (one CTA per SM):
-// the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups).
+// the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups);
+// either lowered to a count whose cluster the GPU runs (on an H100 every count up to 8 runs).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
 // Clusters of `splits` CTAs of the k-bit kernel for M tokens that the current GPU runs at once
