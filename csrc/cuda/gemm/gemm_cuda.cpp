@@ -174,7 +174,7 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   int splits = 0;
   if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
     splits = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
-  else  // the model (or KBIT_TUNE_CTA_SPLITS) skips clusters the GPU cannot run only in the model
+  else  // the model skips counts whose cluster cannot run; KBIT_TUNE_CTA_SPLITS (inside it) does not
     splits = splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
       return s == 1 ? sm_count : int64_t(s) * clusters(s);
     });
@@ -193,7 +193,6 @@ void launch_path(DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) 
     default: launch_tc_gemm<T, K>(args, stream); break;
   }
 }
-
 
 template <typename T>
 void launch_for_k(int k, DensePath kernel, const TcGemmArgs& args, cudaStream_t stream) {
