@@ -23,6 +23,15 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// The same barrier without the release: orders nothing, only waits. For the end of a kernel whose
+// CTAs read each other's shared memory: a CTA's remote loads are complete before it arrives where
+// their values feed its own earlier stores, so no CTA leaves while another still reads its shared
+// memory, and the release's GPU-wide fence (MEMBAR.ALL.GPU in the SASS: it waits for the CTA's
+// global stores) is not paid. Whole warps only.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
 // The distributed-shared-memory address of `p` (in this CTA's shared memory) in CTA `rank`.
 __device__ __forceinline__ uint32_t cluster_shared_address(const void* p, uint32_t rank) {
   uint32_t address;

@@ -15,9 +15,10 @@
 //            and add their partials through distributed shared memory at the end (no workspace)
 // Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warps' lane 0s
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
-//   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, all
-//   producer threads write it straight from x (load_x_items / store_x_items: loads, a transpose
-//   in registers, stores; the host picks this where no stage refills, wgmma_x_staged), else
+//   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
+//   write it straight from x (loads, a transpose in registers, stores: the consumers the first
+//   group's before the table barrier, the producer threads every later one's; the host picks
+//   this where no stage refills, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
 //   warp releases a stage (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
@@ -67,45 +68,51 @@ namespace cuda {
 // vectors), columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c
 // of token r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words
 // (row q = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row),
-// the layout's k-slot order. Zeros past M and K. Producer thread `thread` (of kXThreads) holds
-// items (token r, block blk) = thread + u kXThreads, u < kXItems, r fastest (consecutive threads
-// store consecutive chunks), all loaded into registers before the stage is free (the latency
-// overlaps the wait), stored after.
+// the layout's k-slot order. Zeros past M and K. Item i = (token r, block blk), r = i % TN fastest
+// (consecutive threads store consecutive chunks). The first group's items: consumer thread i < 8 TN
+// takes item i, loaded first thing in the kernel (see the prologue). Every later group's: producer
+// thread `thread` (of kXThreads) takes items thread + u kXThreads, u < kXItems, all loaded into
+// registers before the stage is free (the latency overlaps the wait), stored after.
 constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
 
-// This thread's items: loaded (chunks[u][q] = chunk q of item u's block of x, x's order) ...
+// Item i of a stage's x (i < 8 TN): loaded (chunks[q] = chunk q of its block of x, x's order) ...
 template <int TN>
-__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXItems<TN>][4], const uint4* __restrict__ x, int64_t M,
-                                             int64_t K, int64_t tok0, int64_t grp, int thread) {
-  static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
-  const int64_t x_blocks = K / 32;
+__device__ __forceinline__ void load_x_item(uint4 (&chunks)[4], const uint4* __restrict__ x, int64_t M, int64_t K,
+                                            int64_t tok0, int64_t grp, int i) {
+  const int r = i % TN, blk = i / TN;
+  const int64_t m = tok0 + r, b = grp * 8 + blk;
+  const bool live = m < M && b < K / 32;
+  const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
 #pragma unroll
-  for (int u = 0; u < kXItems<TN>; ++u) {
-    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
-    const int64_t m = tok0 + r, b = grp * 8 + blk;
-    const bool live = m < M && b < x_blocks;
-    const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) chunks[u][q] = live ? __ldg(src + q) : make_uint4(0, 0, 0, 0);
-  }
+  for (int q = 0; q < 4; ++q) chunks[q] = live ? __ldg(src + q) : make_uint4(0, 0, 0, 0);
 }
 
 // ... and stored transposed into the stage.
 template <int TN>
-__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXItems<TN>][4], unsigned char* stage, int thread) {
-  uint4* image = reinterpret_cast<uint4*>(stage);
+__device__ __forceinline__ void store_x_item(const uint4 (&c)[4], unsigned char* stage, int i) {
+  const int r = i % TN, blk = i / TN;
+  uint4* dst = reinterpret_cast<uint4*>(stage) + 4 * blk * TN + r;
+  dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
+  dst[TN] = make_uint4(c[0].y, c[1].y, c[2].y, c[3].y);
+  dst[2 * TN] = make_uint4(c[0].z, c[1].z, c[2].z, c[3].z);
+  dst[3 * TN] = make_uint4(c[0].w, c[1].w, c[2].w, c[3].w);
+}
+
+// A producer thread's items of a stage: thread + u kXThreads, u < kXItems.
+template <int TN>
+__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXItems<TN>][4], const uint4* __restrict__ x, int64_t M,
+                                             int64_t K, int64_t tok0, int64_t grp, int thread) {
+  static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
 #pragma unroll
-  for (int u = 0; u < kXItems<TN>; ++u) {
-    const int i = thread + u * kXThreads, r = i % TN, blk = i / TN;
-    const uint4(&c)[4] = chunks[u];
-    uint4* dst = image + 4 * blk * TN + r;
-    dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
-    dst[TN] = make_uint4(c[0].y, c[1].y, c[2].y, c[3].y);
-    dst[2 * TN] = make_uint4(c[0].z, c[1].z, c[2].z, c[3].z);
-    dst[3 * TN] = make_uint4(c[0].w, c[1].w, c[2].w, c[3].w);
-  }
+  for (int u = 0; u < kXItems<TN>; ++u) load_x_item<TN>(chunks[u], x, M, K, tok0, grp, thread + u * kXThreads);
+}
+
+template <int TN>
+__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXItems<TN>][4], unsigned char* stage, int thread) {
+#pragma unroll
+  for (int u = 0; u < kXItems<TN>; ++u) store_x_item<TN>(chunks[u], stage, thread + u * kXThreads);
 }
 
 template <typename T, int K, int TN, bool kXStaged>
@@ -137,15 +144,31 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
   const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
 
+  // What the kernel reads besides the stages' copies is requested first, before the producers'
+  // copies fill the memory queues: the codebook (above), a consumer thread's two row scales (rows
+  // g and g + 8 of its tile, applied at the end) and, kXStaged, the first group's x (consumer
+  // thread i < 8 TN: item i, stored before the first CTA barrier). A per-CTA trace (session 19)
+  // showed these loads, issued after the copies, landing 2000-5000 cycles late and holding up
+  // the table barrier and the epilogue.
+  const int g = lane >> 2, t = lane & 3;
+  const uint4* x = static_cast<const uint4*>(args.x);  // kXStaged
+  const bool x_first_mine = kXStaged && n_groups > 0 && threadIdx.x < 8 * TN;
+  uint4 x_first[4];
+  if (x_first_mine) load_x_item<TN>(x_first, x, M, cols, tok0, grp_begin, threadIdx.x);
+  float row_scale_lo = 0.0f, row_scale_hi = 0.0f;  // consumers: rows g, g + 8 of the row tile (0 past N)
+  if (warp < kWgConsumerWarps) {
+    const int64_t row = (cta_tile0 + warp) * 16 + g;
+    if (row < N) row_scale_lo = __ldg(args.row_scale + row);
+    if (row + 8 < N) row_scale_hi = __ldg(args.row_scale + row + 8);
+  }
+
   // The producers' first S groups of weight tiles are on their way before the table is built:
   // the codebook load + table build and the first stages' memory latency overlap (they were
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
-  // among themselves, then each warp's lane 0 issues its tiles' copies. x: kXStaged, every
-  // producer thread loads its part of the first group's x into registers (stored after the
-  // table: the stores would wait for the loads and hold up the CTA barrier); else producer warp
-  // 0's lane copies the group's block of the image (wgmma_x_image) with its tiles. The consumers
-  // touch the barriers only after the second CTA barrier.
+  // among themselves, then each warp's lane 0 issues its tiles' copies (kXStaged: the weights
+  // only; else producer warp 0's lane also copies the group's block of the image,
+  // wgmma_x_image). The consumers touch the barriers only after the second CTA barrier.
   const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
   const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
@@ -173,7 +196,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     }
   };
   const int x_thread = threadIdx.x - 32 * kWgConsumerWarps;  // producer threads: 0 .. kXThreads - 1
-  const uint4* x = static_cast<const uint4*>(args.x);     // kXStaged
   uint4 x_next[kXItems<TN>][4];  // kXStaged: a producer thread's x of the next group, loaded before its stage is free
   if (producer_warp >= 0) {
     if (producer_warp == 0 && lane == 0) {
@@ -186,14 +208,17 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     named_barrier_sync(1, kXThreads);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
       for (int j = 0; j < S && j < n_groups; ++j) copy_stage(j);
-    if (kXStaged && n_groups > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin, x_thread);  // lands during the table build
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
+  if (x_first_mine) {  // stage 0's x region (the copies fill only its weight tiles)
+    store_x_item<TN>(x_first, stages, threadIdx.x);
+    fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+  }
   __syncthreads();
   build_pair_table<c10::Half, K>(dyn_smem, cb);  // fp16 for both activation types
   __syncthreads();  // the table, and the barriers for the consumers; no CTA barrier after this
 
-  if (producer_warp >= 0) {  // producers: the remaining groups (and kXStaged every group's x) as stages are released
+  if (producer_warp >= 0) {  // producers: the remaining groups (and kXStaged the x of groups 1, 2, ...) as stages are released
     if constexpr (kXStaged) {
       for (int j = 0; j < n_groups; ++j) {
         const int stage = j % S;
@@ -202,8 +227,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
           if (lane == 0) copy_stage(j);  // waits for the release itself
           else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
         }
-        store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
-        fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+        if (j > 0) {  // group 0's x: the consumers, before the CTA barrier
+          store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
+          fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+        }
         mbarrier_arrive(&full[stage]);
       }
     } else if (lane == 0) {
@@ -213,7 +240,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   }
 
   // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
-  const int g = lane >> 2, t = lane & 3;
   const bool has_tile = cta_tile0 + warp < NT;
   const uint32_t lane4 = 4u * lane;
   float acc[TN / 2];
@@ -272,23 +298,25 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
       const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
       if (row < N && tok < rows)
-        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * __ldg(args.row_scale + row));
+        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
     }
     return;
   }
   // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (CTAs, splits), so
   // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes
-  // its partials into its own (now idle) stages, then reduces 1/splits of the tile from all
-  // splits' shared memory in split order (the same bits every run, and those of the former
-  // workspace reduction), times the row scale. Producer warps take no part (the cluster barrier
-  // waits for non-exited threads only, and they exit after their last copies); every consumer
-  // thread takes both barriers.
+  // its partials, times the row scale, into its own (now idle) stages, then reduces 1/splits of
+  // the tile from all splits' shared memory in split order (the same bits every run). The scale
+  // comes first so that the reduction reads nothing from global memory: its row-scale loads
+  // (cold, after the copies) were most of the epilogue's time (session 19). Producer warps take
+  // no part (the cluster barrier waits for non-exited threads only, and they exit after their
+  // last copies); every consumer thread takes both barriers.
   static_assert(TN * kWgPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
   named_barrier_sync(2, 32 * kWgConsumerWarps);  // every warpgroup's wgmmas done: the stages are free
   float* partial = reinterpret_cast<float*>(stages);  // [TN][kWgPartialStride]
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e)
-    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kWgPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] = acc[e];
+    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kWgPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
+        acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo);
   cluster_sync();  // every split's partials written
   constexpr int kQuads = TN * 16 * kWgRowTiles / 4;  // float4s of a tile's partials
   const int q_begin = split * kQuads / splits, q_end = (split + 1) * kQuads / splits;
@@ -309,10 +337,10 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     for (int i = 0; i < 4; ++i) {
       const int64_t row = row0 + r4 + i;
       if (row < N && tok < rows)
-        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(sums[i] * __ldg(args.row_scale + row));
+        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
     }
   }
-  cluster_sync();  // no CTA leaves while another reads its shared memory
+  cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
 #endif

@@ -60,8 +60,9 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // matrix of 2-element words transposed, out[32 b + 8 p + 2 t + e] = x[32 b + 8 t + 2 p + e], so
 // chunk 2 s + h is core matrix h of wgmma step s (docs/format.md section 5: the k-slots of step
 // s = 2 b + h are columns 32 b + 8 t + 4 h + {0, 1} and + {2, 3}). Two ways in:
-// - staged: the kernel's producer threads load x and store it so (wgmma_gemm.cuh, store_x_items);
-//   no pass before the launch, but the loads sit on the refill path of each stage;
+// - staged: the kernel's threads load x and store it so (wgmma_gemm.cuh, store_x_item: the
+//   consumers the first group's, the producers every later one's); no pass before the launch,
+//   but the loads sit on the refill path of each stage;
 // - image: wgmma_x_image writes all stages' x once before the launch
 //   ([chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros
 //   past M and K) and one bulk copy per stage reads it.
