@@ -68,8 +68,8 @@ namespace cuda {
 // vectors), columns 256 grp .. 256 grp + 255, in the wgmma B layout (wgmma_gemm.h): 16-byte chunk c
 // of token r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words
 // (row q = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row),
-// the layout's k-slot order. Zeros past M and K. Item i = (token r, block blk), r = i % TN fastest
-// (consecutive threads store consecutive chunks). The first group's items: consumer thread i < 8 TN
+// the layout's k-slot order. Zeros past M and K. Item i = (token r, block blk): x_item_token /
+// x_item_block. The first group's items: consumer thread i < 8 TN
 // takes item i, loaded first thing in the kernel (see the prologue). Every later group's: producer
 // thread `thread` (of kXThreads) takes items thread + u kXThreads, u < kXItems, all loaded into
 // registers before the stage is free (the latency overlaps the wait), stored after.
@@ -77,11 +77,19 @@ constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
 
-// Item i of a stage's x (i < 8 TN): loaded (chunks[q] = chunk q of its block of x, x's order) ...
+// Item i < 8 TN of a stage's x: 32 consecutive items (a warp's) cover 8 tokens x 4 blocks, tokens
+// fastest. A warp's load of chunk q then touches 8 rows x 256 contiguous bytes (16 lines; one
+// token per lane touched 32), and the 8 lanes of a store phase write 8 consecutive tokens' chunks
+// (128 contiguous bytes: no bank conflict).
+__device__ __forceinline__ int x_item_token(int i) { return 8 * (i >> 6) + (i & 7); }
+__device__ __forceinline__ int x_item_block(int i) { return 4 * ((i >> 5) & 1) + ((i & 31) >> 3); }
+
+// Item i: loaded (chunks[q] = chunk q of its block of x, x's order) ...
 template <int TN>
 __device__ __forceinline__ void load_x_item(uint4 (&chunks)[4], const uint4* __restrict__ x, int64_t M, int64_t K,
                                             int64_t tok0, int64_t grp, int i) {
-  const int r = i % TN, blk = i / TN;
+  static_assert(TN % 8 == 0, "wgmma_gemm: x items cover whole 8-token groups");
+  const int r = x_item_token(i), blk = x_item_block(i);
   const int64_t m = tok0 + r, b = grp * 8 + blk;
   const bool live = m < M && b < K / 32;
   const uint4* src = x + (live ? m * (K / 8) + 4 * b : 0);
@@ -92,7 +100,7 @@ __device__ __forceinline__ void load_x_item(uint4 (&chunks)[4], const uint4* __r
 // ... and stored transposed into the stage.
 template <int TN>
 __device__ __forceinline__ void store_x_item(const uint4 (&c)[4], unsigned char* stage, int i) {
-  const int r = i % TN, blk = i / TN;
+  const int r = x_item_token(i), blk = x_item_block(i);
   uint4* dst = reinterpret_cast<uint4*>(stage) + 4 * blk * TN + r;
   dst[0] = make_uint4(c[0].x, c[1].x, c[2].x, c[3].x);
   dst[TN] = make_uint4(c[0].y, c[1].y, c[2].y, c[3].y);
