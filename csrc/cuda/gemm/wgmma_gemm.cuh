@@ -47,6 +47,7 @@
 //   gate/up M = 16 12.4 -> 10.1 us, KV 9.1 -> 6.7, 8B gate/up M = 64 35.6 -> 29.9.
 // Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums).
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "../../common/tiled_layout.h"
@@ -372,10 +373,21 @@ void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
 
 template <int K, int TN>
 int wgmma_resident_clusters_tokens(int splits) {
+  // Remembered per (device, splits) without a lock: the split model asks for every count on each
+  // call, and each query (two mutex-guarded map lookups) was host time on every wgmma call.
+  constexpr int kDevices = 64;
+  static std::atomic<int> remembered[kDevices][kWgMaxSplits + 1];  // clusters + 1; 0: not yet asked
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  const bool slot = device >= 0 && device < kDevices && splits >= 1 && splits <= kWgMaxSplits;
+  if (slot)
+    if (const int known = remembered[device][splits].load(std::memory_order_relaxed); known > 0) return known - 1;
   constexpr int kSmem = wgmma_smem_bytes(K, TN);
   const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN, true>);  // the other variants: the same resources
   resident_ctas_per_sm(kernel, kWgThreads, kSmem, kSmem);  // the opt-in, before the cluster query
-  return resident_clusters(kernel, kWgThreads, kSmem, splits);
+  const int clusters = resident_clusters(kernel, kWgThreads, kSmem, splits);
+  if (slot) remembered[device][splits].store(clusters + 1, std::memory_order_relaxed);
+  return clusters;
 }
 
 template <int K>
