@@ -2,7 +2,8 @@
 # Session 19, device run 6 (carried build of 61e1098: the faster wgmma kernel, the re-tuned table, the
 # remembered cluster counts; ab_base/ = main dd7833f): the whole GPU suite, kbit.gemm (the dispatcher)
 # against cuBLAS fp16 on the dense shapes at M = 1-128 (k = 4, cold), the host cost per call (base
-# and new), compute-sanitizer (memcheck, racecheck) on the wgmma cluster cases; tarred into $OUT.
+# and new), compute-sanitizer (memcheck, racecheck) on the wgmma cluster cases, test_cuda_gemm.py
+# (the other test files: run 7); tarred into $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
@@ -23,5 +24,4 @@ for tool in memcheck racecheck; do
   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|sanitize_cases' $R/sanitize-wgmma-$tool.log | tail -2 | tr '\n' ' ')"
 done
 timeout 200 python3 -m pytest tests/test_cuda_gemm.py -q --maxfail=20 > $R/tests-cuda-gemm.log 2>&1; tail -2 $R/tests-cuda-gemm.log
-timeout 340 python3 -m pytest tests -q --maxfail=20 -rs --ignore=tests/test_cuda_gemm.py > $R/tests-rest.log 2>&1; tail -2 $R/tests-rest.log
 tar -czf $OUT/run6.tar.gz -C $R .
