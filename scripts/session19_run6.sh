@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 19, device run 6 (carried build of 61e1098: the faster wgmma kernel, the re-tuned table, the
-# remembered cluster counts; ab_base/ = main dd7833f): the whole GPU suite, kbit.gemm (the dispatcher)
+# remembered cluster counts; ab_base/ = main dd7833f): kbit.gemm (the dispatcher)
 # against cuBLAS fp16 on the dense shapes at M = 1-128 (k = 4, cold), the host cost per call (base
 # and new), compute-sanitizer (memcheck, racecheck) on the wgmma cluster cases, test_cuda_gemm.py
 # (the other test files: run 7); tarred into $OUT.
