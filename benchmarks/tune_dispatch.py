@@ -142,8 +142,8 @@ def size_rows(run: Dict) -> List[Dict]:
     """Per weight size N*K and k: the largest grid M up to which the small-M kernel was the
     fastest path everywhere; the largest after that up to which the faster tile kernel (tile or
     wgmma) beat dequantize + cuBLAS everywhere (equal to the first when neither won or was
-    measured); and within that range the smallest M from which wgmma beat tile everywhere (0:
-    never)."""
+    measured); and within that range, counting its first M (the small-M kernel's last), the
+    smallest M from which wgmma beat tile everywhere (0: never)."""
     inf = float("inf")
     t = timings(run)
     wpu = chosen_wpu(run)
@@ -172,9 +172,13 @@ def size_rows(run: Dict) -> List[Dict]:
                     tile = M
                 else:
                     break
+            # From the top of the tiled range down while wgmma beats tile; the search includes the
+            # last M of the GEMV / small-M kernel, so that M between it and the next grid point
+            # (where the dispatcher takes a tile kernel) gets wgmma where it beat tile on both sides
+            # (session 19: Qwen3 O at M = 56 ran the tile kernel, 15.9 us, wgmma ~12.2).
             wgmma = 0
-            for M in reversed([m for m in run["ms"] if small < m <= tile]):
-                if t.get((name, M, k, "wgmma"), inf) <= t.get((name, M, k, "tile"), inf):
+            for M in reversed([m for m in run["ms"] if 0 < m and small <= m <= tile]):
+                if t.get((name, M, k, "wgmma"), inf) < inf and t[(name, M, k, "wgmma")] <= t.get((name, M, k, "tile"), inf):
                     wgmma = M
                 else:
                     break

@@ -1,4 +1,5 @@
 """The crossover rule of benchmarks/tune_dispatch.py and the C++ table it writes (CPU only)."""
+import os
 import re
 
 import pytest
@@ -79,6 +80,21 @@ def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
     assert c["min_wgmma_m"] == {2: 0, 4: 0}
 
 
+def test_wgmma_start_counts_the_small_m_kernels_last_m():
+    # the small-M kernel wins up to 16; wgmma beats tile at 16 and above -> wgmma from 16, so M = 17..31
+    # (between the grid points) goes to wgmma, not tile; where wgmma loses at 16 it starts at 32
+    run = run_of({
+        ("a", "kernel"): [1, 2, 3, 20, 20, 40], ("a", "tile"): [5, 4, 6, 6, 8, 12],
+        ("a", "wgmma"): [6, 5, 5, 5, 6, 9], ("a", "dequant_cublas"): [10] * 6,
+        ("c", "kernel"): [1, 2, 3, 20, 20, 40], ("c", "tile"): [5, 4, 4, 6, 8, 12],
+        ("c", "wgmma"): [6, 5, 5, 5, 6, 9], ("c", "dequant_cublas"): [10] * 6,
+    })
+    a, c = sized(T.crossovers(run))
+    assert a["max_kernel_m"] == {2: 16, 4: 16} and c["max_kernel_m"] == {2: 16, 4: 16}
+    assert a["min_wgmma_m"] == {2: 16, 4: 16}
+    assert c["min_wgmma_m"] == {2: 32, 4: 32}
+
+
 def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tmp_path):
     ms = (1, 4, 8, 16, 32)
     times = {("a", "tile"): [50] * 5, ("a", "dequant_cublas"): [60] * 5,
@@ -131,8 +147,10 @@ def test_scalar_gemv_first_while_it_beats_every_path():
     ab, c = sized(T.crossovers(run))
     assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
     assert ab["max_kernel_m"] == {4: 8}
-    top = T.GEMV_MAX_TOKENS  # kGemvMaxTokens: the GEMV is timed up to it, not above
-    assert top == 16
+    top = T.GEMV_MAX_TOKENS  # kGemvMaxRows: the GEMV is timed up to it, not above
+    header = open(os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "scalar_gemv.h")).read()
+    tokens, chunks = (int(re.search(rf"constexpr int {n} = (\d+);", header).group(1)) for n in ("kGemvMaxTokens", "kGemvMaxChunks"))
+    assert top == tokens * chunks
     assert T.runs_path("gemv", 4, top, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, top + 1, 2048, lambda k, M: False)
 
 
