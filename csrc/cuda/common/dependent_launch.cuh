@@ -39,5 +39,14 @@ __device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
 #endif
 }
 
+// Hint: bring the line holding `p` into L2 (any alignment).
+__device__ __forceinline__ void prefetch_l2_line(const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p) : "memory");
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace cuda
 }  // namespace kbit

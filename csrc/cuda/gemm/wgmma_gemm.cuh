@@ -138,12 +138,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail;
-  // nothing global is touched before the wait.
-  allow_dependents();
-  grid_dependency_wait();
-  const float cb_value = codebook_entry<K>(args.codebook);
-
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int split = blockIdx.y, splits = gridDim.y;
@@ -152,6 +146,23 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t chunks = (M + TN - 1) / TN;
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
   const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
+  const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
+
+  // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail.
+  // Before the wait only L2 prefetch hints touch global memory: the codebook's line, the row
+  // scales' lines (lane 0 of each consumer warp: its 16 rows) and the first group's weight tiles
+  // (producer thread 2 c + h: tile c's codes, h = 0, or absmax, h = 1), what the first loads and
+  // copies after the wait ask for.
+  allow_dependents();
+  if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
+  if (warp < kWgConsumerWarps && lane == 0 && cta_tile0 + warp < NT) prefetch_l2_line(args.row_scale + (cta_tile0 + warp) * 16);
+  if (const int p = threadIdx.x - 32 * kWgConsumerWarps; p >= 0 && p < 2 * live_tiles && n_groups > 0) {
+    const int64_t tile = (cta_tile0 + p / 2) * G + grp_begin;
+    if (p % 2 == 0) prefetch_l2(args.packed + tile * tile_words(K), K * 512);
+    else prefetch_l2(args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
+  }
+  grid_dependency_wait();
+  const float cb_value = codebook_entry<K>(args.codebook);
 
   // What the kernel reads besides the stages' copies is requested first, before the producers'
   // copies fill the memory queues: the codebook (above), a consumer thread's two row scales (rows
@@ -179,7 +190,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // only; else producer warp 0's lane also copies the group's block of the image,
   // wgmma_x_image). The consumers touch the barriers only after the second CTA barrier.
   const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
-  const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
