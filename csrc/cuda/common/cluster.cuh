@@ -24,10 +24,11 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // The same barrier without the release: orders nothing, only waits. For the end of a kernel whose
-// CTAs read each other's shared memory: a CTA's remote loads are complete before it arrives where
-// their values feed its own earlier stores, so no CTA leaves while another still reads its shared
-// memory, and the release's GPU-wide fence (MEMBAR.ALL.GPU in the SASS: it waits for the CTA's
-// global stores) is not paid. Whole warps only.
+// CTAs read each other's shared memory, where the caller makes every remote load's value feed one
+// of its stores before it arrives (a load that feeds nothing may still be in flight): those loads
+// are then complete, so no CTA leaves while another still reads its shared memory, and the
+// release's GPU-wide fence (MEMBAR.ALL.GPU in the SASS: it waits for the CTA's global stores) is
+// not paid. Whole warps only.
 __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
 }

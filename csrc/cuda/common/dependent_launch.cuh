@@ -5,7 +5,7 @@
 // tail. Rules for such a kernel:
 //   - before grid_dependency_wait(): read kernel parameters and shared memory only - no global
 //     load of anything earlier stream work may write (x, weights, codebook, offsets) and no
-//     global store at all. An L2 prefetch hint (prefetch_l2) is allowed: it moves no data into
+//     global store at all. An L2 prefetch hint (prefetch_l2, prefetch_l2_line) is allowed: it moves no data into
 //     the SM, and L2 is the coherence point, so loads after the wait see the earlier kernel's
 //     writes whatever was prefetched.
 //   - grid_dependency_wait() returns once the earlier kernel has completed and its writes are

@@ -23,7 +23,8 @@ struct TcCrossoverRow {
   int64_t shape_n, shape_k; // 0, 0: every shape of this size; else this N x K shape only (taken first)
   int16_t max_kernel_m[4];  // k = 2, 3, 4, 5: the small-M kernel for M <= this
   int16_t max_tile_m[4];    // then a tile kernel for M <= this; dequantize + cuBLAS above
-  int16_t min_wgmma_m[4];   // within that range the wgmma kernel from this M on (0: never)
+  int16_t min_wgmma_m[4];   // in that range the wgmma kernel from this M on (0: never; may be the
+                            // small-M kernel's last M, where wgmma beat tile: M just above it)
   // [k - 2][bucket]: the small-M kernel's warps per unit for M in bucket b (M <= kWpuBucketM[b],
   // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
   int8_t small_m_wpu[4][4];

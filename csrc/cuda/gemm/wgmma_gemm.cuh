@@ -17,7 +17,7 @@
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
 //   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
 //   write it straight from x (loads, a transpose in registers, stores: the consumers the first
-//   group's before the table barrier, the producer threads every later one's; the host picks
+//   group's before the first CTA barrier, the producer threads every later one's; the host picks
 //   this where no stage refills, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
@@ -199,7 +199,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
-  // per producer thread after its part of x (kXStaged), else one per producer warp's lane 0.
+  // per producer thread (kXStaged: after its part of x from group 1 on; group 0's x is the
+  // consumers', stored before the first CTA barrier), else one per producer warp's lane 0.
   constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
   const auto copy_stage = [&](int j) {  // lane 0: this warp's copies of group grp_begin + j into stage j % S
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     const int64_t grp = grp_begin + j;
     unsigned char* st = stages + stage * kStageBytes;
     if constexpr (kXStaged) {
-      mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);  // arrives after its x
+      mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);  // arrives in the staging loop
     } else {
       mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
       if (producer_warp == 0) bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
@@ -350,6 +351,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int64_t row0 = cta_tile0 * 16;
   for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += 32 * kWgConsumerWarps) {
     const int tok = q / (4 * kWgRowTiles), r4 = 4 * (q % (4 * kWgRowTiles));
+    // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
+    // remote load that runs then feeds a store, which the relaxed barrier below relies on.
+    if (row0 + r4 >= N) continue;
     const float* mine = partial + tok * kWgPartialStride + r4;
     float4 part[kWgMaxSplits];
 #pragma unroll
