@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED=1
 build_tree . "$OUT/build.log" || exit 1
 python3 -m kbit info
 echo "== tests"
-python3 -m pytest ${TESTS:-tests} -q ${PYTEST_STOP:--x} -rs 2>&1 | tee "$OUT/tests.log" | tail -25
+python3 -m pytest ${TESTS:-tests benchmarks/tests} -q ${PYTEST_STOP:--x} -rs 2>&1 | tee "$OUT/tests.log" | tail -25
 test_rc=${PIPESTATUS[0]}
 if [ -z "${SKIP_BENCH:-}" ]; then
   echo "== benchmarks (${MODE:-fast})"
