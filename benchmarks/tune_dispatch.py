@@ -177,8 +177,9 @@ def size_rows(run: Dict) -> List[Dict]:
             # (where the dispatcher takes a tile kernel) gets wgmma where it beat tile on both sides
             # (session 19: Qwen3 O at M = 56 ran the tile kernel, 15.9 us, wgmma ~12.2).
             wgmma = 0
-            for M in reversed([m for m in run["ms"] if 0 < m and small <= m <= tile]):
-                if t.get((name, M, k, "wgmma"), inf) < inf and t[(name, M, k, "wgmma")] <= t.get((name, M, k, "tile"), inf):
+            for M in reversed([m for m in run["ms"] if small <= m <= tile]):
+                w = t.get((name, M, k, "wgmma"))
+                if w is not None and w <= t.get((name, M, k, "tile"), inf):
                     wgmma = M
                 else:
                     break
