@@ -44,7 +44,7 @@ WPUS = [8, 4, 2, 1]          # small-M kernel warps per unit, the default first 
 PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
 PATHS += [(f"kernel/w{w}", "mma_gemm", w) for w in WPUS]
 PATHS += [("gemv", "gemv_gemm")]
-GEMV_MAX_TOKENS = 64  # kGemvMaxRows (csrc/cuda/gemm/scalar_gemv.h): dense M through the GEMV
+GEMV_MAX_TOKENS = 128  # kGemvMaxRows (csrc/cuda/gemm/scalar_gemv.h): dense M through the GEMV
 
 
 def wpu_cap(K: int) -> int:

@@ -40,9 +40,9 @@ TORCH_LIBRARY(kbit, m) {
   // 4 or 8 (at most K's 256-column groups) forces the warps that share one 16-row unit along K.
   m.def("mma_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, int warps_per_unit=0) -> Tensor");
-  // The GEMV for M <= 64 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
+  // The GEMV for M <= 128 (CUDA): one persistent launch (decode). decode: 'auto' (the measured
   // choice), 'mma' (pair table in shared memory, mma.m16n8k16 with the tokens as its n = 8 side,
-  // M <= 64: past 16 rows in token chunks of 16) or 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per
+  // M <= 128: past 16 rows in token chunks of 16) or 'shuffle' (the scalar form: codebook in lane registers, a shuffle and an FFMA per
   // weight, M <= 4).
   m.def("gemv_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k, str decode='auto') -> Tensor");
@@ -179,6 +179,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");
+  m.def("_set_gemv_grouped_stages", &kbit::cuda::set_gemv_grouped_stages, pybind11::arg("stages"),
+        "Tuning aid: the stages of each warp's copy ring in grouped GEMV launches of one token slot (mma decode; "
+        "0, the default: 3 where that keeps the CTAs per SM, else 2; 2; or 3 wherever a CTA fits); returns the "
+        "previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "

@@ -7,6 +7,8 @@ from __future__ import annotations
 import torch
 from torch.library import register_fake
 
+#: kGemvMaxRows (csrc/cuda/gemm/scalar_gemv.h): the most rows of x gemv_gemm takes.
+GEMV_MAX_ROWS = 128
 
 def _tiles(n, cols):
     return (n + 15) // 16, (cols + 255) // 256
@@ -98,8 +100,8 @@ def _check_gemv_decode(op, decode):
 @register_fake("kbit::gemv_gemm")
 def _gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, decode="auto"):
     _check_gemv_decode("gemv_gemm", decode)
-    torch._check(x.dim() != 2 or x.shape[0] <= 64,
-                 lambda: f"kbit: gemv_gemm takes at most 64 rows of x (M <= 64); got M={x.shape[0]}")
+    torch._check(x.dim() != 2 or x.shape[0] <= GEMV_MAX_ROWS,
+                 lambda: f"kbit: gemv_gemm takes at most {GEMV_MAX_ROWS} rows of x (M <= {GEMV_MAX_ROWS}); got M={x.shape[0]}")
     torch._check(x.dim() != 2 or decode != "shuffle" or x.shape[0] <= 4,
                  lambda: f"kbit: gemv_gemm with decode='shuffle' takes at most 4 rows of x; got M={x.shape[0]}")
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

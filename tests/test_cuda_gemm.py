@@ -260,11 +260,11 @@ def test_gemv_launch_plan():
     with pytest.raises(RuntimeError, match="_set_gemv_x_resident: mode must be 0 .*got 3"):
         kbit._C._set_gemv_x_resident(3)
     # past 16 rows: token chunks of 16 rows, a grid of whole chunks
-    for M, chunks in ((16, 1), (17, 2), (32, 2), (33, 3), (64, 4)):
+    for M, chunks in ((16, 1), (17, 2), (32, 2), (33, 3), (64, 4), (65, 5), (128, 8)):
         p = plan(M, 4096, 2048, 4)
         assert (p["token_slots"], p["token_chunks"]) == (16, chunks) and p["grid"] % chunks == 0
-    with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 64"):
-        plan(65, 4096, 2048, 4)
+    with pytest.raises(RuntimeError, match="_gemv_launch_plan: needs 1 <= M <= 128"):
+        plan(129, 4096, 2048, 4)
     with pytest.raises(RuntimeError, match="_gemv_launch_plan: decode='shuffle' takes at most 4 rows; got M=5"):
         plan(5, 4096, 2048, 4, "shuffle")
 
@@ -452,7 +452,7 @@ def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda
     assert_bitwise_equal(y_single, y)
 
 
-@pytest.mark.parametrize("M", [17, 24, 32, 45, 64])
+@pytest.mark.parametrize("M", [17, 24, 32, 45, 64, 97, 128])
 @pytest.mark.parametrize("nk", XRES_NK, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
@@ -464,7 +464,7 @@ def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-chunks")
     fn = _mma_gemv(qw, k)
-    fn(torch.full((64, nk[1]), float("nan"), device=DEV, dtype=dtype))
+    fn(torch.full((128, nk[1]), float("nan"), device=DEV, dtype=dtype))
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)
     check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-chunks-b")])
@@ -495,8 +495,8 @@ def test_gemv_gemm_user_codebook_graph_and_limit(k, gen):
     # fp16), and 'auto' is the mma decode for dense weights
     assert not torch.equal(by_decode["shuffle"], by_decode["mma"])
     assert_bitwise_equal(by_decode["auto"], by_decode["mma"])
-    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 64 rows of x .*got M=65"):
-        torch.ops.kbit.gemv_gemm(acts(65, 1056, torch.float16, "gemv-65"), qw.packed, qw.absmax, qw.row_scale,
+    with pytest.raises(RuntimeError, match="gemv_gemm takes at most 128 rows of x .*got M=129"):
+        torch.ops.kbit.gemv_gemm(acts(129, 1056, torch.float16, "gemv-129"), qw.packed, qw.absmax, qw.row_scale,
                                  qw.codebook, k)
     with pytest.raises(RuntimeError, match="decode='shuffle' takes at most 4 rows of x; got M=5"):
         torch.ops.kbit.gemv_gemm(acts(5, 1056, torch.float16, "gemv-5"), qw.packed, qw.absmax, qw.row_scale,
@@ -914,6 +914,70 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
         kbit._C._set_gemv_grouped_schedule(3)
 
 
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_grouped_gemv_deep_ring_keeps_the_bits(k, dtype, gen, poisoned_cuda):
+    # Grouped one-token-slot launches (mma decode) take a 3-stage copy ring where it keeps their CTAs
+    # per SM (kbit._C._set_gemv_grouped_stages: 0 the rule, 2, or 3 wherever a CTA fits). The depth
+    # changes when copies are issued, not the arithmetic: the same bits as 2 stages and the
+    # reference, for K = 512 (two groups per unit), a K tail (2080), one group (96), E = 1, E <= 32
+    # (the per-warp schedule) and E = 300 (the shared-memory schedule) with experts of no rows, T < E
+    # and N = 300 (a partial last tile); a unit per warp or several (E = 300); CUDA-graph replay
+    for E, N, K, counts in ((1, 300, 512, [1]), (8, 300, 2080, [1, 0, 1, 1, 0, 1, 1, 1]), (32, 40, 96, None),
+                            (300, 33, 512, None), (300, 40, 2080, [1] * 300)):
+        qw, W_hat = weight(k, N, K, dtype, E=E)
+        if counts is None:  # as many tokens as experts, drawn at random: many experts get none
+            counts = torch.multinomial(torch.ones(E), E, replacement=True, generator=gen).bincount(minlength=E).tolist()
+        counts = [min(c, 1) for c in counts]  # one token slot: at most one row per expert on average
+        x = acts(sum(counts), K, dtype, f"gdeep{E}-{K}")
+        off = offsets(counts)
+        fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                              qw.codebook, oo, k, "mma")
+        by_stages = {}
+        for stages in (2, 3, 0):
+            prev = kbit._C._set_gemv_grouped_stages(stages)
+            try:
+                by_stages[stages] = fn(x, off)
+                if stages == 3:
+                    check_graph_replay(fn, [x.clone(), off.clone()],
+                                       [acts(sum(counts), K, dtype, f"gdeep{E}b"), offsets(list(reversed(counts)))])
+            finally:
+                assert kbit._C._set_gemv_grouped_stages(prev) == stages
+        check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+        assert_bitwise_equal(by_stages[3], by_stages[2])
+        assert_bitwise_equal(by_stages[0], by_stages[2])
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_stages: stages must be 0 .*, 2 or 3; got 4"):
+        kbit._C._set_gemv_grouped_stages(4)
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemv_deep_ring_across_units(dtype, poisoned_cuda):
+    # Many units per warp (64 experts x 128 tiles of K = 512 against the GPU's unit slots): with 3
+    # stages a warp's copies run two items ahead, into the unit after next (two groups per unit),
+    # and its next unit is looked up again at a unit's end. The same bits as 2 stages; close to
+    # x @ dequantize(W)^T (quantized on the GPU: a CPU reference of 67M weights is too slow here)
+    E, N, K = 64, 2048, 512
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"gdeep-units-{dtype}"))
+    qw = kbit.quantize(torch.randn(E, N, K, generator=g, device=DEV, dtype=dtype), k=4)
+    counts = [1] * (E - 2) + [0, 0]
+    x = acts(sum(counts), K, dtype, "gdeep-units")
+    off = offsets(counts)
+    by_stages = {}
+    for stages in (2, 3):
+        prev = kbit._C._set_gemv_grouped_stages(stages)
+        try:
+            by_stages[stages] = torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook,
+                                                                 off, 4, "mma")
+        finally:
+            kbit._C._set_gemv_grouped_stages(prev)
+    assert_bitwise_equal(by_stages[3], by_stages[2])
+    W_hat = kbit.dequantize(qw, torch.float32)
+    ref = torch.stack([x[e].float() @ W_hat[e].T for e in range(E - 2)])
+    y = by_stages[3][:E - 2].float()
+    assert torch.isfinite(y).all()
+    assert ((y - ref).norm() / ref.norm()).item() < (1e-3 if dtype == torch.float16 else 4e-3)
+
+
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     # the measured H100 rule (grouped_gemv_wins, sessions 14 and 16): up to 8 tokens per expert on
     # average (any E), up to 16 with <= 8 experts or with <= 16 and K > 512 -> the grouped GEMV, mma
@@ -1104,7 +1168,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 N, K = next((r["weights"] // c, c) for c in (2048, 1024, 512, 256) if (r["weights"] // c, c) not in shapes)
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
-                gv = min(max_gemv[k - 2], 64)  # kGemvMaxRows
+                gv = min(max_gemv[k - 2], 128)  # kGemvMaxRows
 
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"

@@ -83,15 +83,26 @@ def test_opcheck_cuda(op, k, stacked, gen):
     assert set(result.values()) == {"SUCCESS"}, result
 
 
-def test_gemv_gemm_fake_refuses_more_than_64_rows(gen):
-    # torch.compile traces gemv_gemm through its fake kernel: M > 64 (M > 4 with decode='shuffle')
+def test_gemv_gemm_fake_row_limit_is_the_kernels():
+    # the fake kernel's limit is kGemvMaxRows = kGemvMaxTokens x kGemvMaxChunks (scalar_gemv.h)
+    import re
+    from pathlib import Path
+    from kbit import _fake
+    header = (Path(__file__).parents[1] / "csrc" / "cuda" / "gemm" / "scalar_gemv.h").read_text()
+    tokens, chunks = (int(re.search(rf"constexpr int {n} = (\d+);", header).group(1))
+                      for n in ("kGemvMaxTokens", "kGemvMaxChunks"))
+    assert _fake.GEMV_MAX_ROWS == tokens * chunks
+
+
+def test_gemv_gemm_fake_refuses_more_than_128_rows(gen):
+    # torch.compile traces gemv_gemm through its fake kernel: M > 128 (M > 4 with decode='shuffle')
     # fails there, as the CUDA op does
     from torch._subclasses.fake_tensor import FakeTensorMode
     x, pt, at, r, cb, k = op_args("gemv_gemm", 3, False, gen)
     with FakeTensorMode(allow_non_fake_inputs=True):
-        assert torch.ops.kbit.gemv_gemm(torch.empty(64, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (64, 19)
-        with pytest.raises(Exception, match="at most 64 rows"):
-            torch.ops.kbit.gemv_gemm(torch.empty(65, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)
+        assert torch.ops.kbit.gemv_gemm(torch.empty(128, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (128, 19)
+        with pytest.raises(Exception, match="at most 128 rows"):
+            torch.ops.kbit.gemv_gemm(torch.empty(129, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)
         assert torch.ops.kbit.gemv_gemm(torch.empty(4, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, "shuffle").shape == (4, 19)
         with pytest.raises(Exception, match="decode='shuffle' takes at most 4 rows"):
             torch.ops.kbit.gemv_gemm(torch.empty(5, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, "shuffle")

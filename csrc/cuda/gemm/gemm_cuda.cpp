@@ -209,7 +209,16 @@ std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
+std::atomic<int> gemv_grouped_stages_set{0};
 }  // namespace
+
+int gemv_grouped_stages() { return gemv_grouped_stages_set.load(std::memory_order_relaxed); }
+int set_gemv_grouped_stages(int64_t stages) {
+  TORCH_CHECK(stages == 0 || stages == kGemvStages || stages == kGemvGroupedDeepStages,
+              "kbit._C._set_gemv_grouped_stages: stages must be 0 (the rule), ", kGemvStages, " or ",
+              kGemvGroupedDeepStages, "; got ", stages);
+  return gemv_grouped_stages_set.exchange(static_cast<int>(stages));
+}
 
 int gemv_resident_stages() { return gemv_resident_stages_set.load(std::memory_order_relaxed); }
 int set_gemv_resident_stages(int64_t stages) {
@@ -393,7 +402,7 @@ at::Tensor gemm_gemv(const at::Tensor& x_in, const at::Tensor& packed_t, const a
 }
 
 // gemm (no path given: dense_gemm_path, tc_dispatch.h), mma_gemm (always the small-M kernel),
-// gemv_gemm (always the GEMV, M <= 64, M <= 4 with the shuffle decode, its decode as asked),
+// gemv_gemm (always the GEMV, M <= kGemvMaxRows = 128, M <= 4 with the shuffle decode, its decode as asked),
 // tile_gemm (always the tile kernel), wgmma_gemm (always the wgmma kernel; Hopper) and
 // dequant_cublas_gemm (always the fallback).
 at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,

@@ -1,5 +1,5 @@
 #pragma once
-// GEMV for M = 1..16 tokens (dense up to 64 in token chunks, and grouped for MoE decode) straight from the tiled layout
+// GEMV for M = 1..16 tokens (dense up to 128 in token chunks, and grouped for MoE decode) straight from the tiled layout
 // (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
 //   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers
 //            (M <= 4);
@@ -103,7 +103,8 @@ struct GemvStage {
 // x slots (gemv_x_at).
 constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 255) / 256 * 512 * tokens; }
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
-// kGemvStages, x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
+// kStagedStages (kGemvStages, or kGemvGroupedDeepStages in grouped one-token-slot mma launches),
+// x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
@@ -339,20 +340,26 @@ struct GemvAcc {
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
+// kStagedStages: the ring's stages with x staged (a compile-time depth: a run-time one made the
+// grouped mma kernels spill, session 15).
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident,
+          int kStagedStages = kGemvStages>
 // (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
+  static_assert(kStagedStages == kGemvStages ||
+                    (kStagedStages == kGemvGroupedDeepStages && kGrouped && kDecode == GemvDecode::kMma && !kXResident),
+                "a deeper staged ring: grouped mma-decode launches only");
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
-  // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
-  // modulo: a warp's items fit 32 bits).
-  const int stages = kXResident ? args.ring_stages : kGemvStages;
+  // Ring stages: a constant with x staged (item % kStagedStages); x resident, the launcher's 2 .. 4
+  // (32-bit modulo: a warp's items fit 32 bits).
+  const int stages = kXResident ? args.ring_stages : kStagedStages;
   const auto stage_of = [&](int64_t item) {
     if constexpr (kXResident) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
-    return static_cast<int>(item % kGemvStages);
+    return static_cast<int>(item % kStagedStages);
   };
   constexpr bool kMma = kDecode == GemvDecode::kMma;
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
@@ -481,7 +488,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       else if (stages == 3) cp_async_wait<2>();
       else cp_async_wait<1>();
     } else {
-      cp_async_wait<kGemvStages - 1>();
+      cp_async_wait<kStagedStages - 1>();
     }
   };
   for (int s = 0; s < stages - 1; ++s) {

@@ -3,7 +3,7 @@
 // M = 1..kGemvMaxRows (token chunks of kGemvMaxTokens past that many), and grouped (MoE) y[t] = x[t] @ W[e]^T in chunks of up to
 // kGemvMaxTokens rows per expert, straight from the tiled layout in one persistent launch: the
 // decode path. Two decodes (GemvDecode): the scalar form (codebook shuffles, FFMA; M <= 4) and the
-// pair table with mma.m16n8k16 (the default where it measured faster; M <= 64).
+// pair table with mma.m16n8k16 (the default where it measured faster; M <= kGemvMaxRows = 128).
 // Arguments: TcGemmArgs (x, packed, absmax, row_scale, codebook, y, M, N, K, gemv_decode;
 // grouped: expert_offsets, experts, tokens_per_unit = the rows per chunk asked for, 1..kGemvMaxTokens,
 // which the kernel rounds up to its token slots, gemv_token_slots). Launch: scalar_gemv_launch.cuh.
@@ -28,7 +28,7 @@ constexpr int kGemvShuffleMaxTokens = 4;
 // (the launcher makes the grid a multiple of the chunks), so its x image holds only that chunk.
 // CTAs b, b + 1, ... of one tile run side by side: the tile's codes come from DRAM once and are
 // read again from L2; each chunk decodes them again.
-constexpr int kGemvMaxChunks = 4;
+constexpr int kGemvMaxChunks = 8;
 constexpr int kGemvMaxRows = kGemvMaxTokens * kGemvMaxChunks;  // dense M through the GEMV
 inline int gemv_token_chunks(int64_t M) {
   return M <= kGemvMaxTokens ? 1 : static_cast<int>((M + kGemvMaxTokens - 1) / kGemvMaxTokens);
@@ -66,6 +66,9 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
+// And those of grouped one-token-slot mma-decode launches (0, the default: the rule above; else 2,
+// or kGemvGroupedDeepStages wherever its CTAs fit at all).
+int gemv_grouped_stages();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -84,6 +87,10 @@ inline int gemv_warps(int64_t K) {
 // warps (one CTA per SM sharing one table and one x image).
 constexpr int kGemvStages = 2;
 constexpr int kGemvResidentMaxStages = 4;
+// Grouped mma-decode launches of one token slot (MoE decode over many experts, each unit's groups
+// streamed by one or two warps) take kGemvGroupedDeepStages where that keeps their CTAs per SM: two
+// items in flight behind the one decoded, where two stages leave a warp one (scalar_gemv_launch.cuh).
+constexpr int kGemvGroupedDeepStages = 3;
 constexpr int kGemvResidentMaxWarps = 16;
 constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 .. 4: one per slot)
 static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's named barrier 1 + slot must be < 16");
