@@ -179,10 +179,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");
-  m.def("_set_gemv_grouped_stages", &kbit::cuda::set_gemv_grouped_stages, pybind11::arg("stages"),
-        "Tuning aid: the stages of each warp's copy ring in grouped GEMV launches of one token slot (mma decode; "
-        "0, the default: 3 where that keeps the CTAs per SM, else 2; 2; or 3 wherever a CTA fits); returns the "
-        "previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
         "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "

@@ -46,9 +46,6 @@ int set_gemv_unit_warps(int64_t warps);
 int set_gemv_x_resident(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
-// The ring stages of grouped one-token-slot mma-decode GEMV launches (0 the rule, else 2 or 3;
-// gemv_grouped_stages in scalar_gemv.h); returns the previous value.
-int set_gemv_grouped_stages(int64_t stages);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);

@@ -209,16 +209,7 @@ std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
-std::atomic<int> gemv_grouped_stages_set{0};
 }  // namespace
-
-int gemv_grouped_stages() { return gemv_grouped_stages_set.load(std::memory_order_relaxed); }
-int set_gemv_grouped_stages(int64_t stages) {
-  TORCH_CHECK(stages == 0 || stages == kGemvStages || stages == kGemvGroupedDeepStages,
-              "kbit._C._set_gemv_grouped_stages: stages must be 0 (the rule), ", kGemvStages, " or ",
-              kGemvGroupedDeepStages, "; got ", stages);
-  return gemv_grouped_stages_set.exchange(static_cast<int>(stages));
-}
 
 int gemv_resident_stages() { return gemv_resident_stages_set.load(std::memory_order_relaxed); }
 int set_gemv_resident_stages(int64_t stages) {

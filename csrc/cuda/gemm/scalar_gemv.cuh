@@ -103,8 +103,7 @@ struct GemvStage {
 // x slots (gemv_x_at).
 constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 255) / 256 * 512 * tokens; }
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
-// kStagedStages (kGemvStages, or kGemvGroupedDeepStages in grouped one-token-slot mma launches),
-// x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
+// kGemvStages, x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
@@ -340,26 +339,20 @@ struct GemvAcc {
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
-// kStagedStages: the ring's stages with x staged (a compile-time depth: a run-time one made the
-// grouped mma kernels spill, session 15).
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident,
-          int kStagedStages = kGemvStages>
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
 // (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
-  static_assert(kStagedStages == kGemvStages ||
-                    (kStagedStages == kGemvGroupedDeepStages && kGrouped && kDecode == GemvDecode::kMma && !kXResident),
-                "a deeper staged ring: grouped mma-decode launches only");
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
-  // Ring stages: a constant with x staged (item % kStagedStages); x resident, the launcher's 2 .. 4
-  // (32-bit modulo: a warp's items fit 32 bits).
-  const int stages = kXResident ? args.ring_stages : kStagedStages;
+  // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
+  // modulo: a warp's items fit 32 bits).
+  const int stages = kXResident ? args.ring_stages : kGemvStages;
   const auto stage_of = [&](int64_t item) {
     if constexpr (kXResident) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
-    return static_cast<int>(item % kStagedStages);
+    return static_cast<int>(item % kGemvStages);
   };
   constexpr bool kMma = kDecode == GemvDecode::kMma;
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
@@ -400,6 +393,22 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                 static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
     prefetch_l2(args.absmax + first_unit * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
   }
+  // L2 hints for the tiny cold reads on the path to the first unit's sums (dependent_launch.cuh: a
+  // hint moves no data into the SM, so it may precede the wait): the codebook's line (the table) and
+  // the first unit's 16 row scales where that unit is known before the schedule (dense: tile
+  // first_unit; grouped with static first chunks, tc_work.cuh WarpSchedule: unit u < E NT is tile u
+  // of the stacked weights). The row scales are read after the table's barrier, with one or two
+  // items per warp soon before the unit's end: from DRAM that read was on the call's path.
+  const bool static_first = kGrouped && kMma && args.warp_schedule && args.static_first_chunks;
+  if (lane == 0 && warp_u == 0) {
+    if (kGrouped ? static_first && first_unit < args.experts * NT : first_unit < NT) {
+      const int64_t tile = kGrouped ? first_unit % NT : first_unit;
+      const float* scales = args.row_scale + (kGrouped ? (first_unit / NT) * N : 0) + tile * kTileRows;
+      prefetch_l2_line(scales);  // (and the last row's, where the 16 straddle two lines)
+      prefetch_l2_line(scales + (N - tile * kTileRows < kTileRows ? N - tile * kTileRows : kTileRows) - 1);
+    }
+    if (slot == 0) prefetch_l2_line(args.codebook);
+  }
   grid_dependency_wait();
   // Shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i] for the table.
   const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
@@ -415,7 +424,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   WarpSchedule<kTokens> warp_sched{};
   const bool per_warp = kGrouped && kMma && args.warp_schedule;
-  const bool static_first = per_warp && args.static_first_chunks;
   if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
   // of the warp's first item (group warp_u) are copied while the offsets load
@@ -488,7 +496,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       else if (stages == 3) cp_async_wait<2>();
       else cp_async_wait<1>();
     } else {
-      cp_async_wait<kStagedStages - 1>();
+      cp_async_wait<kGemvStages - 1>();
     }
   };
   for (int s = 0; s < stages - 1; ++s) {

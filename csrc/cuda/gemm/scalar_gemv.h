@@ -66,9 +66,6 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
-// And those of grouped one-token-slot mma-decode launches (0, the default: the rule above; else 2,
-// or kGemvGroupedDeepStages wherever its CTAs fit at all).
-int gemv_grouped_stages();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -87,10 +84,6 @@ inline int gemv_warps(int64_t K) {
 // warps (one CTA per SM sharing one table and one x image).
 constexpr int kGemvStages = 2;
 constexpr int kGemvResidentMaxStages = 4;
-// Grouped mma-decode launches of one token slot (MoE decode over many experts, each unit's groups
-// streamed by one or two warps) take kGemvGroupedDeepStages where that keeps their CTAs per SM: two
-// items in flight behind the one decoded, where two stages leave a warp one (scalar_gemv_launch.cuh).
-constexpr int kGemvGroupedDeepStages = 3;
 constexpr int kGemvResidentMaxWarps = 16;
 constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 .. 4: one per slot)
 static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's named barrier 1 + slot must be < 16");

@@ -61,23 +61,12 @@ auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
   }
 }
 
-// Whether a kernel has a kGemvGroupedDeepStages instance: grouped, mma decode, one token slot.
-template <int kTokens, GemvDecode kDecode>
-constexpr bool kGemvHasDeepRing = kDecode == GemvDecode::kMma && kTokens == 1;
-
-// The kernel of a launch: grouped (a staged ring of kGemvStages or, kGemvHasDeepRing,
-// kGemvGroupedDeepStages), dense, or dense x-resident (mma decode only).
+// The kernel of a launch: grouped, dense, or dense x-resident (mma decode only).
 template <typename T, int K, int kTokens, GemvDecode kDecode>
-const void* gemv_kernel_of(bool grouped, bool x_resident, int staged_stages = kGemvStages) {
+const void* gemv_kernel_of(bool grouped, bool x_resident) {
   TORCH_CHECK(!x_resident || (!grouped && kDecode == GemvDecode::kMma), "kbit: x resident is dense, mma decode only");
-  TORCH_CHECK(staged_stages == kGemvStages || (grouped && kGemvHasDeepRing<kTokens, kDecode>), "kbit: a GEMV ring of ",
-              staged_stages, " stages: grouped mma-decode launches of one token slot only");
   if constexpr (kDecode == GemvDecode::kMma)
     if (x_resident) return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>);
-  if constexpr (kGemvHasDeepRing<kTokens, kDecode>)
-    if (grouped && staged_stages == kGemvGroupedDeepStages)
-      return reinterpret_cast<const void*>(
-          scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, kGemvGroupedDeepStages>);
   return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>)
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
@@ -186,7 +175,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                   (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
   }
-  int stages = chosen.stages;
+  const int stages = chosen.stages;
   const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
   int warps = chosen.warps;  // per unit
@@ -218,21 +207,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
-  // Grouped one-token-slot launches (kGemvHasDeepRing): kGemvGroupedDeepStages where its CTAs per SM
-  // are the two-stage ring's (the tuning aid: 2 never; kGemvGroupedDeepStages wherever a CTA fits).
-  if constexpr (kGemvHasDeepRing<kTokens, kDecode>) {
-    const int aid = gemv_grouped_stages();
-    if (grouped && aid != kGemvStages) {
-      const void* deep = gemv_kernel_of<T, K, kTokens, kDecode>(true, false, kGemvGroupedDeepStages);
-      const int deep_bytes = gemv_smem_bytes(K, kTokens, warps, experts, kDecode, kGemvGroupedDeepStages, false, args.K);
-      const int deep_ctas = deep_bytes > optin ? 0 : resident_ctas_per_sm(deep, 32 * warps, deep_bytes, smem_limit);
-      const int ctas = smem_of(warps) > optin ? 0 : resident_ctas_per_sm(kernel, 32 * warps, smem_of(warps), smem_limit);
-      if (deep_ctas > 0 && (aid == kGemvGroupedDeepStages || deep_ctas >= ctas)) {
-        stages = kGemvGroupedDeepStages;
-        kernel = deep;
-      }
-    }
-  }
   const int smem = smem_of(warps);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
@@ -281,7 +255,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 8> aids;
+    std::array<int, 7> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -291,7 +265,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
     return Key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
-                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_grouped_stages()}},
+                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots()}},
                grouped};
   };
   const Key key = key_now();
@@ -353,16 +327,6 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     // (each slot's first warp prefetches its own first tile: sized by the unit's warps)
     a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps_per_unit) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
-    TORCH_CHECK(plan.ring_stages == kGemvStages || plan.x_resident ||
-                    (grouped && kGemvHasDeepRing<kTokens, kDecode> && plan.ring_stages == kGemvGroupedDeepStages),
-                "kbit: a staged GEMV ring of ", plan.ring_stages, " stages");
-    if constexpr (kGemvHasDeepRing<kTokens, kDecode>) {
-      if (grouped && plan.ring_stages == kGemvGroupedDeepStages) {
-        launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, kGemvGroupedDeepStages>, grid, block,
-                      plan.launch_smem_bytes, stream, dependent, a);
-        return;
-      }
-    }
     if (grouped)
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
