@@ -1001,6 +1001,28 @@ def test_grouped_gemm_cuda_one_expert_takes_all(dtype, poisoned_cuda):
     check_grouped(qw, W_hat, acts(333, K, dtype, "allin"), counts, dtype)
 
 
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemv_shared_schedule_lookup(dtype, gen, poisoned_cuda):
+    # Above 32 experts the grouped GEMV's schedule is per CTA in shared memory, and a warp finds a
+    # unit's expert with two ballots (TcSchedule::unit_warp: the group of 32 experts, then the
+    # expert; the 16-slot kernel keeps the binary search). Rows at group edges (experts 0, 31, 32, 63,
+    # the last), empty groups, E a multiple of 32 and not (the last group partly past E), the
+    # 1024-expert limit, 1 and 4 rows per chunk (T < E and T ~ 4 E), 12 rows (the 16-slot kernel)
+    for E, N, K, hot in ((1000, 17, 96, (0, 31, 32, 63, 500, 999)), (1024, 17, 96, (31, 1023)),
+                         (40, 33, 544, None), (33, 40, 96, None)):
+        qw, W_hat = weight(4, N, K, dtype, E=E)
+        if hot is not None:
+            counts = [1 if e in hot else 0 for e in range(E)]
+            cases = [counts]
+        else:
+            cases = [torch.multinomial(torch.ones(E), m * E, replacement=True, generator=gen).bincount(minlength=E).tolist()
+                     for m in (4, 12)]
+            cases[0][E // 2] = 0
+        for counts in cases:
+            x = acts(sum(counts), K, dtype, f"sched{E}-{sum(counts)}")
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+
+
 def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda):
     # E > 1024 takes the (host-synchronizing) dequantize + cuBLAS path
     E, N, K = 1030, 16, 32

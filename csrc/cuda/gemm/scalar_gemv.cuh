@@ -393,20 +393,16 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                 static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
     prefetch_l2(args.absmax + first_unit * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
   }
-  // L2 hints for the tiny cold reads on the path to the first unit's sums (dependent_launch.cuh: a
-  // hint moves no data into the SM, so it may precede the wait): the codebook's line (the table) and
-  // the first unit's 16 row scales where that unit is known before the schedule (dense: tile
-  // first_unit; grouped with static first chunks, tc_work.cuh WarpSchedule: unit u < E NT is tile u
-  // of the stacked weights). The row scales are read after the table's barrier, with one or two
-  // items per warp soon before the unit's end: from DRAM that read was on the call's path.
-  const bool static_first = kGrouped && kMma && args.warp_schedule && args.static_first_chunks;
-  if (lane == 0 && warp_u == 0) {
-    if (kGrouped ? static_first && first_unit < args.experts * NT : first_unit < NT) {
-      const int64_t tile = kGrouped ? first_unit % NT : first_unit;
-      const float* scales = args.row_scale + (kGrouped ? (first_unit / NT) * N : 0) + tile * kTileRows;
-      prefetch_l2_line(scales);  // (and the last row's, where the 16 straddle two lines)
-      prefetch_l2_line(scales + (N - tile * kTileRows < kTileRows ? N - tile * kTileRows : kTileRows) - 1);
-    }
+  // Dense, also L2 hints for the tiny cold reads on the path to the first unit's sums: the
+  // codebook's line (the table) and the tile's 16 row scales, read after the table's barrier, with
+  // one or two items per warp soon before the unit's end (session 20: Qwen3 shapes 0.1-0.4 us less
+  // at M = 1-16). Grouped launches with static first chunks know their first tile too, but there
+  // the same hints (and the division that finds the tile) cost 0.2-0.4 us at 8 experts x 1 token
+  // (as a hint of the tile's codes did, session 14).
+  if (!kGrouped && lane == 0 && warp_u == 0 && first_unit < NT) {
+    const float* scales = args.row_scale + first_unit * kTileRows;
+    prefetch_l2_line(scales);  // (and the last row's, where N is not a multiple of 16: two lines)
+    prefetch_l2_line(scales + (N - first_unit * kTileRows < kTileRows ? N - first_unit * kTileRows : kTileRows) - 1);
     if (slot == 0) prefetch_l2_line(args.codebook);
   }
   grid_dependency_wait();
@@ -421,9 +417,14 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
   // shared memory (build_grouped_schedule).
+  // The per-CTA schedule's unit lookups (unit_of below; every lane of a warp asks for the same unit):
+  // TcSchedule::unit_warp's two ballots where the registers allow (the 16-slot and shuffle-decode
+  // kernels spilled 2-4x more with it: there the binary search, TcSchedule::unit).
+  constexpr bool kWarpLookup = kGrouped && kMma && kTokens < 16;
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   WarpSchedule<kTokens> warp_sched{};
   const bool per_warp = kGrouped && kMma && args.warp_schedule;
+  const bool static_first = per_warp && args.static_first_chunks;
   if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
   // of the warp's first item (group warp_u) are copied while the offsets load
@@ -439,14 +440,19 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
       int64_t* row_begin = scratch + 32;
       int64_t* unit_end = row_begin + args.experts + 1;
-      build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch);
+      build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch,
+                                      /*group_end=*/kWarpLookup ? scratch : nullptr);
       sched.row_begin = row_begin;
       sched.unit_end = unit_end;
+      sched.group_end = kWarpLookup ? scratch : nullptr;
       fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
     }
   }
   const auto unit_of = [&](int64_t u) {
-    if constexpr (kGrouped) return per_warp ? warp_sched.unit(u) : sched.unit(u);
+    if constexpr (kGrouped) {
+      if constexpr (kWarpLookup) return per_warp ? warp_sched.unit(u) : sched.unit_warp(u, lane);
+      return per_warp ? warp_sched.unit(u) : sched.unit(u);
+    }
     return TcUnit{0, u, chunk_row0, chunk_rows};
   };
   int64_t units = NT;

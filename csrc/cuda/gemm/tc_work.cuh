@@ -54,6 +54,9 @@ struct TcSchedule {
   int experts;
   const int64_t* row_begin;  // grouped: [experts + 1], shared memory
   const int64_t* unit_end;   // grouped: [experts], units of experts 0..e, shared memory
+  // Grouped, for unit_warp (build_grouped_schedule's group_end): [32], shared memory: entry g is
+  // unit_end of expert min(32 g + 31, E - 1), the units of experts 0 .. 32 g + 31; past E, INT64_MAX.
+  const int64_t* group_end = nullptr;
 
   __device__ int64_t units() const {
     if constexpr (kGrouped) return experts > 0 ? unit_end[experts - 1] : 0;
@@ -77,6 +80,28 @@ struct TcSchedule {
     } else {
       w.expert = 0;
     }
+    return finish(w, local, begin, end);
+  }
+
+  // unit(u) for a whole warp asking for the same u (grouped, group_end set; E <= 32 x 32): the
+  // group of 32 experts holding u is the first lane whose group_end exceeds u, the expert the first
+  // lane of that group whose unit_end does: two ballots and three levels of loads, against the
+  // binary search's log2(E) (eight dependent loads at 256 experts, once per unit: the GEMV's units
+  // are short at small K, session 20).
+  __device__ TcUnit unit_warp(int64_t u, int lane) const {
+    static_assert(kGrouped, "the grouped schedule");
+    const int grp = __ffs(__ballot_sync(0xffffffffu, group_end[lane] > u)) - 1;
+    const int mine = 32 * grp + lane;
+    const bool past = mine < experts && unit_end[mine] > u;
+    TcUnit w;
+    w.expert = 32 * grp + __ffs(__ballot_sync(0xffffffffu, past)) - 1;
+    const int64_t local = u - (w.expert > 0 ? unit_end[w.expert - 1] : 0);
+    return finish(w, local, row_begin[w.expert], row_begin[w.expert + 1]);
+  }
+
+ private:
+  // The unit's tile, first row and rows from its index inside its expert's units.
+  __device__ TcUnit finish(TcUnit w, int64_t local, int64_t begin, int64_t end) const {
     // No division for the first chunk (decode: M <= kTokens).
     const int64_t chunk = local < row_tiles ? 0 : div_nonneg(local, row_tiles);
     w.tile = local - chunk * row_tiles;
@@ -91,9 +116,12 @@ struct TcSchedule {
 // offsets. Every thread of the CTA (any multiple of 32 threads) calls this; E <= kTcMaxExperts.
 // Thread i owns the consecutive entries [i * per, (i + 1) * per) of each scan; the offsets are
 // first copied (coalesced, clamped to [0, T]) into row_begin, which the scans then rewrite.
+// group_end (optional, [32]; may be scratch, free after the scans): TcSchedule::unit_warp's table.
 template <int kTokens>
 __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t row_tiles,
-                                       int64_t* row_begin, int64_t* unit_end, int64_t* scratch) {
+                                       int64_t* row_begin, int64_t* unit_end, int64_t* scratch,
+                                       int64_t* group_end = nullptr) {
+  static_assert(kTcMaxExperts <= 32 * 32, "group_end: 32 groups of 32 experts");
   const auto max_op = [](int64_t a, int64_t b) { return a > b ? a : b; };
   const auto sum_op = [](int64_t a, int64_t b) { return a + b; };
   const int threads = static_cast<int>(blockDim.x);
@@ -117,7 +145,13 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
   int64_t total = 0;
   for (int e = first; e < end_units; ++e) total += units_of(e);
   prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
-  for (int e = first; e < end_units; ++e) unit_end[e] = prefix += units_of(e);
+  for (int e = first; e < end_units; ++e) {
+    unit_end[e] = prefix += units_of(e);
+    if (group_end != nullptr && ((e & 31) == 31 || e == E - 1)) group_end[e >> 5] = prefix;  // a group's last
+  }
+  // (after the scans' last barrier: group_end may be their scratch)
+  if (group_end != nullptr && threadIdx.x < 32 && 32 * static_cast<int>(threadIdx.x) >= E)
+    group_end[threadIdx.x] = INT64_MAX;  // groups past E
   __syncthreads();
 }
 
