@@ -9,7 +9,8 @@ on N >= 4096) and through
 dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
 resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
-the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone). Checks results loosely against a dense
+the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
+grouped GEMV's per-CTA schedule and its warp lookup (`... cuda grouped-schedule`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -66,6 +67,26 @@ def wgmma_split_cases(dev="cuda"):
     finally:
         kbit._C._set_wgmma_splits(prev[0])
         kbit._C._set_wgmma_x_staging(prev[1])
+
+
+def grouped_schedule_cases(dev="cuda"):
+    """The grouped GEMV with the per-CTA schedule (E > 32), its units looked up by a warp's ballots
+    over the groups of 32 experts that the schedule build writes into its scan scratch (a missing
+    barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts."""
+    if dev != "cuda":
+        return
+    for E, counts_of in ((72, lambda e: 1), (300, lambda e: 1 if e % 7 == 0 else 0), (40, lambda e: 4 * (e % 5 != 0))):
+        qe = kbit.quantize(torch.randn(E, 40, 96, device=dev), k=4)
+        counts = [counts_of(e) for e in range(E)]
+        o = [0]
+        for c in counts:
+            o.append(o[-1] + c)
+        x = torch.randn(o[-1], 96, device=dev, dtype=torch.float16)
+        off = torch.tensor(o, device=dev, dtype=torch.int32)
+        y = torch.ops.kbit.grouped_gemv_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 4, "mma")
+        We = kbit.dequantize(qe, torch.float32).double().cpu()
+        xc = x.double().cpu()
+        check(y.cpu(), torch.cat([xc[o[e]:o[e + 1]] @ We[e].T for e in range(E)]), f"grouped GEMV E={E}")
 
 
 def main(dev="cuda"):
@@ -161,6 +182,9 @@ if __name__ == "__main__":
     if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
         print("sanitize_cases: gemv-slots ran")
+    elif sys.argv[2:] == ["grouped-schedule"]:  # only these cases
+        grouped_schedule_cases(sys.argv[1])
+        print("sanitize_cases: grouped-schedule ran")
     elif sys.argv[2:] == ["wgmma-splits"]:  # only these cases
         wgmma_split_cases(sys.argv[1])
         print("sanitize_cases: wgmma-splits ran")
