@@ -34,6 +34,8 @@ import os
 import re
 from typing import Dict, List
 
+from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
+
 from .ab_paths import sweep
 from .session import tuning_parser, tuning_run
 
@@ -44,7 +46,6 @@ WPUS = [8, 4, 2, 1]          # small-M kernel warps per unit, the default first 
 PATHS = [("kernel", "mma_gemm"), ("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
 PATHS += [(f"kernel/w{w}", "mma_gemm", w) for w in WPUS]
 PATHS += [("gemv", "gemv_gemm")]
-GEMV_MAX_TOKENS = 128  # kGemvMaxRows (csrc/cuda/gemm/scalar_gemv.h): dense M through the GEMV
 
 
 def wpu_cap(K: int) -> int:
@@ -57,7 +58,7 @@ def runs_path(path: str, k: int, M: int, K: int, wgmma_runs) -> bool:
     if path == "wgmma":
         return wgmma_runs(k, M)
     if path == "gemv":
-        return M <= GEMV_MAX_TOKENS
+        return M <= GEMV_MAX_ROWS
     if path == "kernel":  # above the warps-per-unit buckets: the launch rule (the table has no value there)
         return M > WPU_BUCKETS[-1]
     if path.startswith("kernel/w"):  # every M the buckets cover, so no timing depends on the table being tuned
@@ -154,7 +155,7 @@ def size_rows(run: Dict) -> List[Dict]:
         for k in run["ks"]:
             tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in run["ms"]}
             gemv = 0  # the scalar GEMV first, while it beats every other path
-            for M in (m for m in run["ms"] if m <= GEMV_MAX_TOKENS):
+            for M in (m for m in run["ms"] if m <= GEMV_MAX_ROWS):
                 others = min(t[(name, M, k, "kernel")], tiled[M], t[(name, M, k, "dequant_cublas")])
                 if t.get((name, M, k, "gemv"), inf) < others:
                     gemv = M

@@ -6,7 +6,7 @@ grouped: empty experts, one expert with every token, invalid offsets),
 gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
 that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
 on N >= 4096) and through
-dequantize + cuBLAS (M > 64, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
+dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
 resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
 the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
@@ -72,7 +72,8 @@ def wgmma_split_cases(dev="cuda"):
 def grouped_schedule_cases(dev="cuda"):
     """The grouped GEMV with the per-CTA schedule (E > 32), its units looked up by a warp's ballots
     over the groups of 32 experts that the schedule build writes into its scan scratch (a missing
-    barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts."""
+    barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts,
+    invalid offsets at a group's edge."""
     if dev != "cuda":
         return
     for E, counts_of in ((72, lambda e: 1), (300, lambda e: 1 if e % 7 == 0 else 0), (40, lambda e: 4 * (e % 5 != 0))):
@@ -87,12 +88,20 @@ def grouped_schedule_cases(dev="cuda"):
         We = kbit.dequantize(qe, torch.float32).double().cpu()
         xc = x.double().cpu()
         check(y.cpu(), torch.cat([xc[o[e]:o[e + 1]] @ We[e].T for e in range(E)]), f"grouped GEMV E={E}")
+    # invalid offsets at the edge of the first group of 32 experts: the kernel must stay in bounds
+    qe = kbit.quantize(torch.randn(40, 40, 96, device=dev), k=4)
+    x = torch.randn(10, 96, device=dev, dtype=torch.float16)
+    for bad in ([0] * 31 + [2, 1, 7] + [10] * 7, [0] * 31 + [2, 5, 99] + [10] * 7, [0] * 31 + [-5, 5, 7] + [10] * 7):
+        off = torch.tensor(bad, device=dev, dtype=torch.int32)
+        torch.ops.kbit.grouped_gemv_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 4, "mma")
+    torch.cuda.synchronize()
 
 
 def main(dev="cuda"):
     torch.manual_seed(0)
     gemv_unit_slot_cases(dev)
     wgmma_split_cases(dev)
+    grouped_schedule_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -102,7 +111,7 @@ def main(dev="cuda"):
             assert torch.equal(W_hat, kbit.dequantize(qw, torch.float32)), "flat vs tiled dequantize"
             assert torch.equal(flat.to_layout("tiled").packed, qw.packed), "repack(unrepack) round trip"
         xdt = torch.float16 if k % 2 else torch.bfloat16
-        for N, K, Ms in ((37, 320, (1, 5, 9, 17, 33, 64, 65)), (40, 2080, (1, 12)), (9, 5120, (1, 3)), (50, 64, (1, 8))):
+        for N, K, Ms in ((37, 320, (1, 5, 9, 17, 33, 64, 65, 129)), (40, 2080, (1, 12)), (9, 5120, (1, 3)), (50, 64, (1, 8))):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=k)
             W_hat = kbit.dequantize(qw, torch.float32).double()
             for M in Ms:

@@ -458,7 +458,7 @@ def test_gemv_x_resident_unit_slots_keep_the_bits(k, dtype, nk, M, poisoned_cuda
 @pytest.mark.parametrize("k", KS)
 def test_gemv_token_chunks(k, dtype, nk, M, poisoned_cuda):
     # dense M past 16: units (tile, chunk of 16 rows), each CTA keeping one chunk (a partial last chunk
-    # at 17, 24, 45; 17 groups on 4 warps at K = 4352); x resident and staged give the same bits at the
+    # at 17, 24, 45, 97; 17 groups on 4 warps at K = 4352); x resident and staged give the same bits at the
     # same warps per unit; a NaN call first (stale x slots); graph replay with other x; rows reversed
     # give the rows reversed (each row its own mma column)
     qw, W_hat = weight(k, *nk, dtype)
@@ -1034,15 +1034,25 @@ def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda)
 
 @pytest.mark.parametrize("op", ["grouped_gemm", "grouped_gemv_gemm", "grouped_mma_gemm", "grouped_tile_gemm"])
 @pytest.mark.parametrize("bad", ["decreasing", "past_T", "negative", "short_of_T"])
-def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad, op):
+@pytest.mark.parametrize("E", [4, 40])
+def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad, op, E):
     # The CUDA kernel cannot check offsets without a host sync. Invalid values must not fault
     # or touch memory outside x / y, every row is owned by at most one expert, and rows no
     # expert owns come back NaN (never stale memory). check_offsets=True raises instead.
-    E, N, K, T = 4, 33, 96, 10
+    # E = 40: the GEMV's per-CTA schedule (more than 32 experts), the bad values at the edge of
+    # its first group of 32 experts (experts 30-33 own the rows)
+    N, K, T = 33, 96, 10
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
     x = acts(T, K, torch.float16, "badoff")
-    o = {"decreasing": [0, 6, 3, 8, 10], "past_T": [0, 2, 4, 6, 99], "negative": [-5, 2, 4, 6, 10],
-         "short_of_T": [0, 2, 3, 4, 7]}[bad]
+    if E == 4:
+        o = {"decreasing": [0, 6, 3, 8, 10], "past_T": [0, 2, 4, 6, 99], "negative": [-5, 2, 4, 6, 10],
+             "short_of_T": [0, 2, 3, 4, 7]}[bad]
+    else:
+        o = [0] * 31 + [2, 5, 7] + [10] * 7  # experts 30, 31, 32, 33 own 2, 3, 2, 3 rows
+        at, value = {"decreasing": (32, 1), "past_T": (33, 99), "negative": (31, -5), "short_of_T": (34, 7)}[bad]
+        o[at] = value
+        if bad == "short_of_T":
+            o[35:] = [7] * 6
     off = torch.tensor(o, dtype=torch.int32, device=DEV)
     if op == "grouped_gemm":
         y = kbit.grouped_gemm(x, qw, off)
@@ -1126,7 +1136,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 N, K = next((r["weights"] // c, c) for c in (2048, 1024, 512, 256) if (r["weights"] // c, c) not in shapes)
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
-                gv = min(max_gemv[k - 2], 128)  # kGemvMaxRows
+                gv = min(max_gemv[k - 2], kbit._fake.GEMV_MAX_ROWS)
 
                 def tiled(M):
                     return "wgmma" if w and M >= w and kbit._C.wgmma_gemm_runs(k, M) else "tile"

@@ -94,15 +94,16 @@ def test_gemv_gemm_fake_row_limit_is_the_kernels():
     assert _fake.GEMV_MAX_ROWS == tokens * chunks
 
 
-def test_gemv_gemm_fake_refuses_more_than_128_rows(gen):
-    # torch.compile traces gemv_gemm through its fake kernel: M > 128 (M > 4 with decode='shuffle')
-    # fails there, as the CUDA op does
+def test_gemv_gemm_fake_refuses_more_than_its_rows(gen):
+    # torch.compile traces gemv_gemm through its fake kernel: M > kGemvMaxRows = 128 (M > 4 with
+    # decode='shuffle') fails there, as the CUDA op does
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from kbit._fake import GEMV_MAX_ROWS as top
     x, pt, at, r, cb, k = op_args("gemv_gemm", 3, False, gen)
     with FakeTensorMode(allow_non_fake_inputs=True):
-        assert torch.ops.kbit.gemv_gemm(torch.empty(128, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (128, 19)
-        with pytest.raises(Exception, match="at most 128 rows"):
-            torch.ops.kbit.gemv_gemm(torch.empty(129, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)
+        assert torch.ops.kbit.gemv_gemm(torch.empty(top, x.shape[1], dtype=x.dtype), pt, at, r, cb, k).shape == (top, 19)
+        with pytest.raises(Exception, match=f"at most {top} rows"):
+            torch.ops.kbit.gemv_gemm(torch.empty(top + 1, x.shape[1], dtype=x.dtype), pt, at, r, cb, k)
         assert torch.ops.kbit.gemv_gemm(torch.empty(4, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, "shuffle").shape == (4, 19)
         with pytest.raises(Exception, match="decode='shuffle' takes at most 4 rows"):
             torch.ops.kbit.gemv_gemm(torch.empty(5, x.shape[1], dtype=x.dtype), pt, at, r, cb, k, "shuffle")

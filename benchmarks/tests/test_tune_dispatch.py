@@ -1,6 +1,5 @@
 """The crossover rule of benchmarks/tune_dispatch.py and the C++ table it writes (CPU only)."""
 import os
-import re
 
 import pytest
 
@@ -147,10 +146,7 @@ def test_scalar_gemv_first_while_it_beats_every_path():
     ab, c = sized(T.crossovers(run))
     assert ab["max_gemv_m"] == {4: 1} and c["max_gemv_m"] == {4: 0}
     assert ab["max_kernel_m"] == {4: 8}
-    top = T.GEMV_MAX_TOKENS  # kGemvMaxRows: the GEMV is timed up to it, not above
-    header = open(os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "scalar_gemv.h")).read()
-    tokens, chunks = (int(re.search(rf"constexpr int {n} = (\d+);", header).group(1)) for n in ("kGemvMaxTokens", "kGemvMaxChunks"))
-    assert top == tokens * chunks
+    top = T.GEMV_MAX_ROWS  # kGemvMaxRows (tests/test_opcheck.py checks it against scalar_gemv.h): timed up to it
     assert T.runs_path("gemv", 4, top, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, top + 1, 2048, lambda k, M: False)
 
 
@@ -181,6 +177,6 @@ def test_committed_table_rows_all_parse():
     for r in rows:
         assert r["shape_n"] * r["shape_k"] in (0, r["weights"])
         assert {v for b in r["small_m_wpu"] for v in b} <= {0, 1, 2, 4, 8}
-        assert all(0 <= v <= T.GEMV_MAX_TOKENS for v in r["max_gemv_m"])
+        assert all(0 <= v <= T.GEMV_MAX_ROWS for v in r["max_gemv_m"])
     with pytest.raises(ValueError, match="does not parse"):
         T.read_table("    {1048576, 0, 0, {16, 16}},\n")

@@ -381,8 +381,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int chunk_rows = static_cast<int>(args.M - chunk_row0 < kTokens ? args.M - chunk_row0 : kTokens);  // dense
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
   // until the wait, this kernel may overlap the previous one's tail: dense, it only asks L2 for
-  // the start of its first tile's codes (a tile's groups are contiguous, tiled_layout.h) and
-  // the tile's absmax.
+  // the start of its first tile's codes (a tile's groups are contiguous, tiled_layout.h), the
+  // tile's absmax and row scales, and the codebook (all only where args.l2_prefetch_bytes > 0:
+  // the launcher's PDL prefetch rule and its tuning aid).
   // Grouped launches prefetch nothing: a CTA knows its first tile before the offsets only with
   // static first chunks (WarpSchedule, tc_work.cuh), and then copies its codes right after the
   // offsets' load, which measured faster without the prefetch (session 14).
@@ -399,9 +400,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // at M = 1-16). Grouped launches with static first chunks know their first tile too, but there
   // the same hints (and the division that finds the tile) cost 0.2-0.4 us at 8 experts x 1 token
   // (as a hint of the tile's codes did, session 14).
-  if (!kGrouped && lane == 0 && warp_u == 0 && first_unit < NT) {
+  if (!kGrouped && lane == 0 && warp_u == 0 && args.l2_prefetch_bytes > 0 && first_unit < NT) {
     const float* scales = args.row_scale + first_unit * kTileRows;
-    prefetch_l2_line(scales);  // (and the last row's, where N is not a multiple of 16: two lines)
+    // (and the tile's last row's line: the 64 bytes straddle two lines where row_scale is a view
+    // not aligned to 64 bytes; the last row is clamped to N)
+    prefetch_l2_line(scales);
     prefetch_l2_line(scales + (N - first_unit * kTileRows < kTileRows ? N - first_unit * kTileRows : kTileRows) - 1);
     if (slot == 0) prefetch_l2_line(args.codebook);
   }

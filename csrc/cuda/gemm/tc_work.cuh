@@ -87,7 +87,8 @@ struct TcSchedule {
   // group of 32 experts holding u is the first lane whose group_end exceeds u, the expert the first
   // lane of that group whose unit_end does: two ballots and three levels of loads, against the
   // binary search's log2(E) (eight dependent loads at 256 experts, once per unit: the GEMV's units
-  // are short at small K, session 20).
+  // are short at small K, session 20). Needs u < units(), as unit(u) does (past it no group
+  // matches: the lookup would read outside the schedule).
   __device__ TcUnit unit_warp(int64_t u, int lane) const {
     static_assert(kGrouped, "the grouped schedule");
     const int grp = __ffs(__ballot_sync(0xffffffffu, group_end[lane] > u)) - 1;
