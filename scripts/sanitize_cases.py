@@ -73,11 +73,13 @@ def grouped_schedule_cases(dev="cuda"):
     """The grouped GEMV with the per-CTA schedule (E > 32), its units looked up by a warp's ballots
     over the groups of 32 experts that the schedule build writes into its scan scratch (a missing
     barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts,
-    invalid offsets at a group's edge."""
+    invalid offsets at a group's edge; 72 x 33 tiles takes one warp per unit (sums stored from the
+    warp's lanes)."""
     if dev != "cuda":
         return
-    for E, counts_of in ((72, lambda e: 1), (300, lambda e: 1 if e % 7 == 0 else 0), (40, lambda e: 4 * (e % 5 != 0))):
-        qe = kbit.quantize(torch.randn(E, 40, 96, device=dev), k=4)
+    for E, N, counts_of in ((72, 40, lambda e: 1), (300, 40, lambda e: 1 if e % 7 == 0 else 0),
+                            (40, 40, lambda e: 4 * (e % 5 != 0)), (72, 520, lambda e: 1)):
+        qe = kbit.quantize(torch.randn(E, N, 96, device=dev), k=4)
         counts = [counts_of(e) for e in range(E)]
         o = [0]
         for c in counts:

@@ -316,6 +316,30 @@ def test_gemv_tuning_aids_keep_the_bits(poisoned_cuda):
         assert kbit._C._set_gemv_unit_warps(prev) == 1
 
 
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_gemv_one_warp_per_unit_stores_from_its_lanes(dtype, poisoned_cuda):
+    # One warp per unit (the launcher's choice for many grouped units; forced here with
+    # _set_gemv_unit_warps(1)): the mma kernels of 1-8 token slots store a unit's sums straight from
+    # the warp's D fragments (no trip through shared memory). Grouped chunks of 1, 2, 3 and 8 rows
+    # with experts of fewer rows than the chunk, the per-warp and the per-CTA schedule (E = 40),
+    # N = 300 (a last tile of 12 rows: rows g + 8 past N), and dense M = 1, 3, 5 (8 slots)
+    prev = kbit._C._set_gemv_unit_warps(1)
+    try:
+        for E, N, K, counts in ((8, 300, 544, [1, 0, 1, 1, 0, 1, 1, 1]), (6, 300, 544, [2, 1, 2, 2, 0, 2]),
+                                (5, 300, 544, [3, 3, 1, 0, 3]), (4, 300, 544, [8, 5, 0, 8]),
+                                (40, 33, 96, [1, 0] * 20)):
+            qw, W_hat = weight(4, N, K, dtype, E=E)
+            x = acts(sum(counts), K, dtype, f"onewarp{E}")
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+        qw, W_hat = weight(4, 300, 544, dtype)
+        for M in (1, 3, 5):
+            x = acts(M, 544, dtype, f"onewarp-dense{M}")
+            check_call(lambda xx: torch.ops.kbit.gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma"),
+                       x, W_hat, dtype)
+    finally:
+        assert kbit._C._set_gemv_unit_warps(prev) == 1
+
+
 def test_gemv_remembered_plan_follows_the_aids(poisoned_cuda):
     # the launcher remembers a plan per (device, shape, tuning aids): a repeated call repeats the
     # bits; a tuning aid changed between two calls of one shape gets the new plan (1 warp per unit

@@ -537,6 +537,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     rs = row_scale_of(unit);
   }
   int j = 0, parity = 0;
+  constexpr bool kDirectStore = kMma && kTokens < 16;  // below, one warp per unit
   GemvAcc<kTokens, kDecode> acc;
   acc.zero();
 
@@ -564,24 +565,47 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
 
     // Unit done: the warp's row sums (GemvAcc::store), then the slot's warps in order.
     j = 0;
-    float* red_p = red + parity * warps * kTokens * kTileRows + slot * wpu * kTokens * kTileRows;
-    acc.store(red_p + warp_u * kTokens * kTileRows, lane);
-    acc.zero();
-    // One barrier per unit, the slot's (named barrier 1 + slot; the whole CTA with one slot):
-    // red[parity] is rewritten two units later, after the next unit's barrier, which every reader
-    // below passes only when done reading.
-    if (slots == 1) __syncthreads();
-    else named_barrier_sync(1 + slot, 32 * wpu);
-    const int64_t row = unit.tile * kTileRows + out_r;
-    for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
-      const int m = i / kTileRows;
-      if (m < unit.rows && row < N) {
-        float sum = red_p[m * kTileRows + out_r];
-        for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
-        y[(unit.row0 + m) * N + row] = from_float<T>(sum * rs);
+    if (kDirectStore && wpu == 1) {
+      // One warp per unit (many grouped units): its lanes hold the unit's sums, so they are stored
+      // from the D fragment's map (GemvAcc::store's) without the trip through shared memory and
+      // the slot's barrier: the same product sum * rs, the same bits. Lane (g, t): rows g and
+      // g + 8, tokens 8 n + 2 t + e; their row scales are lanes g's and g + 8's (out_r = lane).
+      // (Not in the 16-slot kernels: they spilled 2-3x more with it.)
+      const int g = lane >> 2, t = lane & 3;
+      const float rs_lo = __shfl_sync(0xffffffffu, rs, g), rs_hi = __shfl_sync(0xffffffffu, rs, g + 8);
+      const int64_t row = unit.tile * kTileRows + g;
+#pragma unroll
+      for (int n = 0; n < (kTokens + 7) / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int m = 8 * n + 2 * t + e;
+          if (m < kTokens && m < unit.rows) {
+            T* y_m = y + (unit.row0 + m) * N;
+            if (row < N) y_m[row] = from_float<T>(acc.v[4 * n + e] * rs_lo);
+            if (row + 8 < N) y_m[row + 8] = from_float<T>(acc.v[4 * n + 2 + e] * rs_hi);
+          }
+        }
+      acc.zero();
+    } else {
+      float* red_p = red + parity * warps * kTokens * kTileRows + slot * wpu * kTokens * kTileRows;
+      acc.store(red_p + warp_u * kTokens * kTileRows, lane);
+      acc.zero();
+      // One barrier per unit, the slot's (named barrier 1 + slot; the whole CTA with one slot):
+      // red[parity] is rewritten two units later, after the next unit's barrier, which every reader
+      // below passes only when done reading.
+      if (slots == 1) __syncthreads();
+      else named_barrier_sync(1 + slot, 32 * wpu);
+      const int64_t row = unit.tile * kTileRows + out_r;
+      for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
+        const int m = i / kTileRows;
+        if (m < unit.rows && row < N) {
+          float sum = red_p[m * kTileRows + out_r];
+          for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
+          y[(unit.row0 + m) * N + row] = from_float<T>(sum * rs);
+        }
       }
+      parity ^= 1;
     }
-    parity ^= 1;
     unit_index += unit_stride;
     if (unit_index < units) {
       // Grouped: the copies run stages - 1 items ahead, so with more items per unit than that they
