@@ -302,21 +302,30 @@ struct GemvAcc {
 #pragma unroll
     for (int i = 0; i < int(sizeof(v) / sizeof(float)); ++i) v[i] = 0.0f;
   }
+  // Mma decode: f(token m, sum of row g, sum of row g + 8) for each token m < kTokens whose sums lane
+  // (g, t) holds: m = 8 n + 2 t + e in v[4 n + e] (row g) and v[4 n + 2 + e] (row g + 8), the D
+  // fragment's map (mma.cuh).
+  template <typename F>
+  __device__ __forceinline__ void each_sum(int lane, F&& f) const {
+    static_assert(kDecode == GemvDecode::kMma, "the mma decode's D fragments");
+    const int t = lane & 3;
+#pragma unroll
+    for (int n = 0; n < (kTokens + 7) / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int m = 8 * n + 2 * t + e;
+        if (m < kTokens) f(m, v[4 * n + e], v[4 * n + 2 + e]);
+      }
+  }
   // The warp's sums of its unit's rows into red_w[token][16] (this warp's slot): shuffle decode,
-  // the 4 lanes t of a row first (fixed butterfly); mma decode, lane (g, t) writes tokens 8 n + 2t, + 1.
+  // the 4 lanes t of a row first (fixed butterfly); mma decode, lane (g, t) writes its tokens (each_sum).
   __device__ __forceinline__ void store(float* red_w, int lane) {
     const int g = lane >> 2, t = lane & 3;
     if constexpr (kDecode == GemvDecode::kMma) {
-#pragma unroll
-      for (int n = 0; n < (kTokens + 7) / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int m = 8 * n + 2 * t + e;
-          if (m < kTokens) {
-            red_w[m * kTileRows + g] = v[4 * n + e];
-            red_w[m * kTileRows + g + 8] = v[4 * n + 2 + e];
-          }
-        }
+      each_sum(lane, [&](int m, float lo, float hi) {
+        red_w[m * kTileRows + g] = lo;
+        red_w[m * kTileRows + g + 8] = hi;
+      });
     } else {
 #pragma unroll
       for (int i = 0; i < 2 * kTokens; ++i) {
@@ -388,19 +397,16 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // static first chunks (WarpSchedule, tc_work.cuh), and then copies its codes right after the
   // offsets' load, which measured faster without the prefetch (session 14).
   allow_dependents();
+  // The row scales and codebook are tiny cold reads on the path to the first unit's sums: the row
+  // scales are read after the table's barrier, with one or two items per warp soon before the
+  // unit's end (session 20: Qwen3 shapes 0.1-0.4 us less at M = 1-16). Grouped launches with static
+  // first chunks know their first tile too, but there the same hints (and the division that finds
+  // the tile) cost 0.2-0.4 us at 8 experts x 1 token (as a hint of the tile's codes did, session 14).
   if (!kGrouped && lane == 0 && warp_u == 0 && args.l2_prefetch_bytes > 0 && first_unit < NT) {
     const int64_t tile_bytes = G * 4 * tile_words(K);
     prefetch_l2(args.packed + first_unit * G * tile_words(K),
                 static_cast<uint32_t>(tile_bytes < args.l2_prefetch_bytes ? tile_bytes : args.l2_prefetch_bytes));
     prefetch_l2(args.absmax + first_unit * G * kAbsmaxBytesPerTile, static_cast<uint32_t>(G * kAbsmaxBytesPerTile));
-  }
-  // Dense, also L2 hints for the tiny cold reads on the path to the first unit's sums: the
-  // codebook's line (the table) and the tile's 16 row scales, read after the table's barrier, with
-  // one or two items per warp soon before the unit's end (session 20: Qwen3 shapes 0.1-0.4 us less
-  // at M = 1-16). Grouped launches with static first chunks know their first tile too, but there
-  // the same hints (and the division that finds the tile) cost 0.2-0.4 us at 8 experts x 1 token
-  // (as a hint of the tile's codes did, session 14).
-  if (!kGrouped && lane == 0 && warp_u == 0 && args.l2_prefetch_bytes > 0 && first_unit < NT) {
     const float* scales = args.row_scale + first_unit * kTileRows;
     // (and the tile's last row's line: the 64 bytes straddle two lines where row_scale is a view
     // not aligned to 64 bytes; the last row is clamped to N)
@@ -420,10 +426,13 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
   // shared memory (build_grouped_schedule).
+  // The kernels with registers to spare under the 128 cap: the mma decode of 1-8 token slots. Only
+  // they take TcSchedule::unit_warp and the direct store at a unit's end (below): the 16-slot and
+  // shuffle-decode kernels spilled 2-4x more with either (session 20).
+  constexpr bool kRegisterHeadroom = kMma && kTokens < 16;
   // The per-CTA schedule's unit lookups (unit_of below; every lane of a warp asks for the same unit):
-  // TcSchedule::unit_warp's two ballots where the registers allow (the 16-slot and shuffle-decode
-  // kernels spilled 2-4x more with it: there the binary search, TcSchedule::unit).
-  constexpr bool kWarpLookup = kGrouped && kMma && kTokens < 16;
+  // TcSchedule::unit_warp's two ballots, else the binary search (TcSchedule::unit).
+  constexpr bool kWarpLookup = kGrouped && kRegisterHeadroom;
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   WarpSchedule<kTokens> warp_sched{};
   const bool per_warp = kGrouped && kMma && args.warp_schedule;
@@ -537,7 +546,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     rs = row_scale_of(unit);
   }
   int j = 0, parity = 0;
-  constexpr bool kDirectStore = kMma && kTokens < 16;  // below, one warp per unit
+  constexpr bool kDirectStore = kRegisterHeadroom;  // below, one warp per unit
   GemvAcc<kTokens, kDecode> acc;
   acc.zero();
 
@@ -569,22 +578,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       // One warp per unit (many grouped units): its lanes hold the unit's sums, so they are stored
       // from the D fragment's map (GemvAcc::store's) without the trip through shared memory and
       // the slot's barrier: the same product sum * rs, the same bits. Lane (g, t): rows g and
-      // g + 8, tokens 8 n + 2 t + e; their row scales are lanes g's and g + 8's (out_r = lane).
-      // (Not in the 16-slot kernels: they spilled 2-3x more with it.)
-      const int g = lane >> 2, t = lane & 3;
-      const float rs_lo = __shfl_sync(0xffffffffu, rs, g), rs_hi = __shfl_sync(0xffffffffu, rs, g + 8);
-      const int64_t row = unit.tile * kTileRows + g;
-#pragma unroll
-      for (int n = 0; n < (kTokens + 7) / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int m = 8 * n + 2 * t + e;
-          if (m < kTokens && m < unit.rows) {
-            T* y_m = y + (unit.row0 + m) * N;
-            if (row < N) y_m[row] = from_float<T>(acc.v[4 * n + e] * rs_lo);
-            if (row + 8 < N) y_m[row + 8] = from_float<T>(acc.v[4 * n + 2 + e] * rs_hi);
-          }
-        }
+      // g + 8 (GemvAcc::each_sum); their row scales are lanes g's and g + 8's (out_r = lane).
+      if constexpr (kDirectStore) {
+        const int g = lane >> 2;
+        const float rs_lo = __shfl_sync(0xffffffffu, rs, g), rs_hi = __shfl_sync(0xffffffffu, rs, g + 8);
+        const int64_t row = unit.tile * kTileRows + g;
+        acc.each_sum(lane, [&](int m, float lo, float hi) {
+          if (m >= unit.rows) return;
+          T* y_m = y + (unit.row0 + m) * N;
+          if (row < N) y_m[row] = from_float<T>(lo * rs_lo);
+          if (row + 8 < N) y_m[row + 8] = from_float<T>(hi * rs_hi);
+        });
+      }
       acc.zero();
     } else {
       float* red_p = red + parity * warps * kTokens * kTileRows + slot * wpu * kTokens * kTileRows;
