@@ -172,6 +172,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
+  m.def("_set_gemv_grouped_chunk_rows", &kbit::cuda::set_gemv_grouped_chunk_rows, pybind11::arg("rows"),
+        "Tuning aid: the rows per chunk (unit) of grouped GEMV launches (0, the default: the mean rows per expert "
+        "rounded up; else 1 to 16, the shuffle decode at most 4); returns the previous value");
   m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
         "1 (default) the rule (from 8 token slots, where the x image fits), 2 at any token slots where it fits; "

@@ -207,6 +207,7 @@ std::atomic<bool> gemv_spread_on{true};
 std::atomic<int> gemv_grouped_schedule_form{2};
 std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
+std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
 }  // namespace
@@ -230,6 +231,13 @@ int set_gemv_unit_warps(int64_t warps) {
   TORCH_CHECK(warps >= 0 && warps <= kGemvMmaMaxWarps, "kbit._C._set_gemv_unit_warps: warps must be 0 (the rule) to ",
               kGemvMmaMaxWarps, "; got ", warps);
   return gemv_unit_warps_forced.exchange(static_cast<int>(warps));
+}
+
+int gemv_grouped_chunk_rows_forced() { return gemv_chunk_rows_forced.load(std::memory_order_relaxed); }
+int set_gemv_grouped_chunk_rows(int64_t rows) {
+  TORCH_CHECK(rows >= 0 && rows <= kGemvMaxTokens, "kbit._C._set_gemv_grouped_chunk_rows: rows must be 0 (the rule) "
+              "to ", kGemvMaxTokens, "; got ", rows);
+  return gemv_chunk_rows_forced.exchange(static_cast<int>(rows));
 }
 
 int gemv_max_unit_slots() { return gemv_unit_slots_most.load(std::memory_order_relaxed); }

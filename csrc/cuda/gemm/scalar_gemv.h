@@ -48,9 +48,9 @@ inline int gemv_token_slots(int64_t rows) {
 // (spread_over_sms, kernel_residency.h; on by default).
 int gemv_min_token_slots();
 bool gemv_spread();
-// And the schedule of grouped mma-decode launches with E <= 32 (WarpSchedule, tc_work.cuh): 0 per
-// CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
-// with static first chunks where T >= E.
+// And the schedule of grouped mma-decode launches with E <= 32, or T <= 32 rows over more experts
+// (WarpSchedule, tc_work.cuh): 0 per CTA in shared memory (as otherwise), 1 per warp in registers,
+// 2 (the default) per warp with static first chunks where T >= E.
 int gemv_grouped_schedule();
 // And the most unit slots a grouped mma-decode or dense x-resident CTA takes (scalar_gemv.cuh; 1 =
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).
@@ -59,6 +59,9 @@ int gemv_max_unit_slots();
 // grouped halving; else that many, at most the 256-column groups; grouped, with unit slots making up
 // to kGemvMmaMaxWarps warps).
 int gemv_unit_warps();
+// And the rows per chunk of grouped GEMV launches (0, the default: gemv_grouped_chunk_rows' rule;
+// else that many, at most the decode's most).
+int gemv_grouped_chunk_rows_forced();
 // And whether dense mma-decode launches keep x resident (scalar_gemv.cuh: each warp copies its
 // groups of x once; the rings carry codes only): 0 never, 1 (the default) the rule, from
 // kGemvXResidentMinTokens token slots where the x image fits, 2 at any token slots where it fits.
@@ -119,6 +122,7 @@ inline const char* gemv_decode_name(GemvDecode resolved) {
 // dense, session 10); an expert with more rows takes several chunks and re-reads its weights.
 inline int64_t gemv_grouped_chunk_rows(int64_t T, int64_t E, GemvDecode asked) {
   const int64_t most = resolve_gemv_decode(asked) == GemvDecode::kShuffle ? kGemvShuffleMaxTokens : kGemvMaxTokens;
+  if (const int forced = gemv_grouped_chunk_rows_forced(); forced > 0) return std::min<int64_t>(forced, most);
   return std::min<int64_t>((T + E - 1) / E, most);
 }
 
