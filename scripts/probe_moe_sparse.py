@@ -30,6 +30,8 @@ def main():
                     "(kbit._C._set_gemv_grouped_schedule: 0 per CTA, 2 the default)")
     ap.add_argument("--chunk-rows", default="0", help="rows per chunk to time the all-E call with "
                     "(kbit._C._set_gemv_grouped_chunk_rows: 0 the rule)")
+    ap.add_argument("--adjacent", action="store_true", help="route each call to `active` adjacent experts (a "
+                    "contiguous weight range) instead of a random set")
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
@@ -51,7 +53,11 @@ def main():
                     x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
                     routings = []
                     for _ in range(args.calls):
-                        ids = torch.randperm(E, generator=torch.Generator().manual_seed(len(routings) + 7))[:active]
+                        if args.adjacent:
+                            start = (len(routings) * active) % (E - active + 1)
+                            ids = torch.arange(start, start + active)
+                        else:
+                            ids = torch.randperm(E, generator=torch.Generator().manual_seed(len(routings) + 7))[:active]
                         counts = torch.zeros(E, dtype=torch.int32)
                         counts[ids] = per
                         off = torch.zeros(E + 1, dtype=torch.int32)
