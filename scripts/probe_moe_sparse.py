@@ -66,7 +66,9 @@ def main():
                     path = kbit._C.grouped_gemm_dispatch(M, E, N, K, args.k)
                     all_us = {}
                     for (form, chunk), label in zip(settings, labels):
-                        prev = (kbit._C._set_gemv_grouped_schedule(form), kbit._C._set_gemv_grouped_chunk_rows(chunk))
+                        # (a build without the chunk-rows aid, e.g. an A/B base: the rule only)
+                        set_rows = getattr(kbit._C, "_set_gemv_grouped_chunk_rows", lambda r: 0 if r == 0 else None)
+                        prev = (kbit._C._set_gemv_grouped_schedule(form), set_rows(chunk))
                         try:
                             all_us[label] = timer.measure(
                                 [lambda o=o: torch.ops.kbit.grouped_gemm(x, qw.packed, qw.absmax, qw.row_scale,
@@ -74,7 +76,7 @@ def main():
                                  for o, _ in routings], Work(0, 0, f"{name} all {E} {label}")).median_us
                         finally:
                             kbit._C._set_gemv_grouped_schedule(prev[0])
-                            kbit._C._set_gemv_grouped_chunk_rows(prev[1])
+                            set_rows(prev[1])
                     # compacted: the active experts' weights alone, rotated through cold copies
                     sub = kbit.quantize(W[routings[0][1]], k=args.k)
                     a = (sub.packed, sub.absmax, sub.row_scale, sub.codebook)

@@ -195,6 +195,11 @@ struct WarpSchedule {
   // The sparse form's code (its build and unit's decode of row_begin) is left out of the 16-slot
   // kernels, which spill already and whose chunks sparse launches never take.
   static constexpr bool kSparse = kTokens < 16;
+  // Sparse: the offsets of up to 32 kAhead experts are loaded at once (load_offsets: E <= 256 in one
+  // round trip, which the first copies wait for; a per-CTA trace, session 21: a load of o[0] and
+  // then of the experts' offsets were two round trips, ~2800 cycles more than E <= 32's one).
+  static constexpr int kAhead = kSparse ? 8 : 1;
+  int32_t ahead[kAhead];  // sparse: o[32 b + lane + 1] of the current batch of 32 kAhead experts
   int32_t row_tiles;
   int32_t static_units;                  // E NT with static first chunks, 0, or -1: the sparse form
   int32_t row_begin, row_end, unit_end;  // this lane's expert (sparse: row_begin | expert << 16)
@@ -204,7 +209,20 @@ struct WarpSchedule {
   __device__ void load_offsets(const int32_t* __restrict__ offsets, int E) {
     const int lane = threadIdx.x & 31;
     row_begin = __ldg(offsets);
+    if (kSparse && E > kWarpScheduleMaxExperts) {
+      load_batch(offsets, E, 0);
+      return;
+    }
     row_end = lane < E ? __ldg(offsets + lane + 1) : 0;
+  }
+  // ahead[b] = o[base + 32 b + lane + 1] (0 past E).
+  __device__ void load_batch(const int32_t* __restrict__ offsets, int E, int base) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int b = 0; b < kAhead; ++b) {
+      const int e = base + 32 * b + lane;
+      ahead[b] = e < E ? __ldg(offsets + e + 1) : 0;
+    }
   }
   // offsets: as given to load_offsets (the sparse form reads them again, 32 experts per step).
   __device__ void build(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t NT, bool static_first) {
@@ -243,22 +261,16 @@ struct WarpSchedule {
   template <typename Clamp>
   __device__ void build_sparse(const int32_t* __restrict__ offsets, int E, const Clamp& clamped) {
     const int lane = threadIdx.x & 31;
-    constexpr int kStepsAhead = 4;  // loads in flight per lane (E = 512: four round trips)
     static_units = -1;
     int32_t carry = clamped(row_begin);  // the owned rows so far end here (o[0] at first)
     int found = 0;                       // experts with rows so far: <= T <= 32
     int32_t my_begin = 0, my_end = 0, my_expert = 0;
-    for (int base = 0; base < E; base += 32 * kStepsAhead) {
-      int32_t o[kStepsAhead];
+    for (int base = 0; base < E; base += 32 * kAhead) {
+      if (base > 0) load_batch(offsets, E, base);  // (the first batch: load_offsets)
 #pragma unroll
-      for (int b = 0; b < kStepsAhead; ++b) {
+      for (int b = 0; b < kAhead; ++b) {
         const int e = base + 32 * b + lane;
-        o[b] = e < E ? __ldg(offsets + e + 1) : 0;
-      }
-#pragma unroll
-      for (int b = 0; b < kStepsAhead; ++b) {
-        const int e = base + 32 * b + lane;
-        int32_t end = max(e < E ? clamped(o[b]) : carry, carry);
+        int32_t end = max(e < E ? clamped(ahead[b]) : carry, carry);
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
           const int32_t n = __shfl_up_sync(0xffffffffu, end, d);
