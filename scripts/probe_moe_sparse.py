@@ -2,7 +2,10 @@
 only `active` have rows (top-k routing of a few tokens), against the same call over the active
 experts' weights alone (compacted, as benchmarks.run's MoE sweep times it) and fp16 torch.bmm over
 those experts. Cold: every call in a graph routes to a different set of experts (and the compacted
-case rotates weight copies). CUDA-graph medians (benchmarks/harness.py).
+case rotates weight copies). CUDA-graph medians (benchmarks/harness.py). Without --hot-offsets each
+call reads its own offsets tensor, which the weight stream has evicted from L2: a DRAM round trip
+before the schedule that a model does not pay (its routing kernel has just written them; a per-CTA
+trace, docs/design.md "Session 21").
 
     python3 scripts/probe_moe_sparse.py --experts 128,512 --active 8 --rows 1 --out DIR
 """
@@ -32,6 +35,9 @@ def main():
                     "(kbit._C._set_gemv_grouped_chunk_rows: 0 the rule)")
     ap.add_argument("--adjacent", action="store_true", help="route each call to `active` adjacent experts (a "
                     "contiguous weight range) instead of a random set")
+    ap.add_argument("--hot-offsets", action="store_true", help="copy each call's routing into one offsets tensor "
+                    "right before the call, as the routing kernel before it would leave them (L2-hot); the copy's "
+                    "own time, measured alone, is subtracted")
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
@@ -64,16 +70,28 @@ def main():
                         off[1:] = torch.cumsum(counts, 0)
                         routings.append((off.to(dev), ids.sort().values.to(dev)))
                     path = kbit._C.grouped_gemm_dispatch(M, E, N, K, args.k)
+                    off_static = torch.empty_like(routings[0][0])
+                    copy_us = 0.0
+                    if args.hot_offsets:
+                        copy_us = timer.measure([lambda o=o: off_static.copy_(o) for o, _ in routings],
+                                                Work(0, 0, f"{name} offsets copy {E}")).median_us
                     all_us = {}
                     for (form, chunk), label in zip(settings, labels):
                         # (a build without the chunk-rows aid, e.g. an A/B base: the rule only)
                         set_rows = getattr(kbit._C, "_set_gemv_grouped_chunk_rows", lambda r: 0 if r == 0 else None)
                         prev = (kbit._C._set_gemv_grouped_schedule(form), set_rows(chunk))
                         try:
-                            all_us[label] = timer.measure(
-                                [lambda o=o: torch.ops.kbit.grouped_gemm(x, qw.packed, qw.absmax, qw.row_scale,
-                                                                         qw.codebook, o, args.k)
-                                 for o, _ in routings], Work(0, 0, f"{name} all {E} {label}")).median_us
+                            if args.hot_offsets:
+                                def call(o):
+                                    off_static.copy_(o)
+                                    return torch.ops.kbit.grouped_gemm(x, qw.packed, qw.absmax, qw.row_scale,
+                                                                       qw.codebook, off_static, args.k)
+                            else:
+                                def call(o):
+                                    return torch.ops.kbit.grouped_gemm(x, qw.packed, qw.absmax, qw.row_scale,
+                                                                       qw.codebook, o, args.k)
+                            all_us[label] = timer.measure([lambda o=o: call(o) for o, _ in routings],
+                                                          Work(0, 0, f"{name} all {E} {label}")).median_us - copy_us
                         finally:
                             kbit._C._set_gemv_grouped_schedule(prev[0])
                             set_rows(prev[1])
@@ -92,6 +110,7 @@ def main():
                     bmm_us = timer.measure([lambda w=w: torch.bmm(xb, w.transpose(1, 2)) for w in wcopies],
                                            Work(0, 0, f"{name} bmm {active}")).median_us
                     row = dict(shape=name, N=N, K=K, E=E, active=active, rows_per_expert=per, all_experts_us=all_us,
+                               hot_offsets=args.hot_offsets, offsets_copy_us=copy_us,
                                compacted_us=comp_us, bmm_fp16_us=bmm_us, path=str(path))
                     rows_out.append(row)
                     print(f"| {name} | {E} | {active} | {per} | " + " | ".join(f"{all_us[lb]:.2f}" for lb in labels) +

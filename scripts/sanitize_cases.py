@@ -74,24 +74,11 @@ def grouped_schedule_cases(dev="cuda"):
     over the groups of 32 experts that the schedule build writes into its scan scratch (a missing
     barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts,
     invalid offsets at a group's edge; 72 x 33 tiles takes one warp per unit (sums stored from the
-    warp's lanes). Then, under the default schedule form, the per-warp sparse schedule (E > 32, T <=
-    32 rows: E = 300 with 20 rows, 512 with 32 experts of one row, the invalid offsets at E = 40)."""
+    warp's lanes)."""
     if dev != "cuda":
         return
-    prev = kbit._C._set_gemv_grouped_schedule(0)
-    try:
-        _grouped_schedule_cases(dev)
-    finally:
-        kbit._C._set_gemv_grouped_schedule(prev)
-    _grouped_schedule_cases(dev, sparse=True)
-
-
-def _grouped_schedule_cases(dev, sparse=False):
-    cases = ((72, 40, lambda e: 1), (300, 40, lambda e: 1 if e % 7 == 0 else 0),
-             (40, 40, lambda e: 4 * (e % 5 != 0)), (72, 520, lambda e: 1))
-    if sparse:
-        cases = ((300, 40, lambda e: 1 if e % 15 == 7 else 0), (512, 40, lambda e: 1 if e % 16 == 3 else 0))
-    for E, N, counts_of in cases:
+    for E, N, counts_of in ((72, 40, lambda e: 1), (300, 40, lambda e: 1 if e % 7 == 0 else 0),
+                            (40, 40, lambda e: 4 * (e % 5 != 0)), (72, 520, lambda e: 1)):
         qe = kbit.quantize(torch.randn(E, N, 96, device=dev), k=4)
         counts = [counts_of(e) for e in range(E)]
         o = [0]

@@ -321,14 +321,13 @@ def test_gemv_one_warp_per_unit_stores_from_its_lanes(dtype, poisoned_cuda):
     # One warp per unit (the launcher's choice for many grouped units; forced here with
     # _set_gemv_unit_warps(1)): the mma kernels of 1-8 token slots store a unit's sums straight from
     # the warp's D fragments (no trip through shared memory). Grouped chunks of 1, 2, 3 and 8 rows
-    # with experts of fewer rows than the chunk, the per-warp schedule (E <= 32, and E = 40 with 20
-    # rows: the sparse form) and the per-CTA one (E = 40 with 40 rows),
+    # with experts of fewer rows than the chunk, the per-warp and the per-CTA schedule (E = 40),
     # N = 300 (a last tile of 12 rows: rows g + 8 past N), and dense M = 1, 3, 5 (8 slots)
     prev = kbit._C._set_gemv_unit_warps(1)
     try:
         for E, N, K, counts in ((8, 300, 544, [1, 0, 1, 1, 0, 1, 1, 1]), (6, 300, 544, [2, 1, 2, 2, 0, 2]),
                                 (5, 300, 544, [3, 3, 1, 0, 3]), (4, 300, 544, [8, 5, 0, 8]),
-                                (40, 33, 96, [1, 0] * 20), (40, 33, 96, [2, 0] * 20)):
+                                (40, 33, 96, [1, 0] * 20)):
             qw, W_hat = weight(4, N, K, dtype, E=E)
             x = acts(sum(counts), K, dtype, f"onewarp{E}")
             check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
@@ -940,69 +939,31 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-def test_grouped_gemv_sparse_warp_schedule(dtype, gen, poisoned_cuda):
-    # A decode step over all of a layer's experts (kbit.Experts): E > 32 experts, T <= 32 rows, so at
-    # most T experts hold rows; each warp reads the offsets 32 experts at a time and moves the
-    # experts with rows onto its lanes (WarpSchedule's sparse form). Against the reference, and the
-    # same bits as the per-CTA schedule (form 0): experts at the edges of a step (31 / 32) and of a
-    # load batch (255 / 256), the last expert, 32 experts with one row each (every lane), all rows in
-    # one expert, one row, no rows at all, several rows per expert in chunks of 1, 2, 4 and 8 rows
-    # (kbit._C._set_gemv_grouped_chunk_rows), invalid offsets (rows no expert owns are NaN in the same
-    # places), and CUDA-graph replay with another routing (the schedule is rebuilt on every replay)
-    def routed(E, experts, rows):
-        counts = [0] * E
-        for e, r in zip(experts, rows):
-            counts[e] += r
-        return counts
-
-    cases = [(33, 96, routed(33, [0, 31, 32], [1, 2, 1])),
-             (300, 96, routed(300, [31, 32, 255, 256, 299], [1, 1, 3, 1, 2])),
-             (512, 544, routed(512, torch.randperm(512, generator=torch.Generator().manual_seed(5))[:32].tolist(), [1] * 32)),
-             (1024, 96, routed(1024, [1023], [32])), (1000, 96, routed(1000, [999], [1])), (64, 96, [0] * 64),
-             (128, 2080, routed(128, [3, 64, 65, 127], [4, 4, 3, 1]))]
-    for E, K, counts in cases:
+def test_grouped_gemv_chunk_rows_aid(dtype, poisoned_cuda):
+    # kbit._C._set_gemv_grouped_chunk_rows (a tuning aid) overrides the rows per chunk of grouped GEMV
+    # launches (the rule: the mean rows per expert rounded up, 1 when T < E): decode over many experts
+    # with a few experts of several rows (chunks of 1 re-read an expert's tiles for every row), the
+    # per-warp schedule (E <= 32) and the per-CTA one (E = 128), every chunk size against the
+    # reference; the shuffle decode takes at most 4 (the aid's 8 is clamped there); bad values raise
+    for E, K, active in ((32, 2080, {3: 4, 17: 3, 31: 1}), (128, 544, {0: 4, 63: 4, 64: 2, 127: 5})):
         qw, W_hat = weight(4, 40, K, dtype, E=E)
-        T = sum(counts)
-        x = acts(T, K, dtype, f"sparse{E}-{T}")
-        off = offsets(counts)
-        fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
-                                                              qw.codebook, oo, 4, "mma")
-        for rows in ((0, 2, 4, 8) if T else (0,)):
+        counts = [active.get(e, 0) for e in range(E)]
+        x = acts(sum(counts), K, dtype, f"chunkrows{E}")
+        for rows in (1, 2, 4, 8, 16):
             assert kbit._C._set_gemv_grouped_chunk_rows(rows) == 0
             try:
-                if T:
-                    check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
-                y = fn(x, off)
-                assert y.shape == (T, 40)
-                assert_bitwise_equal(fn(x, off), y)
-                assert kbit._C._set_gemv_grouped_schedule(0) == 2
-                try:
-                    assert_bitwise_equal(fn(x, off), y)
-                finally:
-                    assert kbit._C._set_gemv_grouped_schedule(2) == 0
+                check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+                y = torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook,
+                                                     offsets(counts), 4, "shuffle")
+                ref = torch.cat([x[o0:o1].double() @ W_hat[e].T for e, (o0, o1) in
+                                 enumerate(zip(offsets(counts)[:-1].tolist(), offsets(counts)[1:].tolist()))])
+                assert float((y.double() - ref).norm() / ref.norm()) <= GEMM_RTOL[dtype]
             finally:
                 assert kbit._C._set_gemv_grouped_chunk_rows(0) == rows
-        if T:
-            other = offsets(list(reversed(counts)))
-            check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"sparse{E}b"), other])
-    # invalid offsets over 40 and 300 experts (T = 10): the sparse schedule reads them as the per-CTA
-    # one does (begin_e = running max of clamp(o, 0, T)), so the same bits, NaN rows included
-    for E in (40, 300):
-        qw, _ = weight(4, 33, 96, dtype, E=E)
-        x = acts(10, 96, dtype, f"sparse-bad{E}")
-        fn = lambda oo: torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
-                                                          qw.codebook, oo, 4, "mma")
-        for o in ([0] * 31 + [2, 5, 1, 7] + [10] * (E - 34), [3] * 32 + [-5, 6, 99] + [8] * (E - 34),
-                  [0] * (E - 3) + [4, 2, 7, 7]):
-            off = torch.tensor(o, dtype=torch.int32, device=DEV)
-            y = fn(off)
-            assert kbit._C._set_gemv_grouped_schedule(0) == 2
-            try:
-                assert_bitwise_equal(fn(off), y)
-            finally:
-                assert kbit._C._set_gemv_grouped_schedule(2) == 0
     with pytest.raises(RuntimeError, match="_set_gemv_grouped_chunk_rows: rows must be 0 .* to 16; got 17"):
         kbit._C._set_gemv_grouped_chunk_rows(17)
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_chunk_rows: rows must be 0 .* to 16; got -1"):
+        kbit._C._set_gemv_grouped_chunk_rows(-1)
 
 
 def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
@@ -1098,9 +1059,7 @@ def test_grouped_gemv_shared_schedule_lookup(dtype, gen, poisoned_cuda):
     # unit's expert with two ballots (TcSchedule::unit_warp: the group of 32 experts, then the
     # expert; the 16-slot kernel keeps the binary search). Rows at group edges (experts 0, 31, 32, 63,
     # the last), empty groups, E a multiple of 32 and not (the last group partly past E), the
-    # 1024-expert limit, 1 and 4 rows per chunk (T < E and T ~ 4 E), 12 rows (the 16-slot kernel).
-    # With T <= 32 rows the default is the per-warp sparse schedule (test_grouped_gemv_sparse_warp_schedule),
-    # so every case also runs with the per-CTA schedule forced (form 0)
+    # 1024-expert limit, 1 and 4 rows per chunk (T < E and T ~ 4 E), 12 rows (the 16-slot kernel)
     for E, N, K, hot in ((1000, 17, 96, (0, 31, 32, 63, 500, 999)), (1024, 17, 96, (31, 1023)),
                          (40, 33, 544, None), (33, 40, 96, None)):
         qw, W_hat = weight(4, N, K, dtype, E=E)
@@ -1113,12 +1072,7 @@ def test_grouped_gemv_shared_schedule_lookup(dtype, gen, poisoned_cuda):
             cases[0][E // 2] = 0
         for counts in cases:
             x = acts(sum(counts), K, dtype, f"sched{E}-{sum(counts)}")
-            for form in (2, 0):
-                assert kbit._C._set_gemv_grouped_schedule(form) == 2
-                try:
-                    check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
-                finally:
-                    assert kbit._C._set_gemv_grouped_schedule(2) == form
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
 
 
 def test_grouped_gemm_cuda_more_experts_than_the_kernel_schedules(poisoned_cuda):
@@ -1137,9 +1091,8 @@ def test_grouped_gemm_cuda_invalid_offsets_stay_in_bounds(bad, op, E):
     # The CUDA kernel cannot check offsets without a host sync. Invalid values must not fault
     # or touch memory outside x / y, every row is owned by at most one expert, and rows no
     # expert owns come back NaN (never stale memory). check_offsets=True raises instead.
-    # E = 40: more than 32 experts (with T = 10 rows the GEMV's per-warp sparse schedule, which
-    # test_grouped_gemv_sparse_warp_schedule holds to the per-CTA one's bits), the bad values at the
-    # edge of the first group of 32 experts (experts 30-33 own the rows)
+    # E = 40: the GEMV's per-CTA schedule (more than 32 experts), the bad values at the edge of
+    # its first group of 32 experts (experts 30-33 own the rows)
     N, K, T = 33, 96, 10
     qw, W_hat = weight(4, N, K, torch.float16, E=E)
     x = acts(T, K, torch.float16, "badoff")

@@ -13,9 +13,8 @@
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
 // (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
 // unit slot's named barrier) and, grouped, the per-CTA schedule's scans where the warps do not
-// build it in registers (WarpSchedule, tc_work.cuh: up to 32 experts, or up to 32 rows over more
-// experts, mma decode, 32-bit rows and units; otherwise, with the shuffle decode or the tuning
-// aid's form 0, build_grouped_schedule).
+// build it in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and
+// units; above that, with the shuffle decode or the tuning aid's form 0, build_grouped_schedule).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
 // 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M (past 16 rows each CTA keeps one token
@@ -424,7 +423,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
 
-  // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32 or T <= 32, mma decode: no barrier
+  // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
   // shared memory (build_grouped_schedule).
   // The kernels with registers to spare under the 128 cap: the mma decode of 1-8 token slots. Only
@@ -447,7 +446,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_unit * G + warp_u, lane);
   if constexpr (kGrouped) {
     if (per_warp) {
-      warp_sched.build(args.expert_offsets, sched.experts, args.M, NT, static_first);
+      warp_sched.build(sched.experts, args.M, NT, static_first);
       fill_unowned_rows(warp_sched.first_owned_row(), warp_sched.owned_rows_end(), args.M, N, y);
     } else {
       int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));

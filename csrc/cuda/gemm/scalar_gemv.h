@@ -48,9 +48,9 @@ inline int gemv_token_slots(int64_t rows) {
 // (spread_over_sms, kernel_residency.h; on by default).
 int gemv_min_token_slots();
 bool gemv_spread();
-// And the schedule of grouped mma-decode launches with E <= 32, or T <= 32 rows over more experts
-// (WarpSchedule, tc_work.cuh): 0 per CTA in shared memory (as otherwise), 1 per warp in registers,
-// 2 (the default) per warp with static first chunks where T >= E.
+// And the schedule of grouped mma-decode launches with E <= 32 (WarpSchedule, tc_work.cuh): 0 per
+// CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
+// with static first chunks where T >= E.
 int gemv_grouped_schedule();
 // And the most unit slots a grouped mma-decode or dense x-resident CTA takes (scalar_gemv.cuh; 1 =
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).

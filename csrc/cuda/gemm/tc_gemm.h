@@ -32,7 +32,7 @@ struct TcGemmArgs {
   // for before it waits on the previous kernel (0: none; set by the launcher).
   uint32_t l2_prefetch_bytes;
   // Grouped GEMV, mma decode (set by the launcher): each warp builds the schedule itself
-  // (WarpSchedule, tc_work.cuh; E <= 32, or T <= 32 over more experts), with static first chunks (T >= E).
+  // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E).
   bool warp_schedule, static_first_chunks;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).

@@ -162,13 +162,6 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
 // CTA's first copies (the GEMV's 8-expert decode call, docs/design.md "Session 14"). Lane e holds
 // expert e's rows [row_begin, row_end) and unit_end (units before expert e + 1's); lanes >= E an
 // empty expert at the end (row_begin = row_end = the owned rows' end, unit_end = every unit).
-// Sparse (E > kWarpScheduleMaxExperts, T <= kWarpScheduleMaxExperts rows: at most T experts hold
-// rows, as in a decode step over all of a layer's experts, kbit.Experts): the offsets are read 32
-// experts per step and the experts with rows compacted onto the lanes in expert order (a ballot per
-// step, then a shuffle per expert with rows), so lane j holds the j-th expert with rows and the
-// rest is as above. That expert's index rides in row_begin's upper 16 bits (its rows are < 33),
-// marked by static_units = -1: no register more for the whole kernel (an expert_id register made
-// the one-token grouped kernel spill, k = 4). (Only token slots < 16: warp_schedule_fits.)
 // Unit numbering, two forms:
 //   dynamic (as TcSchedule): expert by expert, chunk by chunk, tile by tile; experts without rows
 //            own no units.
@@ -185,53 +178,28 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
 constexpr int kWarpScheduleMaxExperts = 32;
 // (T + tokens_per_chunk: build rounds rows up to whole chunks in 32 bits.)
 inline bool warp_schedule_fits(int64_t T, int64_t E, int64_t row_tiles, int tokens_per_chunk) {
-  const bool sparse_fits = T <= kWarpScheduleMaxExperts && tokens_per_chunk < 16;
-  return (E <= kWarpScheduleMaxExperts || sparse_fits) && T + tokens_per_chunk <= INT32_MAX &&
+  return E <= kWarpScheduleMaxExperts && T + tokens_per_chunk <= INT32_MAX &&
          (T / tokens_per_chunk + E + 1) * row_tiles <= INT32_MAX;
 }
 
 template <int kTokens>
 struct WarpSchedule {
-  // The sparse form's code (its build and unit's decode of row_begin) is left out of the 16-slot
-  // kernels, which spill already and whose chunks sparse launches never take.
-  static constexpr bool kSparse = kTokens < 16;
-  // Sparse: the offsets of up to 32 kAhead experts are loaded at once (load_offsets: E <= 256 in one
-  // round trip, which the first copies wait for; a per-CTA trace, session 21: a load of o[0] and
-  // then of the experts' offsets were two round trips, ~2800 cycles more than E <= 32's one).
-  static constexpr int kAhead = kSparse ? 8 : 1;
-  int32_t ahead[kAhead];  // sparse: o[32 b + lane + 1] of the current batch of 32 kAhead experts
   int32_t row_tiles;
-  int32_t static_units;                  // E NT with static first chunks, 0, or -1: the sparse form
-  int32_t row_begin, row_end, unit_end;  // this lane's expert (sparse: row_begin | expert << 16)
+  int32_t static_units;                  // E NT with static first chunks, else 0
+  int32_t row_begin, row_end, unit_end;  // this lane's expert
 
   // Two steps, so that a caller can issue other copies while the offsets load: load_offsets
   // (row_begin = o[0], row_end = o[lane + 1] for lanes < E, as read), then build.
   __device__ void load_offsets(const int32_t* __restrict__ offsets, int E) {
     const int lane = threadIdx.x & 31;
     row_begin = __ldg(offsets);
-    if (kSparse && E > kWarpScheduleMaxExperts) {
-      load_batch(offsets, E, 0);
-      return;
-    }
     row_end = lane < E ? __ldg(offsets + lane + 1) : 0;
   }
-  // ahead[b] = o[base + 32 b + lane + 1] (0 past E).
-  __device__ void load_batch(const int32_t* __restrict__ offsets, int E, int base) {
-    const int lane = threadIdx.x & 31;
-#pragma unroll
-    for (int b = 0; b < kAhead; ++b) {
-      const int e = base + 32 * b + lane;
-      ahead[b] = e < E ? __ldg(offsets + e + 1) : 0;
-    }
-  }
-  // offsets: as given to load_offsets (the sparse form reads them again, 32 experts per step).
-  __device__ void build(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t NT, bool static_first) {
+  __device__ void build(int E, int64_t T, int64_t NT, bool static_first) {
     const int lane = threadIdx.x & 31;
     const int32_t rows = static_cast<int32_t>(T);
     const auto clamped = [rows](int32_t o) { return o < 0 ? 0 : (o > rows ? rows : o); };
     row_tiles = static_cast<int32_t>(NT);
-    if constexpr (kSparse)
-      if (E > kWarpScheduleMaxExperts) return build_sparse(offsets, E, clamped);
     static_units = static_first ? E * row_tiles : 0;
     const int32_t first = clamped(row_begin);
     // row_end = row_begin[lane + 1]: the running maximum of the clamped offsets 0 .. lane + 1.
@@ -255,55 +223,8 @@ struct WarpSchedule {
     }
     unit_end = static_units + units;
   }
-  // The sparse form of build (E > 32, T <= 32; no static first chunks): the experts' clamped row
-  // ranges step by step (the running maximum of the offsets carried from step to step), each
-  // expert with rows moved to the next free lane, then the unit scan of build over those lanes.
-  template <typename Clamp>
-  __device__ void build_sparse(const int32_t* __restrict__ offsets, int E, const Clamp& clamped) {
-    const int lane = threadIdx.x & 31;
-    static_units = -1;
-    int32_t carry = clamped(row_begin);  // the owned rows so far end here (o[0] at first)
-    int found = 0;                       // experts with rows so far: <= T <= 32
-    int32_t my_begin = 0, my_end = 0, my_expert = 0;
-    for (int base = 0; base < E; base += 32 * kAhead) {
-      if (base > 0) load_batch(offsets, E, base);  // (the first batch: load_offsets)
-#pragma unroll
-      for (int b = 0; b < kAhead; ++b) {
-        const int e = base + 32 * b + lane;
-        int32_t end = max(e < E ? clamped(ahead[b]) : carry, carry);
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-          const int32_t n = __shfl_up_sync(0xffffffffu, end, d);
-          if (lane >= d) end = max(end, n);
-        }
-        int32_t begin = __shfl_up_sync(0xffffffffu, end, 1);
-        if (lane == 0) begin = carry;
-        for (unsigned has = __ballot_sync(0xffffffffu, end > begin); has != 0; has &= has - 1, ++found) {
-          const int src = __ffs(has) - 1;
-          const int32_t e_src = __shfl_sync(0xffffffffu, e, src);
-          const int32_t b_src = __shfl_sync(0xffffffffu, begin, src), end_src = __shfl_sync(0xffffffffu, end, src);
-          if (lane == found) my_expert = e_src, my_begin = b_src, my_end = end_src;
-        }
-        carry = __shfl_sync(0xffffffffu, end, 31);
-      }
-    }
-    if (lane >= found) my_begin = my_end = carry, my_expert = 0;  // an empty expert at the end
-    row_begin = my_begin | my_expert << 16;
-    row_end = my_end;
-    int32_t units = lane < found ? (my_end - my_begin + kTokens - 1) / kTokens * row_tiles : 0;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int32_t n = __shfl_up_sync(0xffffffffu, units, d);
-      if (lane >= d) units += n;
-    }
-    unit_end = units;
-  }
-  __device__ bool sparse() const { return kSparse && static_units < 0; }
-
   __device__ int64_t units() const { return __shfl_sync(0xffffffffu, unit_end, 31); }
-  __device__ int64_t first_owned_row() const {
-    return __shfl_sync(0xffffffffu, row_begin, 0) & (sparse() ? 0xFFFF : -1);
-  }
+  __device__ int64_t first_owned_row() const { return __shfl_sync(0xffffffffu, row_begin, 0); }
   __device__ int64_t owned_rows_end() const { return __shfl_sync(0xffffffffu, row_end, 31); }
 
   // Unit u < units(). Past the static units, its expert is the first lane whose unit_end exceeds
@@ -319,16 +240,14 @@ struct WarpSchedule {
     } else {
       e = __ffs(__ballot_sync(0xffffffffu, unit_end > u)) - 1;
       const int32_t before = __shfl_sync(0xffffffffu, unit_end, e > 0 ? e - 1 : 0);
-      const int32_t local = u - (e > 0 ? before : max(static_units, 0));
+      const int32_t local = u - (e > 0 ? before : static_units);
       chunk = local / row_tiles;
       tile = local - chunk * row_tiles;
       if (static_units > 0) ++chunk;
     }
-    int32_t begin = __shfl_sync(0xffffffffu, row_begin, e);
-    const int32_t end = __shfl_sync(0xffffffffu, row_end, e);
+    const int32_t begin = __shfl_sync(0xffffffffu, row_begin, e), end = __shfl_sync(0xffffffffu, row_end, e);
     TcUnit w;
     w.expert = e;
-    if (sparse()) w.expert = begin >> 16, begin &= 0xFFFF;
     w.tile = tile;
     w.row0 = begin + chunk * kTokens;
     const int32_t left = end - static_cast<int32_t>(w.row0);
