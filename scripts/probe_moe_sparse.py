@@ -4,8 +4,8 @@ experts' weights alone (compacted, as benchmarks.run's MoE sweep times it) and f
 those experts. Cold: every call in a graph routes to a different set of experts (and the compacted
 case rotates weight copies). CUDA-graph medians (benchmarks/harness.py). Without --hot-offsets each
 call reads its own offsets tensor, which the weight stream has evicted from L2: a DRAM round trip
-before the schedule that a model does not pay (its routing kernel has just written them; a per-CTA
-trace, docs/design.md "Session 21").
+before the schedule that a model does not pay (its routing kernel has just written them), ~700
+cycles in a per-CTA trace, small next to the per-CTA schedule's own build (docs/design.md "Session 21").
 
     python3 scripts/probe_moe_sparse.py --experts 128,512 --active 8 --rows 1 --out DIR
 """
@@ -20,6 +20,12 @@ from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import run_meta, tuning_setup
 from benchmarks.weights import cold_copies
+
+
+def _rule_only(rows):
+    if rows != 0:
+        raise SystemExit("this build has no kbit._C._set_gemv_grouped_chunk_rows: --chunk-rows 0 only")
+    return 0
 
 
 def main():
@@ -90,7 +96,7 @@ def main():
                 all_us = {}
                 for (form, chunk), label in zip(settings, labels):
                     # (a build without the chunk-rows aid, e.g. an A/B base: the rule only)
-                    set_rows = getattr(kbit._C, "_set_gemv_grouped_chunk_rows", lambda r: 0 if r == 0 else None)
+                    set_rows = getattr(kbit._C, "_set_gemv_grouped_chunk_rows", None) or _rule_only
                     prev = (kbit._C._set_gemv_grouped_schedule(form), set_rows(chunk))
                     try:
                         if args.hot_offsets:
