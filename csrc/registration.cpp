@@ -136,26 +136,43 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_min_token_slots", &kbit::cuda::set_gemv_min_token_slots, pybind11::arg("slots"),
         "Tuning aid: dense GEMV launches (mma decode) take the kernel with at least this many token slots (1: the "
         "rule, M as it is up to 4, then 8 or 16; else 2, 3, 4, 8 or 16); returns the previous value");
-  m.def("_gemv_launch_plan", [](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode, int64_t device) {
-          const auto q = kbit::cuda::gemv_launch_plan(M, N, K, static_cast<int>(k), decode, static_cast<int>(device));
-          pybind11::dict d;
-          d["token_slots"] = q.token_slots;
-          d["token_chunks"] = q.token_chunks;
-          d["decode"] = q.decode;
-          d["x_resident"] = q.x_resident;
-          d["ring_stages"] = q.ring_stages;
-          d["warps"] = q.warps;
-          d["warps_per_unit"] = q.warps_per_unit;
-          d["smem_bytes"] = q.smem_bytes;
-          d["launch_smem_bytes"] = q.launch_smem_bytes;
-          d["ctas_per_sm"] = q.ctas_per_sm;
-          d["grid"] = q.grid;
-          return d;
+  const auto plan_dict = [](const kbit::cuda::GemvLaunchQuery& q) {
+    pybind11::dict d;
+    d["token_slots"] = q.token_slots;
+    d["token_chunks"] = q.token_chunks;
+    d["decode"] = q.decode;
+    d["x_resident"] = q.x_resident;
+    d["ring_stages"] = q.ring_stages;
+    d["warps"] = q.warps;
+    d["warps_per_unit"] = q.warps_per_unit;
+    d["smem_bytes"] = q.smem_bytes;
+    d["launch_smem_bytes"] = q.launch_smem_bytes;
+    d["ctas_per_sm"] = q.ctas_per_sm;
+    d["grid"] = q.grid;
+    return d;
+  };
+  m.def("_gemv_launch_plan", [plan_dict](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode,
+                                         int64_t device) {
+          return plan_dict(kbit::cuda::gemv_launch_plan(M, N, K, static_cast<int>(k), decode, static_cast<int>(device)));
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
         "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid");
+  m.def("_grouped_gemv_launch_plan", [plan_dict](int64_t T, int64_t E, int64_t N, int64_t K, int64_t k,
+                                                 const std::string& decode, int64_t device) {
+          const auto q = kbit::cuda::grouped_gemv_launch_plan(T, E, N, K, static_cast<int>(k), decode,
+                                                              static_cast<int>(device));
+          pybind11::dict d = plan_dict(q);
+          d["chunk_rows"] = q.chunk_rows;
+          d["schedule"] = q.schedule;
+          return d;
+        },
+        pybind11::arg("T"), pybind11::arg("E"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"),
+        pybind11::arg("decode") = "auto", pybind11::arg("device") = 0,
+        "What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16) at k bits, without "
+        "launching: _gemv_launch_plan's keys, chunk_rows (rows per chunk asked for) and schedule ('per_warp_static', "
+        "'per_warp', 'per_cta_rows' or 'per_cta_scans')");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -183,9 +200,10 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
-        "Tuning aid: the schedule of grouped GEMV launches (mma decode) with at most 32 experts: 0 per CTA in shared "
-        "memory (as with more experts), 1 per warp in registers, 2 (default) per warp with static first chunks "
-        "where tokens >= experts; returns the previous form");
+        "Tuning aid: the schedule of grouped GEMV launches (mma decode): 0 per CTA in shared memory (block scans), "
+        "1 per warp in registers (at most 32 experts), 2 (default) per warp with static first chunks where tokens >= "
+        "experts, and with more experts per CTA by row (one row per chunk, tokens <= experts), 3 per CTA by row "
+        "wherever that applies; a form that does not apply falls back to the scans; returns the previous form");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -10,7 +10,7 @@ dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the d
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
 resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
 the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
-grouped GEMV's per-CTA schedule and its warp lookup (`... cuda grouped-schedule`: those alone). Checks results loosely against a dense
+grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -70,13 +70,24 @@ def wgmma_split_cases(dev="cuda"):
 
 
 def grouped_schedule_cases(dev="cuda"):
-    """The grouped GEMV with the per-CTA schedule (E > 32), its units looked up by a warp's ballots
-    over the groups of 32 experts that the schedule build writes into its scan scratch (a missing
-    barrier is a race): 1 and 4 rows per chunk, E = 72 and 300 (a partial last group), empty experts,
-    invalid offsets at a group's edge; 72 x 33 tiles takes one warp per unit (sums stored from the
+    """The grouped GEMV with the per-CTA schedules (E > 32) under both forms (kbit._C.
+    _set_gemv_grouped_schedule 0: the scans, whose units a warp's ballots look up over the groups of 32
+    experts the build writes into its scan scratch; 2, the default: one row per chunk where T <= E,
+    the row -> expert map, RowSchedule; a missing barrier is a race): 1 and 4 rows per chunk, E = 72 and
+    300 (a partial last group), empty experts, invalid offsets at a group's edge (out of order: the
+    row form falls back to the scans); 72 x 33 tiles takes one warp per unit (sums stored from the
     warp's lanes)."""
     if dev != "cuda":
         return
+    for form in (0, 2):
+        prev = kbit._C._set_gemv_grouped_schedule(form)
+        try:
+            _grouped_schedule_cases_once(dev)
+        finally:
+            kbit._C._set_gemv_grouped_schedule(prev)
+
+
+def _grouped_schedule_cases_once(dev):
     for E, N, counts_of in ((72, 40, lambda e: 1), (300, 40, lambda e: 1 if e % 7 == 0 else 0),
                             (40, 40, lambda e: 4 * (e % 5 != 0)), (72, 520, lambda e: 1)):
         qe = kbit.quantize(torch.randn(E, N, 96, device=dev), k=4)

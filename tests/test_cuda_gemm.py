@@ -934,8 +934,83 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
                 assert kbit._C._set_gemv_grouped_schedule(2) == form
         other = off.flip(0).neg().add(int(off[-1]) + int(off[0]))  # the counts reversed
         check_graph_replay(fn, [x.clone(), off.clone()], [acts(sum(counts), K, dtype, f"wsched{E}b"), other])
-    with pytest.raises(RuntimeError, match="_set_gemv_grouped_schedule: form must be 0 .*got 3"):
-        kbit._C._set_gemv_grouped_schedule(3)
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_schedule: form must be 0 .*got 4"):
+        kbit._C._set_gemv_grouped_schedule(4)
+
+
+def test_grouped_gemv_launch_plan_schedule():
+    # kbit._C._grouped_gemv_launch_plan: the rows per chunk and the schedule's form a grouped GEMV
+    # launch takes. Per warp where E <= 32 (static first chunks where T >= E); past 32 experts, one
+    # row per chunk (T <= E: kbit.Experts' decode call) takes the per-CTA row form, more rows the
+    # scans; the aid's form 3 takes the row form at E <= 32 too, form 0 the scans everywhere; the
+    # shuffle decode always the scans.
+    plan = kbit._C._grouped_gemv_launch_plan
+    want = {(8, 8): "per_warp_static", (4, 8): "per_warp", (8, 128): "per_cta_rows", (128, 128): "per_cta_rows",
+            (64, 1024): "per_cta_rows", (200, 128): "per_cta_scans", (40, 33): "per_cta_scans"}
+    for (T, E), schedule in want.items():
+        p = plan(T, E, 512, 2048, 4)
+        assert p["schedule"] == schedule, (T, E, p)
+        assert p["chunk_rows"] == -(-T // E) and p["token_slots"] == min(p["chunk_rows"], 16), (T, E, p)
+    assert plan(4, 8, 512, 2048, 4, "shuffle")["schedule"] == "per_cta_scans"
+    assert plan(8, 128, 512, 2048, 4, "shuffle")["schedule"] == "per_cta_scans"
+    for form, small, large in ((3, "per_cta_rows", "per_cta_rows"), (0, "per_cta_scans", "per_cta_scans"),
+                               (1, "per_warp", "per_cta_scans")):
+        assert kbit._C._set_gemv_grouped_schedule(form) == 2
+        try:
+            assert plan(4, 8, 512, 2048, 4)["schedule"] == small
+            assert plan(8, 128, 512, 2048, 4)["schedule"] == large
+        finally:
+            assert kbit._C._set_gemv_grouped_schedule(2) == form
+    with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1, 1 <= E <= 1024"):
+        plan(4, 1025, 512, 2048, 4)
+    with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1"):
+        plan(0, 8, 512, 2048, 4)
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemv_row_schedule(dtype, gen, poisoned_cuda):
+    # One row per chunk with T <= E rows (RowSchedule: each expert's rows written into a row -> expert
+    # map, one CTA barrier) against the reference and bitwise against the scans (form 0): every row
+    # is summed alike. Decode over many experts (8 random experts of 128 / 512 / 1024 with 1 row, 3
+    # experts of 40 sharing 40 rows), every expert one row (T = E = 64), one expert with all rows,
+    # the first and the last expert with rows; the row form at E <= 32 (form 3); offsets out of order
+    # (the scans take over: rows no expert owns come back NaN where the scans leave them) and
+    # clamped ones (negative, past T: in order, so the row form stays); CUDA-graph replay with
+    # other offsets (the map is rebuilt on every replay).
+    def cases():
+        for E, K, active in ((128, 2080, None), (512, 544, None), (1024, 96, None), (40, 2080, {0: 13, 20: 1, 39: 26}),
+                             (33, 544, {32: 33}), (64, 96, {e: 1 for e in range(64)}), (8, 2080, {0: 1, 5: 2, 7: 1})):
+            if active is None:
+                active = {int(e): 1 for e in torch.randperm(E, generator=gen)[:8]}
+            counts = [active.get(e, 0) for e in range(E)]
+            yield E, K, offsets(counts), counts
+        T = 10
+        for o in ([0, 6, 3, 8, 10] + [10] * 36, [-5, 2, 4, 6, 99] + [99] * 36, [0, 2, 3, 4, 7] + [7] * 36):
+            yield 40, 96, torch.tensor(o, dtype=torch.int32, device=DEV), [T] + [0] * 39  # T rows
+    for E, K, off, counts in cases():
+        T = sum(counts)
+        form = 2 if E > 32 else 3
+        p = kbit._C._grouped_gemv_launch_plan(T, E, 40, K, 4, "mma")
+        qw, W_hat = weight(4, 40, K, dtype, E=E)
+        x = acts(T, K, dtype, f"rowsched{E}-{K}")
+        fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                              qw.codebook, oo, 4, "mma")
+        assert kbit._C._set_gemv_grouped_schedule(0) == 2
+        try:
+            y_scans = fn(x, off)
+        finally:
+            assert kbit._C._set_gemv_grouped_schedule(form) == 0
+        try:
+            assert kbit._C._grouped_gemv_launch_plan(T, E, 40, K, 4, "mma")["schedule"] == "per_cta_rows", (E, p)
+            if int(off[-1]) == T and int(off[0]) == 0 and bool((off[1:] >= off[:-1]).all()):
+                check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+            y = fn(x, off)
+            assert_bitwise_equal(y, y_scans)
+            assert_bitwise_equal(fn(x, off), y)
+            other = off.flip(0).neg().add(int(off[-1]) + int(off[0]))  # the counts reversed
+            check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"rowsched{E}b"), other])
+        finally:
+            assert kbit._C._set_gemv_grouped_schedule(2) == form
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)

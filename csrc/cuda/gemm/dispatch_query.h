@@ -32,7 +32,7 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 
 // The dense GEMV's tuning aids (A/B runs; the launcher reads them through scalar_gemv.h): the
 // token-slot floor of mma launches (1, 2, 3, 4, 8 or 16; 1 = the rule) and the spread of small
-// grids over the SMs (on by default); the grouped GEMV's schedule form for E <= 32 (0, 1 or 2,
+// grids over the SMs (on by default); the grouped GEMV's schedule form (0, 1, 2 or 3,
 // gemv_grouped_schedule in scalar_gemv.h; 2 by default). Each returns the previous value.
 int set_gemv_min_token_slots(int64_t slots);
 bool set_gemv_spread(bool on);
@@ -62,8 +62,16 @@ struct GemvLaunchQuery {
   std::string decode;
   bool x_resident;
   int64_t ring_stages, warps, warps_per_unit, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
+  // Grouped (grouped_gemv_launch_plan): the rows per chunk asked for (gemv_grouped_chunk_rows) and the
+  // schedule's form: "per_warp_static" (WarpSchedule with static first chunks), "per_warp",
+  // "per_cta_rows" (RowSchedule) or "per_cta_scans" (build_grouped_schedule); dense: 0 and "".
+  int64_t chunk_rows;
+  std::string schedule;
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
+// What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16), likewise.
+GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
+                                         int device);
 
 }  // namespace cuda
 }  // namespace kbit

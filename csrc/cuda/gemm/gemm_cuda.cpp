@@ -249,8 +249,9 @@ int set_gemv_max_unit_slots(int64_t slots) {
 
 int gemv_grouped_schedule() { return gemv_grouped_schedule_form.load(std::memory_order_relaxed); }
 int set_gemv_grouped_schedule(int64_t form) {
-  TORCH_CHECK(form >= 0 && form <= 2, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA), 1 (per warp) or 2 "
-              "(per warp, static first chunks where T >= E); got ", form);
+  TORCH_CHECK(form >= 0 && form <= 3, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA, scans), 1 (per "
+              "warp), 2 (per warp, static first chunks where T >= E; else per CTA by row where T <= E) or 3 (per CTA by "
+              "row where T <= E); got ", form);
   return gemv_grouped_schedule_form.exchange(static_cast<int>(form));
 }
 
@@ -568,7 +569,31 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   args.gemv_decode = d;
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
-          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid};
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, 0, ""};
+}
+
+GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
+                                         int device) {
+  check_k(k);
+  TORCH_CHECK(T >= 1 && E >= 1 && E <= kTcMaxExperts && N >= 1 && K >= 1, "kbit._C._grouped_gemv_launch_plan: needs "
+              "T >= 1, 1 <= E <= ", kTcMaxExperts, " and N, K >= 1; got T=", T, ", E=", E, ", N=", N, ", K=", K);
+  const GemvDecode d = parse_gemv_decode(decode, "_grouped_gemv_launch_plan");
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  TcGemmArgs args{};
+  args.M = T;
+  args.N = N;
+  args.K = K;
+  args.experts = E;
+  static const int32_t kNotRead = 0;
+  args.expert_offsets = &kNotRead;  // (grouped; planning reads no offsets)
+  args.tokens_per_unit = gemv_grouped_chunk_rows(T, E, d);
+  args.gemv_decode = d;
+  const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
+  const char* schedule = p.warp_schedule ? (p.static_first_chunks ? "per_warp_static" : "per_warp")
+                         : p.row_schedule ? "per_cta_rows"
+                                          : "per_cta_scans";
+  return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, args.tokens_per_unit, schedule};
 }
 
 }  // namespace cuda

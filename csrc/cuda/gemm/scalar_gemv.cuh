@@ -12,9 +12,10 @@
 // pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
 // (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
-// unit slot's named barrier) and, grouped, the per-CTA schedule's scans where the warps do not
-// build it in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and
-// units; above that, with the shuffle decode or the tuning aid's form 0, build_grouped_schedule).
+// unit slot's named barrier) and, grouped, the per-CTA schedule where the warps do not build it
+// in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and units;
+// above that one barrier where a chunk is one row and T <= E, RowSchedule; else, with the shuffle
+// decode or the tuning aid's form 0, build_grouped_schedule's scans).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
 // 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M (past 16 rows each CTA keeps one token
@@ -425,7 +426,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
-  // shared memory (build_grouped_schedule).
+  // shared memory (RowSchedule where the launcher chose it, else build_grouped_schedule).
   // The kernels with registers to spare under the 128 cap: the mma decode of 1-8 token slots. Only
   // they take TcSchedule::unit_warp and the direct store at a unit's end (below): the 16-slot and
   // shuffle-decode kernels spilled 2-4x more with either (session 20).
@@ -436,6 +437,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   WarpSchedule<kTokens> warp_sched{};
   const bool per_warp = kGrouped && kMma && args.warp_schedule;
+  // One row per chunk (RowSchedule: the launcher's choice for 1 token slot and T <= E, where the
+  // per-warp form does not fit); by_row once it is built (out-of-order offsets take the scans).
+  constexpr bool kRowForm = kWarpLookup && kTokens == 1;
+  RowSchedule row_sched{};
+  bool by_row = false;
   const bool static_first = per_warp && args.static_first_chunks;
   if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
@@ -452,23 +458,33 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
       int64_t* row_begin = scratch + 32;
       int64_t* unit_end = row_begin + args.experts + 1;
-      build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch,
-                                      /*group_end=*/kWarpLookup ? scratch : nullptr);
-      sched.row_begin = row_begin;
-      sched.unit_end = unit_end;
-      sched.group_end = kWarpLookup ? scratch : nullptr;
-      fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+      // (row_expert: T <= E int32 entries in row_begin's E + 1 int64 slots)
+      if constexpr (kRowForm)
+        if (args.row_schedule)
+          by_row = row_sched.build(args.expert_offsets, sched.experts, args.M, NT, reinterpret_cast<int32_t*>(row_begin));
+      if (by_row) {
+        fill_unowned_rows(row_sched.first_row, row_sched.rows_end, args.M, N, y);
+      } else {
+        build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch,
+                                        /*group_end=*/kWarpLookup ? scratch : nullptr);
+        sched.row_begin = row_begin;
+        sched.unit_end = unit_end;
+        sched.group_end = kWarpLookup ? scratch : nullptr;
+        fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+      }
     }
   }
   const auto unit_of = [&](int64_t u) {
     if constexpr (kGrouped) {
+      if constexpr (kRowForm)
+        if (by_row) return row_sched.unit(u);
       if constexpr (kWarpLookup) return per_warp ? warp_sched.unit(u) : sched.unit_warp(u, lane);
       return per_warp ? warp_sched.unit(u) : sched.unit(u);
     }
     return TcUnit{0, u, chunk_row0, chunk_rows};
   };
   int64_t units = NT;
-  if constexpr (kGrouped) units = per_warp ? warp_sched.units() : sched.units();
+  if constexpr (kGrouped) units = per_warp ? warp_sched.units() : by_row ? row_sched.units() : sched.units();
   // Fewer units than CTAs (no barrier below for this CTA); a slot without units still takes part in
   // the table's barriers (and, x resident, still copies its share of the x image).
   if (cta_first_unit >= units) return;

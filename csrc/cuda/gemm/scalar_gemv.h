@@ -48,9 +48,11 @@ inline int gemv_token_slots(int64_t rows) {
 // (spread_over_sms, kernel_residency.h; on by default).
 int gemv_min_token_slots();
 bool gemv_spread();
-// And the schedule of grouped mma-decode launches with E <= 32 (WarpSchedule, tc_work.cuh): 0 per
-// CTA in shared memory (as above 32 experts), 1 per warp in registers, 2 (the default) per warp
-// with static first chunks where T >= E.
+// And the schedule of grouped mma-decode launches (tc_work.cuh): 0 per CTA in shared memory (the
+// scans of build_grouped_schedule), 1 per warp in registers (WarpSchedule, where it fits: E <= 32),
+// 2 (the default) per warp with static first chunks where T >= E, and where the per-warp one does
+// not fit, per CTA with one row per chunk (RowSchedule: 1 token slot, T <= E), 3 that row form
+// wherever it applies (E <= 32 too). Forms fall back to the scans where theirs does not apply.
 int gemv_grouped_schedule();
 // And the most unit slots a grouped mma-decode or dense x-resident CTA takes (scalar_gemv.cuh; 1 =
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).
@@ -154,7 +156,7 @@ struct GemvLaunchPlan {
   int token_chunks;
   bool x_resident;
   int ring_stages;
-  bool warp_schedule, static_first_chunks;
+  bool warp_schedule, static_first_chunks, row_schedule;
   int smem_bytes, launch_smem_bytes;
   int ctas_per_sm;
   int64_t grid;

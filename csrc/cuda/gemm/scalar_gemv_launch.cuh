@@ -223,12 +223,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_resident = x_resident;
   plan.token_chunks = chunks;
   plan.ring_stages = stages;
-  // Grouped, mma decode: the schedule's form (gemv_grouped_schedule) where WarpSchedule fits, static
-  // first chunks only where T >= E.
-  const int form = grouped && kDecode == GemvDecode::kMma && warp_schedule_fits(args.M, args.experts, tiles, kTokens)
-                       ? gemv_grouped_schedule() : 0;
-  plan.warp_schedule = form >= 1;
-  plan.static_first_chunks = form == 2 && args.M >= args.experts;
+  // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
+  // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
+  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
+  const int form = grouped && kDecode == GemvDecode::kMma ? gemv_grouped_schedule() : 0;
+  const bool warp_fits = warp_schedule_fits(args.M, args.experts, tiles, kTokens);
+  plan.warp_schedule = (form == 1 || form == 2) && warp_fits;
+  plan.static_first_chunks = form == 2 && warp_fits && args.M >= args.experts;
+  plan.row_schedule = !plan.warp_schedule && (form == 2 || form == 3) && kTokens == 1 &&
+                      RowSchedule::fits(args.M, args.experts, tiles);
   plan.smem_bytes = smem;
   // Dense: a grid smaller than what fits is spread over the SMs (kernel_residency.h); grouped
   // launches only know a bound on their units.
@@ -322,6 +325,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
                 "kbit: x-resident GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
+    a.row_schedule = plan.row_schedule;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
     const bool prefetch = dependent && !grouped;
     // (each slot's first warp prefetches its own first tile: sized by the unit's warps)

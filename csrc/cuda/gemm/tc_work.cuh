@@ -156,6 +156,56 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
   __syncthreads();
 }
 
+// Grouped with one row per chunk (kTokens == 1) and T <= E rows: the decode call of a layer's
+// experts (kbit.Experts: all E experts, T = tokens x top-k rows, most experts empty). With one row
+// per chunk TcSchedule's units are (owned row r, tile) in row order, u = (r - first_row) NT + tile,
+// so a unit needs only the expert that owns its row. With the clamped offsets non-decreasing (valid
+// offsets) expert e owns rows o[e] .. o[e + 1]: each thread writes its experts' rows into
+// row_expert and one CTA barrier, which also ORs whether any pair of offsets was out of order, ends
+// the build. build_grouped_schedule's two block scans and six barriers took ~3000 cycles after the
+// offsets landed, at any E, before the first weight copy (session 21). Out-of-order offsets: build
+// returns false and the caller builds the per-CTA schedule, whose running maximum defines the rows
+// then. Every thread of the CTA calls build, with the same arguments.
+struct RowSchedule {
+  const int32_t* row_expert;        // [rows_end - first_row] shared memory: the expert owning each row
+  int32_t first_row, rows_end;      // owned rows (clamped o[0], o[E])
+  int32_t row_tiles;
+
+  // 32-bit rows and units; T <= E bounds one thread's rows (an expert with all T rows writes T).
+  static bool fits(int64_t T, int64_t E, int64_t row_tiles) {
+    return T <= E && T <= INT32_MAX && T * row_tiles <= INT32_MAX;
+  }
+
+  // row_expert_smem: room for T entries.
+  __device__ bool build(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t NT, int32_t* row_expert_smem) {
+    const int32_t rows = static_cast<int32_t>(T);
+    const auto clamped = [rows](int32_t o) { return o < 0 ? 0 : (o > rows ? rows : o); };
+    row_tiles = static_cast<int32_t>(NT);
+    row_expert = row_expert_smem;
+    first_row = clamped(__ldg(offsets));
+    rows_end = clamped(__ldg(offsets + E));
+    bool out_of_order = false;
+#pragma unroll 4
+    for (int e = static_cast<int>(threadIdx.x); e < E; e += static_cast<int>(blockDim.x)) {
+      const int32_t lo = clamped(__ldg(offsets + e)), hi = clamped(__ldg(offsets + e + 1));
+      if (lo > hi) out_of_order = true;
+      else if (lo >= first_row)  // (always, for ordered offsets; the guard keeps bad ones inside the array)
+        for (int32_t r = lo; r < hi; ++r) row_expert_smem[r - first_row] = e;
+    }
+    return !__syncthreads_or(out_of_order);  // (and every thread's rows written)
+  }
+  __device__ int64_t units() const { return int64_t(rows_end - first_row) * row_tiles; }
+  __device__ TcUnit unit(int64_t unit64) const {
+    const int32_t u = static_cast<int32_t>(unit64), i = u / row_tiles;
+    TcUnit w;
+    w.expert = row_expert[i];
+    w.tile = u - i * row_tiles;
+    w.row0 = first_row + i;
+    w.rows = 1;
+    return w;
+  }
+};
+
 // Grouped with E <= kWarpScheduleMaxExperts: build_grouped_schedule's rows held in one warp's
 // registers, built by each warp for itself from one load of the offsets (lane e reads o[e + 1])
 // and shuffle scans, so no CTA barrier and no shared memory stand between the offsets and a
