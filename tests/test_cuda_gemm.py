@@ -970,7 +970,7 @@ def test_grouped_gemv_launch_plan_schedule():
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_grouped_gemv_row_schedule(dtype, gen, poisoned_cuda):
     # One row per chunk with T <= E rows (RowSchedule: each expert's rows written into a row -> expert
-    # map, one CTA barrier) against the reference and bitwise against the scans (form 0): every row
+    # map, two CTA barriers) against the reference and bitwise against the scans (form 0): every row
     # is summed alike. Decode over many experts (8 random experts of 128 / 512 / 1024 with 1 row, 3
     # experts of 40 sharing 40 rows), every expert one row (T = E = 64), one expert with all rows,
     # the first and the last expert with rows; the row form at E <= 32 (form 3); offsets out of order

@@ -14,7 +14,7 @@
 // (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
 // unit slot's named barrier) and, grouped, the per-CTA schedule where the warps do not build it
 // in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and units;
-// above that one barrier where a chunk is one row and T <= E, RowSchedule; else, with the shuffle
+// above that two barriers where a chunk is one row and T <= E, RowSchedule; else, with the shuffle
 // decode or the tuning aid's form 0, build_grouped_schedule's scans).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or

@@ -116,7 +116,8 @@ struct TcSchedule {
 // Grouped: fill row_begin[0..E] and unit_end[0..E) in shared memory from the device
 // offsets. Every thread of the CTA (any multiple of 32 threads) calls this; E <= kTcMaxExperts.
 // Thread i owns the consecutive entries [i * per, (i + 1) * per) of each scan; the offsets are
-// first copied (coalesced, clamped to [0, T]) into row_begin, which the scans then rewrite.
+// first copied (coalesced, clamped to [0, T]) into row_begin, which the running-maximum scan then
+// rewrites where they are out of order (else they are row_begin already).
 // group_end (optional, [32]; may be scratch, free after the scans): TcSchedule::unit_warp's table.
 template <int kTokens>
 __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t row_tiles,
@@ -126,21 +127,28 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
   const auto max_op = [](int64_t a, int64_t b) { return a > b ? a : b; };
   const auto sum_op = [](int64_t a, int64_t b) { return a + b; };
   const int threads = static_cast<int>(blockDim.x);
+  const auto clamped = [T](int64_t o) { return o < 0 ? 0 : (o > T ? T : o); };
+  bool out_of_order = false;
 #pragma unroll 8
   for (int j = static_cast<int>(threadIdx.x); j <= E; j += threads) {
-    const int64_t o = __ldg(offsets + j);
-    row_begin[j] = o < 0 ? 0 : (o > T ? T : o);
+    const int64_t o = clamped(__ldg(offsets + j));
+    row_begin[j] = o;
+    if (j < E && o > clamped(__ldg(offsets + j + 1))) out_of_order = true;
   }
-  __syncthreads();
   const int per = (E + threads) / threads;  // E + 1 entries
   const int first = static_cast<int>(threadIdx.x) * per;
   const int end_rows = first + per < E + 1 ? first + per : E + 1, end_units = end_rows < E ? end_rows : E;
-  // row_begin = running maximum of the clamped offsets.
-  int64_t run = 0;
-  for (int j = first; j < end_rows; ++j) run = max_op(run, row_begin[j]);
-  int64_t prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));  // its barriers order the reads above
-  for (int j = first; j < end_rows; ++j) row_begin[j] = prefix = max_op(prefix, row_begin[j]);
-  __syncthreads();
+  int64_t prefix;
+  // row_begin = running maximum of the clamped offsets: they themselves where they are in order (valid
+  // offsets), so only offsets out of order pay for the max scan (a block scan and three barriers, ~1700
+  // cycles of the ~3000 this build took, session 21).
+  if (__syncthreads_or(out_of_order)) {
+    int64_t run = 0;
+    for (int j = first; j < end_rows; ++j) run = max_op(run, row_begin[j]);
+    prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));  // its barriers order the reads above
+    for (int j = first; j < end_rows; ++j) row_begin[j] = prefix = max_op(prefix, row_begin[j]);
+    __syncthreads();
+  }
   // unit_end = inclusive sum of each expert's units (chunks of kTokens rows x row tiles).
   const auto units_of = [&](int e) { return (row_begin[e + 1] - row_begin[e] + kTokens - 1) / kTokens * row_tiles; };
   int64_t total = 0;
@@ -160,12 +168,13 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
 // experts (kbit.Experts: all E experts, T = tokens x top-k rows, most experts empty). With one row
 // per chunk TcSchedule's units are (owned row r, tile) in row order, u = (r - first_row) NT + tile,
 // so a unit needs only the expert that owns its row. With the clamped offsets non-decreasing (valid
-// offsets) expert e owns rows o[e] .. o[e + 1]: each thread writes its experts' rows into
-// row_expert and one CTA barrier, which also ORs whether any pair of offsets was out of order, ends
-// the build. build_grouped_schedule's two block scans and six barriers took ~3000 cycles after the
-// offsets landed, at any E, before the first weight copy (session 21). Out-of-order offsets: build
-// returns false and the caller builds the per-CTA schedule, whose running maximum defines the rows
-// then. Every thread of the CTA calls build, with the same arguments.
+// offsets) expert e owns rows o[e] .. o[e + 1]: one CTA barrier ORs whether any pair of offsets is
+// out of order, then each thread writes its experts' rows into row_expert, and a second barrier
+// ends the build. build_grouped_schedule's two block scans and six barriers took ~3000 cycles after
+// the offsets landed, at any E, before the first weight copy (session 21). Out-of-order offsets:
+// build returns false and the caller builds the per-CTA schedule, whose running maximum defines
+// the rows then. (With ordered offsets build_grouped_schedule now skips its max scan, session 22.)
+// Every thread of the CTA calls build, with the same arguments.
 struct RowSchedule {
   const int32_t* row_expert;        // [rows_end - first_row] shared memory: the expert owning each row
   int32_t first_row, rows_end;      // owned rows (clamped o[0], o[E])
@@ -186,13 +195,17 @@ struct RowSchedule {
     rows_end = clamped(__ldg(offsets + E));
     bool out_of_order = false;
 #pragma unroll 4
+    for (int e = static_cast<int>(threadIdx.x); e < E; e += static_cast<int>(blockDim.x))
+      if (clamped(__ldg(offsets + e)) > clamped(__ldg(offsets + e + 1))) out_of_order = true;
+    // Out of order, experts' rows overlap: nothing is written (two threads would write one entry).
+    if (__syncthreads_or(out_of_order)) return false;
+#pragma unroll 4
     for (int e = static_cast<int>(threadIdx.x); e < E; e += static_cast<int>(blockDim.x)) {
-      const int32_t lo = clamped(__ldg(offsets + e)), hi = clamped(__ldg(offsets + e + 1));
-      if (lo > hi) out_of_order = true;
-      else if (lo >= first_row)  // (always, for ordered offsets; the guard keeps bad ones inside the array)
-        for (int32_t r = lo; r < hi; ++r) row_expert_smem[r - first_row] = e;
+      const int32_t lo = clamped(__ldg(offsets + e)), hi = clamped(__ldg(offsets + e + 1));  // (L1 hits)
+      for (int32_t r = lo; r < hi; ++r) row_expert_smem[r - first_row] = e;
     }
-    return !__syncthreads_or(out_of_order);  // (and every thread's rows written)
+    __syncthreads();
+    return true;
   }
   __device__ int64_t units() const { return int64_t(rows_end - first_row) * row_tiles; }
   __device__ TcUnit unit(int64_t unit64) const {

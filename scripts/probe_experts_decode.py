@@ -1,0 +1,71 @@
+"""Where a kbit.Experts decode step's time goes (GPU machine): the whole forward (routing prep, two
+grouped_gemm calls over all E experts, activation, weighted combine) against its two grouped calls
+alone, on the same routings. Qwen3 MoE expert shapes (H = 2048, I = 512), top-k routing of a few
+tokens to distinct experts at random, a different routing per call (the touched experts' weights
+are cold: E x 3 MB of weights at k = 4 is far past L2). CUDA-graph medians (benchmarks/harness.py).
+
+    python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,4,16 --out DIR
+"""
+import argparse
+import json
+import os
+
+import torch
+
+import kbit
+from benchmarks.harness import Work
+from benchmarks.session import run_meta, tuning_setup
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--experts", default="128,512")
+    ap.add_argument("--tokens", default="1,4,16")
+    ap.add_argument("--topk", type=int, default=8)
+    ap.add_argument("--hidden", type=int, default=2048)
+    ap.add_argument("--intermediate", type=int, default=512)
+    ap.add_argument("--calls", type=int, default=24, help="routings per graph")
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--out", default="out")
+    args = ap.parse_args()
+    dev, info, timer = tuning_setup()
+    H, I, topk = args.hidden, args.intermediate, args.topk
+    rows = []
+    print("| E | tokens | top-k | Experts.forward (us) | two grouped_gemm calls (us) | the rest (us) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for E in (int(v) for v in args.experts.split(",")):
+        g = torch.Generator(device=dev).manual_seed(E)
+        gate_up = torch.randn(E, 2 * I, H, device=dev, dtype=torch.float16, generator=g) * H ** -0.5
+        down = torch.randn(E, H, I, device=dev, dtype=torch.float16, generator=g) * I ** -0.5
+        ex = kbit.Experts.from_weights(gate_up, down, k=args.k)
+        del gate_up, down
+        gu, dn = ex.gate_up_proj.quantized(), ex.down_proj.quantized()
+        for T in (int(v) for v in args.tokens.split(",")):
+            x = torch.randn(T, H, device=dev, dtype=torch.float16, generator=g)
+            routes = []
+            for c in range(args.calls):
+                gen = torch.Generator().manual_seed(1000 * E + 10 * T + c)
+                ids = torch.stack([torch.randperm(E, generator=gen)[:topk] for _ in range(T)]).to(dev)
+                w = torch.rand(T, topk, generator=gen).softmax(-1).to(dev, torch.float16)
+                # what forward hands the grouped calls: rows grouped by expert, the offsets
+                flat = ids.reshape(-1)
+                order = torch.sort(flat, stable=True).indices
+                off = torch.searchsorted(flat[order], torch.arange(E + 1, device=dev), out_int32=True)
+                xs = x.index_select(0, order // topk)
+                a = torch.randn(T * topk, I, device=dev, dtype=torch.float16, generator=g)
+                routes.append((ids, w, off, xs, a))
+            fwd = timer.measure([lambda r=r: ex(x, r[0], r[1]) for r in routes],
+                                Work(0, 0, f"experts forward {E} {T}")).median_us
+            grouped = timer.measure([lambda r=r: (kbit.grouped_gemm(r[3], gu, r[2]), kbit.grouped_gemm(r[4], dn, r[2]))
+                                     for r in routes], Work(0, 0, f"experts grouped {E} {T}")).median_us
+            rows.append(dict(E=E, tokens=T, topk=topk, H=H, I=I, forward_us=fwd, grouped_us=grouped))
+            print(f"| {E} | {T} | {topk} | {fwd:.2f} | {grouped:.2f} | {fwd - grouped:.2f} |", flush=True)
+        del ex, gu, dn
+        torch.cuda.empty_cache()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "experts-decode.json"), "w") as f:
+        json.dump({**run_meta(info), "k": args.k, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
