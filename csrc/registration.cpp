@@ -70,6 +70,17 @@ TORCH_LIBRARY(kbit, m) {
   // dispatches to when the experts get several tokens each.
   m.def("grouped_tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // The MoE glue of kbit.Experts (csrc/common/moe_aten.cpp, csrc/cuda/moe): for top_k_index [T, topk]
+  // (int32/int64; an id outside [0, num_experts) is "no expert": sorted as expert E - 1, skipped by
+  // moe_combine), moe_route sorts the T topk (token, slot) pairs p = t topk + j by expert, stably:
+  // offsets [E + 1] int32 (expert e's rows offsets[e] .. offsets[e + 1]; offsets[E] = T topk), row_token
+  // [T topk] int64 (row r's token, for x.index_select) and pair_row [T topk] int32 (pair p's row).
+  m.def("moe_route(Tensor top_k_index, int num_experts) -> (Tensor offsets, Tensor row_token, Tensor pair_row)");
+  // h [R, 2 I] -> silu(h[:, :I]) * h[:, I:] [R, I] in h's dtype (fp32 math).
+  m.def("silu_and_mul(Tensor h) -> Tensor");
+  // y [T topk, H] (rows as moe_route's) -> out [T, H] in y's dtype: sum over slots j, in order, of
+  // top_k_weights[t, j] * y[pair_row[t topk + j]] over the slots with an expert, in fp32.
+  m.def("moe_combine(Tensor y, Tensor top_k_weights, Tensor top_k_index, Tensor pair_row, int num_experts) -> Tensor");
 }
 
 namespace {

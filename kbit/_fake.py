@@ -136,3 +136,45 @@ def _grouped_gemv_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, exper
 @register_fake("kbit::grouped_tile_gemm")
 def _grouped_tile_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     return _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
+
+
+# The MoE glue ops (csrc/common/moe_checks.cpp's rules on metadata).
+def _check_moe_ids(op, top_k_index, num_experts):
+    torch._check(top_k_index.dim() == 2, lambda: f"kbit.{op}: top_k_index must be 2-D [tokens, topk]")
+    torch._check(top_k_index.dtype in (torch.int64, torch.int32),
+                 lambda: f"kbit.{op}: top_k_index must be int64 or int32 (got {top_k_index.dtype})")
+    torch._check(1 <= num_experts <= 2**31 - 1, lambda: f"kbit.{op}: num_experts must be 1 to 2147483647")
+
+
+@register_fake("kbit::moe_route")
+def _moe_route(top_k_index, num_experts):
+    _check_moe_ids("moe_route", top_k_index, num_experts)
+    P = top_k_index.numel()
+    return (top_k_index.new_empty((num_experts + 1,), dtype=torch.int32),
+            top_k_index.new_empty((P,), dtype=torch.int64),
+            top_k_index.new_empty((P,), dtype=torch.int32))
+
+
+@register_fake("kbit::silu_and_mul")
+def _silu_and_mul(h):
+    torch._check(h.dim() == 2, lambda: "kbit.silu_and_mul: h must be 2-D [rows, 2 I]")
+    torch._check(h.shape[1] % 2 == 0, lambda: "kbit.silu_and_mul: h's last dim must be even")
+    torch._check(h.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: f"kbit.silu_and_mul: h must be float16, bfloat16 or float32 (got {h.dtype})")
+    return h.new_empty((h.shape[0], h.shape[1] // 2))
+
+
+@register_fake("kbit::moe_combine")
+def _moe_combine(y, top_k_weights, top_k_index, pair_row, num_experts):
+    _check_moe_ids("moe_combine", top_k_index, num_experts)
+    torch._check(y.dim() == 2 and y.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: "kbit.moe_combine: y must be 2-D [tokens x topk, H] float16, bfloat16 or float32")
+    torch._check(y.shape[0] == top_k_index.numel(),
+                 lambda: "kbit.moe_combine: y must have one row per (token, slot) pair of top_k_index")
+    torch._check(top_k_weights.shape == top_k_index.shape and
+                 top_k_weights.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64),
+                 lambda: "kbit.moe_combine: top_k_weights must be float16, bfloat16, float32 or float64 with "
+                         "top_k_index's shape")
+    torch._check(pair_row.dim() == 1 and pair_row.shape[0] == top_k_index.numel() and pair_row.dtype == torch.int32,
+                 lambda: "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk]")
+    return y.new_empty((top_k_index.shape[0], y.shape[1]))

@@ -10,7 +10,7 @@ dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the d
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
 resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
 the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
-grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone). Checks results loosely against a dense
+grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -110,11 +110,35 @@ def _grouped_schedule_cases_once(dev):
     torch.cuda.synchronize()
 
 
+def moe_glue_cases(dev="cuda"):
+    """kbit.Experts' glue ops: moe_route's one-CTA kernel (counts in shared memory, the scan, the
+    placement warp; ids of no expert; at its 4096-pair and 8191-expert limits) and past them (ATen),
+    silu_and_mul, moe_combine; then a whole Experts forward (the grouped GEMMs on the routed rows)."""
+    if dev != "cuda":
+        return
+    for T, topk, E in ((3, 8, 128), (512, 8, 64), (4096, 1, 8191), (4097, 1, 4), (1, 1, 1)):
+        ids = torch.randint(-1, E + 1, (T, topk), device=dev)
+        off, tok, pair_row = torch.ops.kbit.moe_route(ids, E)
+        off_c, tok_c, row_c = torch.ops.kbit.moe_route(ids.cpu(), E)
+        assert torch.equal(off.cpu(), off_c) and torch.equal(tok.cpu(), tok_c) and torch.equal(pair_row.cpu(), row_c)
+        y = torch.randn(T * topk, 96, device=dev, dtype=torch.float16)
+        w = torch.rand(T, topk, device=dev)
+        out = torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)
+        check(out.cpu(), torch.ops.kbit.moe_combine(y.cpu(), w.cpu(), ids.cpu(), pair_row.cpu(), E), "moe_combine")
+        h = torch.randn(T, 2 * 80, device=dev, dtype=torch.bfloat16)
+        check(torch.ops.kbit.silu_and_mul(h).cpu(), torch.ops.kbit.silu_and_mul(h.cpu()), "silu_and_mul")
+    ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
+    ids = torch.randint(-1, 41, (6, 4), device=dev)
+    ex(torch.randn(6, 96, device=dev, dtype=torch.bfloat16), ids, torch.rand(6, 4, device=dev))
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     gemv_unit_slot_cases(dev)
     wgmma_split_cases(dev)
     grouped_schedule_cases(dev)
+    moe_glue_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -207,6 +231,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["grouped-schedule"]:  # only these cases
         grouped_schedule_cases(sys.argv[1])
         print("sanitize_cases: grouped-schedule ran")
+    elif sys.argv[2:] == ["moe-glue"]:  # only these cases
+        moe_glue_cases(sys.argv[1])
+        print("sanitize_cases: moe-glue ran")
     elif sys.argv[2:] == ["wgmma-splits"]:  # only these cases
         wgmma_split_cases(sys.argv[1])
         print("sanitize_cases: wgmma-splits ran")

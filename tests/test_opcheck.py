@@ -11,7 +11,8 @@ from conftest import make_weight
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWarning")
 
-OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm"]
+OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm", "moe_route",
+       "silu_and_mul", "moe_combine"]
 
 
 def op_args(name, k, stacked, gen):
@@ -22,6 +23,7 @@ def op_args(name, k, stacked, gen):
     p, a, r = torch.ops.kbit.quantize(W, cb, k)
     pt, at = torch.ops.kbit.repack(p, a)
     x = torch.randn(5, K, generator=gen).half()
+    ids = torch.tensor([[0, 3], [1, 1], [4, 2], [3, -1], [0, 1]])  # the MoE glue ops: 5 tokens, top-2, 4 experts
     return {
         "quantize": (W, cb, k),
         "dequantize": (p, a, r, cb, k, torch.float16),
@@ -38,6 +40,10 @@ def op_args(name, k, stacked, gen):
         "grouped_mma_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "grouped_gemv_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "grouped_tile_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
+        "moe_route": (ids, 4),
+        "silu_and_mul": (x[:, :64].contiguous(),),
+        "moe_combine": (x[:, :32].repeat(2, 1), torch.rand(5, 2, generator=gen).half(), ids,
+                        torch.ops.kbit.moe_route(ids, 4)[2], 4),
     }[name]
 
 

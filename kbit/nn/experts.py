@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .. import api
@@ -27,11 +26,12 @@ class Experts(nn.Module):
     forward(hidden_states ``[*, H]``, top_k_index ``[*, topk]`` int, top_k_weights
     ``[*, topk]`` float) -> ``[*, H]`` in the compute dtype. An id outside ``[0, E)`` (HF uses
     ``E`` for "expert not on this rank") contributes nothing. The forward pass runs
-    only device-side torch ops (stable sort of the (token, slot) pairs by expert, gather,
-    expert offsets by ``searchsorted``, two :func:`kbit.grouped_gemm` calls, the activation in
-    fp32, the weighted sum over the top-k slots in fp32 in a fixed order: deterministic, no
-    atomics) and never reads a tensor on the host; whether it can be captured in a CUDA graph
-    is then up to :func:`kbit.grouped_gemm`.
+    only device-side ops, six kernels on CUDA: ``kbit::moe_route`` (a stable sort of the
+    (token, slot) pairs by expert and the expert offsets), a gather of x, two
+    :func:`kbit.grouped_gemm` calls, ``kbit::silu_and_mul`` (fp32 math) and
+    ``kbit::moe_combine`` (the weighted sum over the top-k slots in fp32 in a fixed order:
+    deterministic, no atomics). It never reads a tensor on the host; whether it can be captured
+    in a CUDA graph is then up to :func:`kbit.grouped_gemm`.
 
     Build with :meth:`from_weights`; ``Experts(E, H, I, k=..., dtype=...)`` is an all-zero
     placeholder to ``load_state_dict`` into. State dict: ``gate_up_proj.*`` and ``down_proj.*``
@@ -103,23 +103,21 @@ class Experts(nn.Module):
         if T == 0 or topk == 0:
             return hidden_states.new_zeros(hidden_states.shape)
 
-        ids = top_k_index.reshape(-1).long()                       # [P], pair p = (token p // topk, slot)
-        valid = (ids >= 0) & (ids < E)
-        ids = torch.where(valid, ids, E - 1)                       # dropped pairs: computed, then zeroed
-        sorted_ids, order = torch.sort(ids, stable=True)
-        offsets = torch.searchsorted(sorted_ids, torch.arange(E + 1, device=ids.device), out_int32=True)
-        xs = x.index_select(0, order // topk)                      # [P, H], grouped by expert
-
-        h = api.grouped_gemm(xs, self.gate_up_proj.quantized(), offsets).float()   # [P, 2I]
-        a = (F.silu(h[:, :I]) * h[:, I:]).to(self.dtype)
-        y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)             # [P, H]
-
-        ys = torch.empty((ids.numel(), H), dtype=torch.float32, device=x.device)
-        ys.index_copy_(0, order, y.float())                        # back to (token, slot) order
-        w = torch.where(valid, top_k_weights.reshape(-1).float(), 0.0)
-        ys = torch.where(valid[:, None], ys * w[:, None], 0.0)
-        out = ys.view(T, topk, H).sum(dim=1)                       # fp32, fixed order
-        return out.to(self.dtype).reshape(hidden_states.shape)
+        ids = top_k_index.reshape(T, topk)
+        if ids.dtype not in (torch.int32, torch.int64):
+            ids = ids.long()
+        # rows = the (token, slot) pairs grouped by expert (stable); pairs of no expert are computed
+        # as expert E - 1's and skipped by moe_combine
+        offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
+        xs = x.index_select(0, row_token)                           # [P, H], grouped by expert
+        h = api.grouped_gemm(xs, self.gate_up_proj.quantized(), offsets)               # [P, 2I]
+        a = torch.ops.kbit.silu_and_mul(h)                          # silu(gate) * up, fp32 math
+        y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)                   # [P, H]
+        w = top_k_weights.reshape(T, topk)
+        if w.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+            w = w.float()
+        out = torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)     # fp32 sum over the slots, in order
+        return out.reshape(hidden_states.shape)
 
     def __repr__(self) -> str:  # one line, like nn.Linear (the buffers child is an implementation detail)
         return f"{self._get_name()}({self.extra_repr()})"

@@ -1,0 +1,51 @@
+#include "moe_aten.h"
+
+#include <ATen/ATen.h>
+
+#include "moe_checks.h"
+
+namespace kbit {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_aten(const at::Tensor& top_k_index, int64_t num_experts) {
+  check_moe_route_args(top_k_index, num_experts);
+  const int64_t P = top_k_index.numel(), topk = top_k_index.size(1);
+  const at::Tensor ids = top_k_index.reshape({-1}).to(at::kLong);
+  const at::Tensor valid = ids.ge(0).logical_and(ids.lt(num_experts));
+  // pairs of no expert (ids outside [0, E)) join expert E - 1's rows (computed, skipped by moe_combine)
+  const at::Tensor key = at::where(valid, ids, at::full({}, num_experts - 1, ids.options()));
+  const auto sorted = at::sort(key, /*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const at::Tensor& order = std::get<1>(sorted);  // row r <- pair order[r]
+  at::Tensor offsets = at::searchsorted(std::get<0>(sorted), at::arange(num_experts + 1, ids.options()),
+                                        /*out_int32=*/true);
+  at::Tensor row_token = P > 0 ? order.div(topk, "floor") : order.clone();
+  at::Tensor pair_row = at::empty({P}, ids.options().dtype(at::kInt));
+  pair_row.index_put_({order}, at::arange(P, ids.options().dtype(at::kInt)));
+  return {offsets, row_token, pair_row};
+}
+
+at::Tensor silu_and_mul_aten(const at::Tensor& h) {
+  check_silu_and_mul_args(h);
+  const int64_t I = h.size(1) / 2;
+  const at::Tensor gate = h.narrow(1, 0, I).to(at::kFloat), up = h.narrow(1, I, I).to(at::kFloat);
+  return (at::silu(gate) * up).to(h.scalar_type());
+}
+
+at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
+                            const at::Tensor& pair_row, int64_t num_experts) {
+  check_moe_combine_args(y, top_k_weights, top_k_index, pair_row, num_experts);
+  const int64_t T = top_k_index.size(0), topk = top_k_index.size(1), H = y.size(1);
+  const at::Tensor valid = top_k_index.ge(0).logical_and(top_k_index.lt(num_experts));  // [T, topk]
+  at::Tensor out = at::zeros({T, H}, y.options().dtype(at::kFloat));
+  if (T == 0 || topk == 0) return out.to(y.scalar_type());
+  // (rows of pairs of no expert are never read: their index is clamped and their term is 0)
+  const at::Tensor rows = at::where(valid.reshape({-1}), pair_row, at::zeros({}, pair_row.options())).to(at::kLong);
+  const at::Tensor picked = y.index_select(0, rows).to(at::kFloat).view({T, topk, H});
+  const at::Tensor w = top_k_weights.to(at::kFloat);
+  for (int64_t j = 0; j < topk; ++j) {  // slot order, as the CUDA kernel
+    const at::Tensor term = picked.select(1, j) * w.select(1, j).unsqueeze(1);
+    out.add_(at::where(valid.select(1, j).unsqueeze(1), term, at::zeros({}, term.options())));
+  }
+  return out.to(y.scalar_type());
+}
+
+}  // namespace kbit

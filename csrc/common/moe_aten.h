@@ -1,0 +1,17 @@
+#pragma once
+// The MoE glue ops (kbit.Experts' forward around its two grouped GEMMs) in ATen ops, on any device:
+// the CPU kernels, and the CUDA moe_route's path past its one-CTA kernel's sizes. Rules in
+// moe_checks.h; the schemas and what they compute in csrc/registration.cpp.
+#include <torch/types.h>
+
+#include <cstdint>
+#include <tuple>
+
+namespace kbit {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_aten(const at::Tensor& top_k_index, int64_t num_experts);
+at::Tensor silu_and_mul_aten(const at::Tensor& h);
+at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
+                            const at::Tensor& pair_row, int64_t num_experts);
+
+}  // namespace kbit

@@ -1,0 +1,54 @@
+#include "moe_checks.h"
+
+#include "checks.h"
+
+namespace kbit {
+
+namespace {
+void check_ids(const at::Tensor& top_k_index, const char* op) {
+  TORCH_CHECK(top_k_index.dim() == 2, "kbit.", op, ": top_k_index must be 2-D [tokens, topk] (got ",
+              top_k_index.dim(), "-D)");
+  TORCH_CHECK(top_k_index.scalar_type() == at::kLong || top_k_index.scalar_type() == at::kInt, "kbit.", op,
+              ": top_k_index must be int64 or int32 (got ", top_k_index.scalar_type(), ")");
+}
+}  // namespace
+
+void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts) {
+  check_ids(top_k_index, "moe_route");
+  TORCH_CHECK(num_experts >= 1 && num_experts <= INT32_MAX, "kbit.moe_route: num_experts must be 1 to ", INT32_MAX,
+              " (got ", num_experts, ")");
+  TORCH_CHECK(top_k_index.numel() <= INT32_MAX, "kbit.moe_route: at most ", INT32_MAX, " (token, slot) pairs (got ",
+              top_k_index.numel(), ")");
+}
+
+void check_silu_and_mul_args(const at::Tensor& h) {
+  TORCH_CHECK(h.dim() == 2, "kbit.silu_and_mul: h must be 2-D [rows, 2 I] (got ", h.dim(), "-D)");
+  TORCH_CHECK(h.size(1) % 2 == 0, "kbit.silu_and_mul: h's last dim must be even (gate then up; got ", h.size(1), ")");
+  const auto t = h.scalar_type();
+  TORCH_CHECK(t == at::kHalf || t == at::kBFloat16 || t == at::kFloat, "kbit.silu_and_mul: h must be float16, "
+              "bfloat16 or float32 (got ", t, ")");
+}
+
+void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
+                            const at::Tensor& pair_row, int64_t num_experts) {
+  check_ids(top_k_index, "moe_combine");
+  TORCH_CHECK(num_experts >= 1 && num_experts <= INT32_MAX, "kbit.moe_combine: num_experts must be 1 to ",
+              INT32_MAX, " (got ", num_experts, ")");
+  const auto t = y.scalar_type();
+  TORCH_CHECK(y.dim() == 2 && (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat), "kbit.moe_combine: y must "
+              "be 2-D [tokens x topk, H] float16, bfloat16 or float32 (got ", y.dim(), "-D ", t, ")");
+  TORCH_CHECK(y.size(0) == top_k_index.numel(), "kbit.moe_combine: y must have one row per (token, slot) pair of "
+              "top_k_index (", top_k_index.numel(), "; got ", y.size(0), ")");
+  const auto wt = top_k_weights.scalar_type();
+  TORCH_CHECK(top_k_weights.sizes() == top_k_index.sizes() &&
+                  (wt == at::kHalf || wt == at::kBFloat16 || wt == at::kFloat || wt == at::kDouble),
+              "kbit.moe_combine: top_k_weights must be float16, bfloat16, float32 or float64 with top_k_index's "
+              "shape ", top_k_index.sizes(), " (got ", wt, " ", top_k_weights.sizes(), ")");
+  TORCH_CHECK(pair_row.dim() == 1 && pair_row.size(0) == top_k_index.numel() && pair_row.scalar_type() == at::kInt,
+              "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk] (got ", pair_row.scalar_type(),
+              " ", pair_row.sizes(), ")");
+  check_same_device({{"y", &y}, {"top_k_weights", &top_k_weights}, {"top_k_index", &top_k_index},
+                     {"pair_row", &pair_row}});
+}
+
+}  // namespace kbit

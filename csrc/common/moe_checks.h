@@ -1,0 +1,20 @@
+#pragma once
+// Argument rules of the MoE glue ops (moe_route, silu_and_mul, moe_combine), shared by the CPU and
+// CUDA kernels; kbit/_fake.py mirrors the metadata ones. Each message names the argument and the rule.
+#include <torch/types.h>
+
+#include <cstdint>
+
+namespace kbit {
+
+// moe_route: top_k_index [T, topk] int32 / int64, num_experts >= 1.
+void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts);
+// silu_and_mul: h [R, 2 I] float16 / bfloat16 / float32.
+void check_silu_and_mul_args(const at::Tensor& h);
+// moe_combine: y [T topk, H] float16 / bfloat16 / float32, top_k_weights [T, topk] float16 / bfloat16 /
+// float32 / float64,
+// top_k_index [T, topk] int32 / int64, pair_row [T topk] int32 (moe_route's), all on y's device.
+void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
+                            const at::Tensor& pair_row, int64_t num_experts);
+
+}  // namespace kbit

@@ -1,0 +1,14 @@
+// The MoE glue ops on the CPU: their ATen forms (csrc/common/moe_aten.cpp).
+#include <torch/library.h>
+
+#include "../common/moe_aten.h"
+
+namespace kbit {
+
+TORCH_LIBRARY_IMPL(kbit, CPU, m) {
+  m.impl("moe_route", &moe_route_aten);
+  m.impl("silu_and_mul", &silu_and_mul_aten);
+  m.impl("moe_combine", &moe_combine_aten);
+}
+
+}  // namespace kbit

@@ -1,0 +1,150 @@
+"""The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::silu_and_mul, kbit::moe_combine) against
+pure-PyTorch references (float64 where there is arithmetic), on the CPU and (gpu marker) on CUDA, where
+moe_route's one-CTA kernel must give moe_route_aten's rows exactly."""
+import pytest
+import torch
+
+import kbit  # noqa: F401  (registers torch.ops.kbit)
+from conftest import seed_for
+from cuda_utils import assert_bitwise_equal, check_graph_replay
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def route_reference(ids, E):
+    """Stable sort of the (token, slot) pairs by expert, pairs of no expert (id outside [0, E)) as E - 1's."""
+    flat = ids.reshape(-1).long().cpu()
+    key = torch.where((flat >= 0) & (flat < E), flat, torch.full_like(flat, E - 1))
+    keys = key.tolist()
+    order = sorted(range(len(keys)), key=lambda p: (keys[p], p))
+    offsets = [sum(1 for v in keys if v < e) for e in range(E + 1)]
+    pair_row = [0] * flat.numel()
+    for r, p in enumerate(order):
+        pair_row[p] = r
+    topk = ids.shape[1]
+    return offsets, [p // topk for p in order], pair_row
+
+
+def routing(T, topk, E, dtype, gen, invalid=0.0):
+    ids = torch.stack([torch.randperm(E, generator=gen)[:topk] for _ in range(T)]) if topk <= E else \
+        torch.randint(0, E, (T, topk), generator=gen)
+    if invalid:
+        bad = torch.rand(T, topk, generator=gen) < invalid
+        ids = torch.where(bad, torch.randint(-3, 3, (T, topk), generator=gen) + torch.where(
+            torch.rand(T, topk, generator=gen) < 0.5, E, 0), ids)
+    return ids.to(dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
+def test_moe_route_matches_a_stable_sort(device, id_dtype):
+    gen = torch.Generator().manual_seed(seed_for(f"moe-route-{device}-{id_dtype}"))
+    # decode (1 / 7 tokens over 128 / 512 experts), every expert one pair, many pairs per expert,
+    # ids outside [0, E) (negative, E and past it: no expert), E = 1, and sizes past the CUDA kernel's
+    # (4096 pairs, 8191 experts: the ATen path)
+    for T, topk, E, invalid in ((1, 8, 128, 0.0), (7, 8, 512, 0.0), (64, 1, 64, 0.0), (40, 6, 3, 0.0),
+                                (33, 4, 16, 0.3), (5, 2, 1, 0.5), (700, 8, 64, 0.05), (3, 4, 9000, 0.0)):
+        ids = routing(T, topk, E, id_dtype, gen, invalid).to(device)
+        offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
+        want_off, want_tok, want_row = route_reference(ids, E)
+        assert offsets.dtype == torch.int32 and row_token.dtype == torch.int64 and pair_row.dtype == torch.int32
+        assert offsets.device.type == device
+        assert offsets.cpu().tolist() == want_off, (T, topk, E)
+        assert row_token.cpu().tolist() == want_tok, (T, topk, E)
+        assert pair_row.cpu().tolist() == want_row, (T, topk, E)
+
+
+@pytest.mark.gpu
+def test_moe_route_cuda_kernel_is_the_aten_path(poisoned_cuda):
+    # the one-CTA kernel (up to 4096 pairs, 8191 experts) against the CPU op (ATen's stable sort),
+    # bitwise, at its limits and around a warp's 32 pairs; and CUDA-graph replay with other ids
+    gen = torch.Generator().manual_seed(seed_for("moe-route-kernel"))
+    for T, topk, E in ((1, 1, 1), (4, 8, 32), (33, 1, 8191), (512, 8, 512), (4096, 1, 7), (3, 11, 40)):
+        ids = routing(T, topk, E, torch.int64, gen, invalid=0.1)
+        got = torch.ops.kbit.moe_route(ids.cuda(), E)
+        want = torch.ops.kbit.moe_route(ids, E)
+        for g, w in zip(got, want):
+            assert_bitwise_equal(g.cpu(), w)
+    ids = routing(16, 8, 128, torch.int64, gen).cuda()
+    check_graph_replay(lambda i: torch.ops.kbit.moe_route(i, 128), [ids.clone()],
+                       [routing(16, 8, 128, torch.int64, gen).cuda()])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_silu_and_mul(device, dtype):
+    gen = torch.Generator().manual_seed(seed_for(f"silu-{device}-{dtype}"))
+    # (the last case a non-contiguous view: every other column of a wider tensor)
+    for rows, I, step in ((1, 512, 1), (37, 96, 1), (0, 64, 1), (5, 1, 1), (6, 40, 2)):
+        h = (torch.randn(rows, 2 * I * step, generator=gen) * 4).to(dtype).to(device)[:, ::step]
+        out = torch.ops.kbit.silu_and_mul(h)
+        g, u = h[:, :I].double(), h[:, I:].double()
+        ref = (g * torch.sigmoid(g) * u).to(dtype)  # rounded once, as the op
+        assert out.shape == (rows, I) and out.dtype == dtype and out.device.type == device
+        tol = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6}[dtype]
+        torch.testing.assert_close(out.double().cpu(), ref.double().cpu(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("w_dtype", [torch.float32, torch.float16, torch.float64], ids=str)
+def test_moe_combine(device, dtype, w_dtype):
+    gen = torch.Generator().manual_seed(seed_for(f"combine-{device}-{dtype}-{w_dtype}"))
+    for T, topk, E, H, invalid in ((1, 8, 128, 2048, 0.0), (9, 4, 16, 96, 0.3), (3, 2, 4, 300, 0.0), (2, 3, 5, 7, 1.0)):
+        ids = routing(T, topk, E, torch.int64, gen, invalid).to(device)
+        w = torch.rand(T, topk, generator=gen).to(w_dtype).to(device)
+        _, _, pair_row = torch.ops.kbit.moe_route(ids, E)
+        y = torch.randn(T * topk, H, generator=gen).to(dtype).to(device)
+        valid = ((ids >= 0) & (ids < E)).cpu()
+        y[pair_row[~valid.reshape(-1).to(device)].long()] = float("nan")  # rows of no expert: never read
+        out = torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)
+        rows = y.double().cpu()[pair_row.long().cpu()].view(T, topk, H)
+        ref = torch.where(valid[:, :, None], rows * w.double().cpu()[:, :, None], 0.0).sum(1)
+        assert out.shape == (T, H) and out.dtype == dtype and not out.isnan().any()
+        tol = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 1e-5}[dtype]
+        torch.testing.assert_close(out.double().cpu(), ref.to(dtype).double(), rtol=tol, atol=tol)
+        assert_bitwise_equal(torch.ops.kbit.moe_combine(y, w, ids, pair_row, E), out)
+
+
+@pytest.mark.gpu
+def test_moe_combine_and_silu_cuda_match_cpu(poisoned_cuda):
+    # the CUDA kernels against the CPU ops: combine in the same order with unfused products (the same
+    # bits), silu within an ulp (exp differs between the libraries)
+    gen = torch.Generator().manual_seed(seed_for("combine-cuda-cpu"))
+    ids = routing(13, 8, 64, torch.int32, gen, invalid=0.1)
+    w = torch.rand(13, 8, generator=gen).half()
+    _, _, pair_row = torch.ops.kbit.moe_route(ids, 64)
+    y = torch.randn(13 * 8, 520, generator=gen).bfloat16()
+    args = (y, w, ids, pair_row, 64)
+    assert_bitwise_equal(torch.ops.kbit.moe_combine(*(a.cuda() if torch.is_tensor(a) else a for a in args)).cpu(),
+                         torch.ops.kbit.moe_combine(*args))
+    h = torch.randn(29, 1024, generator=gen).half()
+    torch.testing.assert_close(torch.ops.kbit.silu_and_mul(h.cuda()).cpu(), torch.ops.kbit.silu_and_mul(h),
+                               rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_moe_ops_bad_input(device):
+    ids = torch.zeros(3, 2, dtype=torch.int64, device=device)
+    y = torch.zeros(6, 8, dtype=torch.float16, device=device)
+    w = torch.ones(3, 2, device=device)
+    pr = torch.zeros(6, dtype=torch.int32, device=device)
+    with pytest.raises(RuntimeError, match="moe_route: top_k_index must be 2-D"):
+        torch.ops.kbit.moe_route(ids.view(-1), 4)
+    with pytest.raises(RuntimeError, match="moe_route: top_k_index must be int64 or int32"):
+        torch.ops.kbit.moe_route(ids.float(), 4)
+    with pytest.raises(RuntimeError, match="moe_route: num_experts must be 1 to"):
+        torch.ops.kbit.moe_route(ids, 0)
+    with pytest.raises(RuntimeError, match="silu_and_mul: h's last dim must be even"):
+        torch.ops.kbit.silu_and_mul(y[:, :7])
+    with pytest.raises(RuntimeError, match="silu_and_mul: h must be float16, bfloat16 or float32"):
+        torch.ops.kbit.silu_and_mul(ids)
+    with pytest.raises(RuntimeError, match="moe_combine: y must have one row per"):
+        torch.ops.kbit.moe_combine(y[:5], w, ids, pr, 4)
+    with pytest.raises(RuntimeError, match="moe_combine: top_k_weights must be"):
+        torch.ops.kbit.moe_combine(y, w[:, :1], ids, pr, 4)
+    with pytest.raises(RuntimeError, match="moe_combine: pair_row must be moe_route's int32"):
+        torch.ops.kbit.moe_combine(y, w, ids, pr.long(), 4)
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match="pair_row"):
+            torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)
