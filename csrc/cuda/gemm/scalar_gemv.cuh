@@ -349,18 +349,13 @@ struct GemvAcc {
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
-// kPerWarp (grouped, mma decode): the kernel of the per-warp schedule (WarpSchedule, the launcher's
-// GemvLaunchPlan::warp_schedule); without it, the per-CTA ones. Two kernels, so that neither carries the
-// other's schedule code: with both in one kernel, the row form (session 22) made the 8 x 1 token
-// call 0.1 us slower (Qwen3 MoE gate/up 4.32 -> 4.42 us) through the code around its main loop.
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
 // (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kPerWarp = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
-  static_assert(!kPerWarp || (kGrouped && kDecode == GemvDecode::kMma), "the per-warp schedule: grouped, mma decode");
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
   // modulo: a warp's items fit 32 bits).
@@ -441,7 +436,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   constexpr bool kWarpLookup = kGrouped && kRegisterHeadroom;
   TcSchedule<kTokens, kGrouped> sched{NT, args.M, static_cast<int>(args.experts), nullptr, nullptr};
   WarpSchedule<kTokens> warp_sched{};
-  constexpr bool per_warp = kPerWarp;  // (the launcher's GemvLaunchPlan::warp_schedule)
+  const bool per_warp = kGrouped && kMma && args.warp_schedule;
   // One row per chunk (RowSchedule: the launcher's choice for 1 token slot and T <= E, where the
   // per-warp form does not fit); by_row once it is built (out-of-order offsets take the scans).
   constexpr bool kRowForm = kWarpLookup && kTokens == 1;

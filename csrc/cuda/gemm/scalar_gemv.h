@@ -146,7 +146,7 @@ inline int gemv_mma_warps(int64_t K, int64_t tiles, bool grouped, int sm_count) 
 
 // What a launch takes (plan_scalar_gemv, scalar_gemv_launch.cuh): the kernel (token slots, decode,
 // x resident or staged), warps per CTA and per unit (warps / warps_per_unit unit slots), the grouped schedule's form
-// (warp_schedule: the per-warp kernel; TcGemmArgs::static_first_chunks, row_schedule), the dynamic shared memory it needs and the bytes
+// (TcGemmArgs::warp_schedule, static_first_chunks), the dynamic shared memory it needs and the bytes
 // it is launched with (more where a small dense grid is spread over the SMs), the CTAs that then fit
 // per SM, and the grid.
 struct GemvLaunchPlan {

@@ -61,17 +61,12 @@ auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
   }
 }
 
-// The kernel of a launch: grouped (per-warp schedule or per-CTA; the per-warp one mma decode only),
-// dense, or dense x-resident (mma decode only).
+// The kernel of a launch: grouped, dense, or dense x-resident (mma decode only).
 template <typename T, int K, int kTokens, GemvDecode kDecode>
-const void* gemv_kernel_of(bool grouped, bool x_resident, bool per_warp) {
+const void* gemv_kernel_of(bool grouped, bool x_resident) {
   TORCH_CHECK(!x_resident || (!grouped && kDecode == GemvDecode::kMma), "kbit: x resident is dense, mma decode only");
-  TORCH_CHECK(!per_warp || (grouped && kDecode == GemvDecode::kMma), "kbit: the per-warp schedule is grouped, mma "
-              "decode only");
-  if constexpr (kDecode == GemvDecode::kMma) {
+  if constexpr (kDecode == GemvDecode::kMma)
     if (x_resident) return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>);
-    if (per_warp) return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>);
-  }
   return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>)
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
@@ -83,12 +78,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const int optin = static_cast<int>(prop.sharedMemPerBlockOptin);
   const int experts = grouped ? static_cast<int>(args.experts) : -1;
   const int64_t tiles = (args.N + kTileRows - 1) / kTileRows;
-  // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
-  // fits (forms 1 and 2; static first chunks, form 2, only where T >= E; its own kernel), else per
-  // CTA: one row per chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
-  const int form = grouped && kDecode == GemvDecode::kMma ? gemv_grouped_schedule() : 0;
-  const bool warp_fits = grouped && warp_schedule_fits(args.M, args.experts, tiles, kTokens);
-  const bool warp_schedule = (form == 1 || form == 2) && warp_fits;
   // The kernel's dynamic shared-memory limit (one value per kernel and device, kernel_residency.h):
   // all the GPU grants a block, for the spread's padding. (The kernel has no static shared memory,
   // so a block of that many bytes fits on an SM by itself.)
@@ -118,7 +107,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
   const auto choose_warps = [&](bool resident) {
-    const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident, warp_schedule);
+    const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
     const auto bytes_of = [&](int w, int st) {
       return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
     };
@@ -187,7 +176,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if (x_resident) chosen = resident;
   }
   const int stages = chosen.stages;
-  const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident, warp_schedule);
+  const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
   int warps = chosen.warps;  // per unit
   // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
@@ -234,8 +223,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_resident = x_resident;
   plan.token_chunks = chunks;
   plan.ring_stages = stages;
-  // (the schedule's form: above)
-  plan.warp_schedule = warp_schedule;
+  // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
+  // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
+  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
+  const int form = grouped && kDecode == GemvDecode::kMma ? gemv_grouped_schedule() : 0;
+  const bool warp_fits = warp_schedule_fits(args.M, args.experts, tiles, kTokens);
+  plan.warp_schedule = (form == 1 || form == 2) && warp_fits;
   plan.static_first_chunks = form == 2 && warp_fits && args.M >= args.experts;
   plan.row_schedule = !plan.warp_schedule && (form == 2 || form == 3) && kTokens == 1 &&
                       RowSchedule::fits(args.M, args.experts, tiles);
@@ -330,6 +323,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.ring_stages = plan.ring_stages;
     TORCH_CHECK(!plan.x_resident || (plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages),
                 "kbit: x-resident GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
+    a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     a.row_schedule = plan.row_schedule;
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
@@ -337,17 +331,10 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     // (each slot's first warp prefetches its own first tile: sized by the unit's warps)
     a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps_per_unit) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
-    if (grouped) {
-      if constexpr (kDecode == GemvDecode::kMma)
-        if (plan.warp_schedule) {
-          launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>, grid, block,
-                        plan.launch_smem_bytes, stream, dependent, a);
-          return;
-        }
-      TORCH_CHECK(!plan.warp_schedule, "kbit: the per-warp schedule is mma decode only");
+    if (grouped)
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
-    } else if (plan.x_resident) {
+    else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
                       stream, dependent, a);

@@ -31,10 +31,10 @@ struct TcGemmArgs {
   // Launched with PDL (dependent_launch.h): bytes of its first tile's codes the kernel asks L2
   // for before it waits on the previous kernel (0: none; set by the launcher).
   uint32_t l2_prefetch_bytes;
-  // Grouped GEMV, mma decode (set by the launcher): where each warp builds the schedule itself (the
-  // per-warp kernel, WarpSchedule, tc_work.cuh; E <= 32), static first chunks (T >= E); else, one
-  // row per chunk, the CTA's schedule is the expert of each row (RowSchedule; T <= E).
-  bool static_first_chunks, row_schedule;
+  // Grouped GEMV, mma decode (set by the launcher): each warp builds the schedule itself
+  // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E); or, one row per chunk,
+  // the CTA's schedule is the expert of each row (RowSchedule; T <= E).
+  bool warp_schedule, static_first_chunks, row_schedule;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
