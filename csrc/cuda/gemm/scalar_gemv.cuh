@@ -349,8 +349,13 @@ struct GemvAcc {
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident>
+// kRowSchedule (grouped, mma decode, 1 token slot): the kernel of the row schedule (RowSchedule, the
+// launcher's TcGemmArgs::row_schedule), an instantiation of its own: compiled into the kernel the
+// 8-expert call runs (per-warp schedule), its code made that call 0.1 us slower (session 22: Qwen3 MoE
+// gate/up 8 x 1 token 4.27-4.32 -> 4.42 us), and the per-warp schedule in a kernel without the
+// per-CTA code was slower still (4.9 us).
 // (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
@@ -438,8 +443,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   WarpSchedule<kTokens> warp_sched{};
   const bool per_warp = kGrouped && kMma && args.warp_schedule;
   // One row per chunk (RowSchedule: the launcher's choice for 1 token slot and T <= E, where the
-  // per-warp form does not fit); by_row once it is built (out-of-order offsets take the scans).
-  constexpr bool kRowForm = kWarpLookup && kTokens == 1;
+  // per-warp form does not fit; the kRowSchedule kernel); by_row once it is built (out-of-order
+  // offsets take the scans).
+  constexpr bool kRowForm = kRowSchedule;
+  static_assert(!kRowSchedule || (kWarpLookup && kTokens == 1), "the row schedule: grouped, mma decode, 1 token slot");
   RowSchedule row_sched{};
   bool by_row = false;
   const bool static_first = per_warp && args.static_first_chunks;

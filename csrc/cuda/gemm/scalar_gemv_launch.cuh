@@ -232,6 +232,11 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.static_first_chunks = form == 2 && warp_fits && args.M >= args.experts;
   plan.row_schedule = !plan.warp_schedule && (form == 2 || form == 3) && kTokens == 1 &&
                       RowSchedule::fits(args.M, args.experts, tiles);
+  // (the row schedule's kernel is another instantiation of the same resources; the opt-in to its
+  // shared memory, which resident_ctas_per_sm sets)
+  if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
+    if (plan.row_schedule)
+      kernel = reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>);
   plan.smem_bytes = smem;
   // Dense: a grid smaller than what fits is spread over the SMs (kernel_residency.h); grouped
   // launches only know a bound on their units.
@@ -331,10 +336,17 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     // (each slot's first warp prefetches its own first tile: sized by the unit's warps)
     a.l2_prefetch_bytes = prefetch ? dependent_launch_prefetch_bytes(int64_t(plan.warps_per_unit) * 512 * K) : 0u;
     const dim3 grid(static_cast<unsigned>(plan.grid)), block(32 * plan.warps);
-    if (grouped)
+    if (grouped) {
+      if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
+        if (plan.row_schedule) {
+          launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>, grid, block,
+                        plan.launch_smem_bytes, stream, dependent, a);
+          return;
+        }
+      TORCH_CHECK(!plan.row_schedule, "kbit: the row schedule is mma decode, 1 token slot only");
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
-    else if (plan.x_resident) {
+    } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
                       stream, dependent, a);
