@@ -150,6 +150,7 @@ def _check_moe_ids(op, top_k_index, num_experts):
 def _moe_route(top_k_index, num_experts):
     _check_moe_ids("moe_route", top_k_index, num_experts)
     P = top_k_index.numel()
+    torch._check(P <= 2**31 - 1, lambda: f"kbit.moe_route: at most 2147483647 (token, slot) pairs (got {P})")
     return (top_k_index.new_empty((num_experts + 1,), dtype=torch.int32),
             top_k_index.new_empty((P,), dtype=torch.int64),
             top_k_index.new_empty((P,), dtype=torch.int32))

@@ -133,7 +133,8 @@ def moe_glue_cases(dev="cuda"):
         check(torch.ops.kbit.silu_and_mul(h).cpu(), torch.ops.kbit.silu_and_mul(h.cpu()).double(), "silu_and_mul")
     ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
     ids = torch.randint(-1, 41, (6, 4), device=dev)
-    ex(torch.randn(6, 96, device=dev, dtype=torch.bfloat16), ids, torch.rand(6, 4, device=dev))
+    x, w = torch.randn(6, 96, device=dev, dtype=torch.bfloat16), torch.rand(6, 4, device=dev)
+    check(ex(x, ids, w).cpu(), ex.cpu()(x.cpu(), ids.cpu(), w.cpu()).double(), "Experts forward")
     torch.cuda.synchronize()
 
 

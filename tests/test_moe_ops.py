@@ -54,6 +54,20 @@ def test_moe_route_matches_a_stable_sort(device, id_dtype):
         assert pair_row.cpu().tolist() == want_row, (T, topk, E)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_moe_ops_empty(device):
+    # no tokens, or no slots: empty rows, offsets all zero, an all-zero (T, H) combine; no rows for
+    # silu_and_mul
+    for T, topk in ((0, 8), (3, 0)):
+        ids = torch.zeros(T, topk, dtype=torch.int64, device=device)
+        offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, 16)
+        assert offsets.tolist() == [0] * 17 and row_token.numel() == 0 and pair_row.numel() == 0
+        out = torch.ops.kbit.moe_combine(torch.empty(0, 40, dtype=torch.float16, device=device),
+                                         torch.empty(T, topk, device=device), ids, pair_row, 16)
+        assert out.shape == (T, 40) and out.dtype == torch.float16 and (out == 0).all()
+    assert torch.ops.kbit.silu_and_mul(torch.empty(0, 8, device=device)).shape == (0, 4)
+
+
 @pytest.mark.gpu
 def test_moe_route_cuda_kernel_is_the_aten_path(poisoned_cuda):
     # the one-CTA kernel (up to 4096 pairs, 8191 experts) against the CPU op (ATen's stable sort),
@@ -83,6 +97,10 @@ def test_silu_and_mul(device, dtype):
         assert out.shape == (rows, I) and out.dtype == dtype and out.device.type == device
         tol = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-6}[dtype]
         torch.testing.assert_close(out.double().cpu(), ref.double().cpu(), rtol=tol, atol=tol)
+    ht = (torch.randn(64, 6, generator=gen) * 4).to(dtype).to(device).t()  # [6, 64], strides (1, 6)
+    out = torch.ops.kbit.silu_and_mul(ht)
+    assert out.is_contiguous()  # (as the fake kernel says)
+    torch.testing.assert_close(out, torch.ops.kbit.silu_and_mul(ht.contiguous()), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -145,6 +163,23 @@ def test_moe_ops_bad_input(device):
         torch.ops.kbit.moe_combine(y, w[:, :1], ids, pr, 4)
     with pytest.raises(RuntimeError, match="moe_combine: pair_row must be moe_route's int32"):
         torch.ops.kbit.moe_combine(y, w, ids, pr.long(), 4)
-    if device == "cuda":
+    with pytest.raises(RuntimeError, match="moe_combine: num_experts must be 1 to"):
+        torch.ops.kbit.moe_combine(y, w, ids, pr, 0)
+    with pytest.raises(RuntimeError, match="moe_combine: y must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_combine(y.view(6, 2, 4), w, ids, pr, 4)
+    with pytest.raises(RuntimeError, match="moe_combine: y must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_combine(y.to(torch.int32), w, ids, pr, 4)
+    with pytest.raises(RuntimeError, match="moe_combine: top_k_index must be int64 or int32"):
+        torch.ops.kbit.moe_combine(y, w, ids.float(), pr, 4)
+    with pytest.raises(RuntimeError, match="silu_and_mul: h must be 2-D"):
+        torch.ops.kbit.silu_and_mul(y.view(-1))
+    bad_row = torch.tensor([0, 1, 2, 3, 4, 6], dtype=torch.int32, device=device)  # 6: past the 6 rows
+    if device == "cpu":
+        with pytest.raises(RuntimeError, match="moe_combine: pair_row must hold rows 0 .. 5"):
+            torch.ops.kbit.moe_combine(y, w, ids, bad_row, 4)
+    else:  # no host sync to check it: the token of the bad row comes back NaN, nothing is read past y
+        out = torch.ops.kbit.moe_combine(y, w, ids, bad_row, 4)
+        torch.cuda.synchronize()
+        assert out[2].isnan().all() and not out[:2].isnan().any()
         with pytest.raises(RuntimeError, match="pair_row"):
             torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)

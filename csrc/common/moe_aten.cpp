@@ -27,13 +27,18 @@ at::Tensor silu_and_mul_aten(const at::Tensor& h) {
   check_silu_and_mul_args(h);
   const int64_t I = h.size(1) / 2;
   const at::Tensor gate = h.narrow(1, 0, I).to(at::kFloat), up = h.narrow(1, I, I).to(at::kFloat);
-  return (at::silu(gate) * up).to(h.scalar_type());
+  return (at::silu(gate) * up).to(h.scalar_type()).contiguous();  // (as the CUDA op and the fake kernel)
 }
 
 at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
                             const at::Tensor& pair_row, int64_t num_experts) {
   check_moe_combine_args(y, top_k_weights, top_k_index, pair_row, num_experts);
   const int64_t T = top_k_index.size(0), topk = top_k_index.size(1), H = y.size(1);
+  // (CUDA cannot check pair_row's values without a host sync: an entry out of range makes its token's
+  // outputs NaN there; here it is a clear error)
+  TORCH_CHECK(!pair_row.device().is_cpu() || pair_row.numel() == 0 ||
+                  (pair_row.min().item<int32_t>() >= 0 && pair_row.max().item<int64_t>() < pair_row.numel()),
+              "kbit.moe_combine: pair_row must hold rows 0 .. ", pair_row.numel() - 1, " (moe_route's pair_row)");
   const at::Tensor valid = top_k_index.ge(0).logical_and(top_k_index.lt(num_experts));  // [T, topk]
   at::Tensor out = at::zeros({T, H}, y.options().dtype(at::kFloat));
   if (T == 0 || topk == 0) return out.to(y.scalar_type());

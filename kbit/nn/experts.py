@@ -26,12 +26,13 @@ class Experts(nn.Module):
     forward(hidden_states ``[*, H]``, top_k_index ``[*, topk]`` int, top_k_weights
     ``[*, topk]`` float) -> ``[*, H]`` in the compute dtype. An id outside ``[0, E)`` (HF uses
     ``E`` for "expert not on this rank") contributes nothing. The forward pass runs
-    only device-side ops, six kernels on CUDA: ``kbit::moe_route`` (a stable sort of the
-    (token, slot) pairs by expert and the expert offsets), a gather of x, two
-    :func:`kbit.grouped_gemm` calls, ``kbit::silu_and_mul`` (fp32 math) and
-    ``kbit::moe_combine`` (the weighted sum over the top-k slots in fp32 in a fixed order:
-    deterministic, no atomics). It never reads a tensor on the host; whether it can be captured
-    in a CUDA graph is then up to :func:`kbit.grouped_gemm`.
+    only device-side ops, on CUDA six kernels (up to 4096 (token, slot) pairs and 1024 experts;
+    past that ``moe_route`` takes ATen's sort): ``kbit::moe_route`` (a stable sort of the pairs
+    by expert and the expert offsets), a gather of x, two :func:`kbit.grouped_gemm` calls,
+    ``kbit::silu_and_mul`` (fp32 math) and ``kbit::moe_combine`` (the weighted sum over the
+    top-k slots in fp32 in a fixed order: deterministic, no atomics). It never reads a tensor on
+    the host; whether it can be captured in a CUDA graph is then up to :func:`kbit.grouped_gemm`.
+    Inference only: the glue ops have no autograd formulas.
 
     Build with :meth:`from_weights`; ``Experts(E, H, I, k=..., dtype=...)`` is an all-zero
     placeholder to ``load_state_dict`` into. State dict: ``gate_up_proj.*`` and ``down_proj.*``
@@ -88,7 +89,7 @@ class Experts(nn.Module):
 
     def forward(self, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
                 top_k_weights: torch.Tensor) -> torch.Tensor:
-        H, E, I = self.hidden_size, self.num_experts, self.intermediate_size
+        H, E = self.hidden_size, self.num_experts
         if hidden_states.dtype != self.dtype or hidden_states.shape[-1] != H:
             raise TypeError(f"kbit.Experts: hidden_states must be {self.dtype} [*, {H}] (got "
                             f"{hidden_states.dtype} {tuple(hidden_states.shape)})")

@@ -250,8 +250,8 @@ int set_gemv_max_unit_slots(int64_t slots) {
 int gemv_grouped_schedule() { return gemv_grouped_schedule_form.load(std::memory_order_relaxed); }
 int set_gemv_grouped_schedule(int64_t form) {
   TORCH_CHECK(form >= 0 && form <= 3, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA, scans), 1 (per "
-              "warp), 2 (per warp, static first chunks where T >= E; else per CTA by row where T <= E) or 3 (per CTA by "
-              "row where T <= E); got ", form);
+              "warp), 2 (per warp, static first chunks where T >= E; where the per-warp form does not fit, E > 32, per CTA "
+              "by row with 1 row per chunk, T <= E) or 3 (per CTA by row where that applies); got ", form);
   return gemv_grouped_schedule_form.exchange(static_cast<int>(form));
 }
 

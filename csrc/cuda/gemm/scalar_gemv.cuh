@@ -13,9 +13,9 @@
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
 // (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
 // unit slot's named barrier) and, grouped, the per-CTA schedule where the warps do not build it
-// in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and units;
-// above that two barriers where a chunk is one row and T <= E, RowSchedule; else, with the shuffle
-// decode or the tuning aid's form 0, build_grouped_schedule's scans).
+// in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and units):
+// with more experts, two barriers where a chunk is one row and T <= E (RowSchedule), else
+// build_grouped_schedule's scans (also the shuffle decode's, and the tuning aid's form 0 or 1's).
 //
 // Units: one 16-row tile of W (of one expert) times up to kTokens rows of x (kTokens = 1..4, 8 or
 // 16: gemv_token_slots). Dense: unit = tile, rows 0 .. M (past 16 rows each CTA keeps one token
@@ -349,12 +349,10 @@ struct GemvAcc {
 // 128 above. Mma decode: at most 128 (two CTAs of 8 warps or four of 4; it takes ~127 to issue a
 // whole group's lookups ahead; capped at 80 for a third CTA it lost, docs/design.md "Session 11").
 // kXResident: x copied once per warp into the CTA's x image (dense, mma decode; see gemv_x_image_bytes).
-// kRowSchedule (grouped, mma decode, 1 token slot): the kernel of the row schedule (RowSchedule, the
-// launcher's TcGemmArgs::row_schedule), an instantiation of its own: compiled into the kernel the
-// 8-expert call runs (per-warp schedule), its code made that call 0.1 us slower (session 22: Qwen3 MoE
-// gate/up 8 x 1 token 4.27-4.32 -> 4.42 us), and the per-warp schedule in a kernel without the
-// per-CTA code was slower still (4.9 us).
 // (x resident: up to kGemvResidentMaxWarps warps in one CTA per SM, the same 128 registers.)
+// kRowSchedule (grouped, mma decode, 1 token slot): the row schedule's kernel (RowSchedule, the
+// launcher's TcGemmArgs::row_schedule), an instantiation of its own so that the kernel of every
+// other grouped launch does not carry its code (docs/design.md, "Session 22").
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
@@ -445,7 +443,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // One row per chunk (RowSchedule: the launcher's choice for 1 token slot and T <= E, where the
   // per-warp form does not fit; the kRowSchedule kernel); by_row once it is built (out-of-order
   // offsets take the scans).
-  constexpr bool kRowForm = kRowSchedule;
   static_assert(!kRowSchedule || (kWarpLookup && kTokens == 1), "the row schedule: grouped, mma decode, 1 token slot");
   RowSchedule row_sched{};
   bool by_row = false;
@@ -466,7 +463,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       int64_t* row_begin = scratch + 32;
       int64_t* unit_end = row_begin + args.experts + 1;
       // (row_expert: T <= E int32 entries in row_begin's E + 1 int64 slots)
-      if constexpr (kRowForm)
+      if constexpr (kRowSchedule)
         if (args.row_schedule)
           by_row = row_sched.build(args.expert_offsets, sched.experts, args.M, NT, reinterpret_cast<int32_t*>(row_begin));
       if (by_row) {
@@ -483,7 +480,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   }
   const auto unit_of = [&](int64_t u) {
     if constexpr (kGrouped) {
-      if constexpr (kRowForm)
+      if constexpr (kRowSchedule)
         if (by_row) return row_sched.unit(u);
       if constexpr (kWarpLookup) return per_warp ? warp_sched.unit(u) : sched.unit_warp(u, lane);
       return per_warp ? warp_sched.unit(u) : sched.unit(u);

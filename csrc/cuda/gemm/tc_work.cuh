@@ -138,22 +138,21 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
   const int per = (E + threads) / threads;  // E + 1 entries
   const int first = static_cast<int>(threadIdx.x) * per;
   const int end_rows = first + per < E + 1 ? first + per : E + 1, end_units = end_rows < E ? end_rows : E;
-  int64_t prefix;
   // row_begin = running maximum of the clamped offsets: they themselves where they are in order (valid
   // offsets), so only offsets out of order pay for the max scan (a block scan and three barriers, ~1700
   // cycles of the ~3000 this build took, session 21).
   if (__syncthreads_or(out_of_order)) {
     int64_t run = 0;
     for (int j = first; j < end_rows; ++j) run = max_op(run, row_begin[j]);
-    prefix = block_exclusive_scan(run, scratch, max_op, int64_t(0));  // its barriers order the reads above
-    for (int j = first; j < end_rows; ++j) row_begin[j] = prefix = max_op(prefix, row_begin[j]);
+    int64_t running = block_exclusive_scan(run, scratch, max_op, int64_t(0));  // its barriers order the reads above
+    for (int j = first; j < end_rows; ++j) row_begin[j] = running = max_op(running, row_begin[j]);
     __syncthreads();
   }
   // unit_end = inclusive sum of each expert's units (chunks of kTokens rows x row tiles).
   const auto units_of = [&](int e) { return (row_begin[e + 1] - row_begin[e] + kTokens - 1) / kTokens * row_tiles; };
   int64_t total = 0;
   for (int e = first; e < end_units; ++e) total += units_of(e);
-  prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
+  int64_t prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
   for (int e = first; e < end_units; ++e) {
     unit_end[e] = prefix += units_of(e);
     if (group_end != nullptr && ((e & 31) == 31 || e == E - 1)) group_end[e >> 5] = prefix;  // a group's last
@@ -180,7 +179,8 @@ struct RowSchedule {
   int32_t first_row, rows_end;      // owned rows (clamped o[0], o[E])
   int32_t row_tiles;
 
-  // 32-bit rows and units; T <= E bounds one thread's rows (an expert with all T rows writes T).
+  // 32-bit rows and units; T <= E: row_expert's T int32 entries fit in the per-CTA schedule's row_begin
+  // (E + 1 int64 slots), and one thread writes at most T <= kTcMaxExperts entries (an expert with all rows).
   static bool fits(int64_t T, int64_t E, int64_t row_tiles) {
     return T <= E && T <= INT32_MAX && T * row_tiles <= INT32_MAX;
   }

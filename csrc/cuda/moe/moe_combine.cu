@@ -1,13 +1,12 @@
-// kbit::silu_and_mul and kbit::moe_combine on CUDA: kbit.Experts' activation and weighted sum over
-// the top-k slots, one kernel each (they were four and eight torch ops).
-//   silu_and_mul: out[r, i] = silu(h[r, i]) * h[r, I + i], fp32 math (silu(g) = g / (1 + e^-g)),
-//                 rounded once to h's dtype; a thread per output element.
-//   moe_combine:  out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h] for the
-//                 slots with an expert (ids in [0, E); the others, computed as expert E - 1's by
-//                 moe_route's rows, are skipped, their y rows never read), fp32, each product and sum rounded on its own (no FMA contraction:
-//                 moe_combine_aten's bits), rounded once to y's dtype. Block b: token b / hb, columns
-//                 (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a warp's y loads are 32 consecutive
-//                 columns of one row.
+// kbit::moe_combine on CUDA: kbit.Experts' weighted sum over the top-k slots in one kernel (it was
+// eight torch ops).
+//   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h], over the slots with
+//   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped and
+//   their rows not read); fp32, each product and sum rounded on its own (no FMA contraction: the
+//   bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside [0, T topk) (not
+//   moe_route's; it cannot be checked without a host sync) makes the output NaN instead of a read
+//   outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a warp's y
+//   loads are 32 consecutive columns of one row.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -22,16 +21,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const T* __restrict__ h, int64_t rows, int64_t I,
-                                                                T* __restrict__ out) {
-  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < rows * I; i += int64_t(gridDim.x) * kThreads) {
-    const int64_t r = i / I, c = i - r * I;
-    const float gate = to_float(h[r * 2 * I + c]), up = to_float(h[r * 2 * I + I + c]);
-    out[i] = from_float<T>(__fmul_rn(__fdiv_rn(gate, __fadd_rn(1.0f, expf(-gate))), up));
-  }
-}
-
 template <typename T, typename W, typename Id>
 __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restrict__ y, const W* __restrict__ w,
                                                                const Id* __restrict__ ids,
@@ -41,34 +30,20 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
   const int64_t t = blockIdx.x / col_blocks;
   const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + threadIdx.x;
   if (col >= H) return;
+  const uint32_t rows = static_cast<uint32_t>(gridDim.x / col_blocks) * static_cast<uint32_t>(topk);  // T topk
   float acc = 0.0f;
   for (int32_t j = 0; j < topk; ++j) {
     const int64_t p = t * topk + j;
     const Id e = ids[p];
     if (e < 0 || e >= E) continue;
-    acc = __fadd_rn(acc, __fmul_rn(to_float(y[int64_t(pair_row[p]) * H + col]), static_cast<float>(w[p])));
+    const uint32_t row = static_cast<uint32_t>(pair_row[p]);
+    if (row >= rows) {  // not moe_route's
+      acc = __int_as_float(0x7fc00000);
+      break;
+    }
+    acc = __fadd_rn(acc, __fmul_rn(to_float(y[int64_t(row) * H + col]), static_cast<float>(w[p])));
   }
   out[t * H + col] = from_float<T>(acc);
-}
-
-int grid_for(int64_t threads) {
-  const int64_t blocks = (threads + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < (1 << 20) ? blocks : (1 << 20));
-}
-
-at::Tensor silu_and_mul_cuda(const at::Tensor& h_in) {
-  check_silu_and_mul_args(h_in);
-  const c10::cuda::CUDAGuard guard(h_in.device());
-  const at::Tensor h = h_in.contiguous();
-  const int64_t rows = h.size(0), I = h.size(1) / 2;
-  at::Tensor out = at::empty({rows, I}, h.options());
-  if (rows * I == 0) return out;
-  KBIT_DISPATCH_FLOAT_TYPES(h.scalar_type(), "kbit_silu_and_mul_cuda", [&] {
-    silu_and_mul_kernel<scalar_t><<<grid_for(rows * I), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-        h.data_ptr<scalar_t>(), rows, I, out.data_ptr<scalar_t>());
-  });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return out;
 }
 
 at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
@@ -106,7 +81,6 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
-  m.impl("silu_and_mul", &cuda::silu_and_mul_cuda);
   m.impl("moe_combine", &cuda::moe_combine_cuda);
 }
 
