@@ -191,6 +191,10 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's producers where "
         "every CTA's groups fit in its stages, else an image pass before the launch); 1 always staged; 2 always the "
         "image; returns the previous mode");
+  m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
+        "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (four warpgroups on "
+        "256 rows x 64 tokens up to M = 64, two on 128 rows x 128 tokens above); 8 two warpgroups (64 or 128 tokens); "
+        "16 four (chunks of 64 tokens); returns the previous value");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

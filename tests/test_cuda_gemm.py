@@ -769,6 +769,41 @@ def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, staging, poisoned_cud
     assert_bitwise_equal(other_way, y)
 
 
+@pytest.mark.parametrize("staging", ["staged", "image"])
+@pytest.mark.parametrize("splits", [1, 3, 8])
+@pytest.mark.parametrize("M", [33, 64, 65, 100, 128, 129, 260])
+@pytest.mark.parametrize("nk", [(300, 2080), (17, 96), (129, 4096)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
+    # both CTA shapes from M = 33: two warpgroups on 128 rows x 64 or 128 tokens (8 row tiles) and
+    # four on 256 rows x chunks of 64 (16): 300 rows (3 row blocks of 128, the last partly filled;
+    # 2 of 256), 129 rows (a second row block of one row), token chunks of 128 with tokens past M
+    # (65, 100, 129, 260), x staged by the kernel (consumers take 2-4 items of the first group,
+    # producers batches of 4) or the image; the same bits on a rerun, and the two shapes give the
+    # same bits at the same splits (each output's sum runs the same steps in the same order)
+    skip_unless_runs("wgmma_gemm", k, M)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "wgrows")
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    previous = (kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2),
+                kbit._C._set_wgmma_row_tiles(8))
+    try:
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        kbit._C._set_wgmma_row_tiles(16)
+        four = op(x, *args)
+    finally:
+        kbit._C._set_wgmma_splits(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
+        kbit._C._set_wgmma_row_tiles(previous[2])
+    check(y, x, W_hat, dtype)
+    check(four, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+    assert_bitwise_equal(four, y)
+
+
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
@@ -776,7 +811,11 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 3):
         with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .* or 2 .*; got " + str(bad)):
             kbit._C._set_wgmma_x_staging(bad)
+    for bad in (-1, 4, 32):
+        with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
+            kbit._C._set_wgmma_row_tiles(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
+    assert kbit._C._set_wgmma_row_tiles(0) == 0
 
 
 @pytest.mark.parametrize("M", [16, 100])

@@ -54,6 +54,9 @@ int set_wgmma_splits(int64_t splits);
 // How the wgmma kernel gets x (0 = the rule, wgmma_x_staged; 1 always staged by the kernel; 2 always
 // the image pass); returns the previous mode.
 int set_wgmma_x_staging(int64_t mode);
+// The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_shape; 8 = two warpgroups, 64 or 128
+// tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
+int set_wgmma_row_tiles(int64_t row_tiles);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).

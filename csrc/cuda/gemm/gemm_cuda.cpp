@@ -108,14 +108,14 @@ auto with_k(int k, F&& f) {
 // concurrent(s): the CTAs with s splits that run at once (one per SM; the wgmma kernel's splits
 // are clusters, which a GPC holds fewer of), 0 where s cannot run.
 template <typename Concurrent>
-static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K, int k, int max_splits,
-                                Concurrent&& concurrent) {
+static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, int64_t N, int64_t K, int k,
+                                int max_splits, Concurrent&& concurrent) {
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
-  const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
+  const int64_t row_blocks = ((N + 15) / 16 + row_tiles - 1) / row_tiles;
   const int64_t units = row_blocks * chunks;
-  const double unit_bytes = 16.0 * kTileRowTiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
+  const double unit_bytes = 16.0 * row_tiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
   const int64_t sm_count = concurrent(1);
   int best = 1;
   double best_cost = 0;
@@ -130,13 +130,14 @@ static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t N, int64_t K,
 }
 
 int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), N, K, k, 32, [&](int) { return sm_count; });
+  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), kTileRowTiles, N, K, k, 32,
+                              [&](int) { return sm_count; });
 }
 
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 #ifdef KBIT_HAS_SM90A
   return prop.major == 9 && prop.minor == 0 &&
-         size_t(wgmma_smem_bytes(k, wgmma_tokens(M))) <= prop.sharedMemPerBlockOptin;
+         size_t(wgmma_smem_bytes(k, wgmma_shape(M))) <= prop.sharedMemPerBlockOptin;
 #else
   (void)k, (void)M, (void)prop;
   return false;
@@ -146,7 +147,23 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 namespace {
 std::atomic<int> wgmma_splits_forced{0};
 std::atomic<int> wgmma_x_staging_mode{0};
+std::atomic<int> wgmma_row_tiles_forced{0};
 }  // namespace
+
+int set_wgmma_row_tiles(int64_t row_tiles) {
+  TORCH_CHECK(row_tiles == 0 || row_tiles == 8 || row_tiles == 16, "kbit._C._set_wgmma_row_tiles: row_tiles must be 0 "
+              "(the rule), 8 (two warpgroups from M = 33) or 16 (four at every M); got ", row_tiles);
+  return wgmma_row_tiles_forced.exchange(static_cast<int>(row_tiles));
+}
+
+WgmmaShape wgmma_shape(int64_t M) {
+  if (M <= 16) return {16, 16};
+  if (M <= 32) return {32, 16};
+  const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
+  if (forced == 16) return {64, 16};
+  if (forced == 8) return {M <= 64 ? 64 : 128, 8};
+  return M <= 64 ? WgmmaShape{64, 16} : WgmmaShape{128, 8};
+}
 
 int set_wgmma_splits(int64_t splits) {
   TORCH_CHECK(splits >= 0 && splits <= kWgMaxSplits, "kbit._C._set_wgmma_splits: splits must be 0 (the rule) or 1 to ",
@@ -160,22 +177,22 @@ int set_wgmma_x_staging(int64_t mode) {
   return wgmma_x_staging_mode.exchange(static_cast<int>(mode));
 }
 
-bool wgmma_x_staged(int k, int64_t M, int64_t K, int splits) {
+bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
   const int mode = wgmma_x_staging_mode.load(std::memory_order_relaxed);
   if (mode != 0) return mode == 1;
   const int64_t groups = (K + 255) / 256;
-  return (groups + splits - 1) / splits <= wgmma_stages(k, wgmma_tokens(M));
+  return (groups + splits - 1) / splits <= wgmma_stages(k, shape);
 }
 
-int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
   const auto clusters = [&](int s) {
-    return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(M, s); });
+    return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(shape, s); });
   };
   int splits = 0;
   if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
     splits = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
   else  // the model skips counts whose cluster cannot run; KBIT_TUNE_CTA_SPLITS (inside it) does not
-    splits = splits_for_cta_tiles(M, wgmma_tokens(M), N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
+    splits = splits_for_cta_tiles(M, shape.tokens, shape.row_tiles, N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
       return s == 1 ? sm_count : int64_t(s) * clusters(s);
     });
   while (splits > 1 && clusters(splits) == 0) --splits;  // a forced count on a GPU (partition) without room
@@ -376,15 +393,18 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 #endif
   TORCH_CHECK(prop.major == 9 && prop.minor == 0, "kbit: wgmma_gemm runs on compute-9.0 GPUs (Hopper) only; this GPU is ",
               prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
-  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs ", wgmma_smem_bytes(g.k, wgmma_tokens(M)),
-              " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name, ") allows ",
-              prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
-  const int splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  const bool staged = wgmma_x_staged(g.k, M, g.cols, splits);
-  const at::Tensor image = staged ? at::Tensor() : wgmma_x_image(x, wgmma_tokens(M));  // alive until the launch
+  const WgmmaShape shape = wgmma_shape(M);  // once: the tuning aid may change between reads
+  TORCH_CHECK(size_t(wgmma_smem_bytes(g.k, shape)) <= prop.sharedMemPerBlockOptin, "kbit: wgmma_gemm needs ",
+              wgmma_smem_bytes(g.k, shape), " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name,
+              ") allows ", prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
+  const int splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, shape, prop.multiProcessorCount);
+  const bool staged = wgmma_x_staged(g.k, shape, g.cols, splits);
+  const at::Tensor image = staged ? at::Tensor() : wgmma_x_image(x, shape.tokens);  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = splits;
     args.wgmma_x_staged = staged;
+    args.wgmma_tokens = shape.tokens;
+    args.wgmma_row_tiles = shape.row_tiles;
     if (!staged) args.x = image.data_ptr();
   });
 }

@@ -6,8 +6,9 @@
 // shared memory, and the stages filled by the copy engine from producer warps.
 //
 // Work partition:
-//   CTA    = 4 consumer warpgroups on 256 rows of W (16 row tiles) x TN tokens (16, 32 or 64),
-//            plus kWgProducerWarps producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
+//   CTA    = kRowTiles / 4 consumer warpgroups on 16 kRowTiles rows of W x TN tokens (WgmmaShape,
+//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64 or 128), plus kWgProducerWarps
+//            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
 //   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
@@ -70,13 +71,16 @@ namespace cuda {
 // of token r at (c TN + r) 16 bytes; a 32-column block of a token is a 4 x 4 matrix of 4-byte words
 // (row q = its 16-byte chunk q) and its chunks 4 blk + p hold the transpose (word p of each row),
 // the layout's k-slot order. Zeros past M and K. Item i = (token r, block blk): x_item_token /
-// x_item_block. The first group's items: consumer thread i < 8 TN
-// takes item i, loaded first thing in the kernel (see the prologue). Every later group's: producer
-// thread `thread` (of kXThreads) takes items thread + u kXThreads, u < kXItems, all loaded into
-// registers before the stage is free (the latency overlaps the wait), stored after.
+// x_item_block. The first group's items: consumer thread c takes items c, c + 32 kRowTiles, ...
+// (< 8 TN), loaded first thing in the kernel (see the prologue). Every later group's: producer
+// thread `thread` (of kXThreads) takes items thread + u kXThreads, u < kXItems, in batches of
+// kXBatch: the first batch loaded into registers before the stage is free (the latency overlaps
+// the wait), each stored before the next is loaded (TN = 128: 8 items, 128 registers at once).
 constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
+template <int TN>
+constexpr int kXBatch = kXItems<TN> < 4 ? kXItems<TN> : 4;
 
 // Item i < 8 TN of a stage's x: 32 consecutive items (a warp's) cover 8 tokens x 4 blocks, tokens
 // fastest. A warp's load of chunk q then touches 8 rows x 256 contiguous bytes (16 lines; one
@@ -109,26 +113,33 @@ __device__ __forceinline__ void store_x_item(const uint4 (&c)[4], unsigned char*
   dst[3 * TN] = make_uint4(c[0].w, c[1].w, c[2].w, c[3].w);
 }
 
-// A producer thread's items of a stage: thread + u kXThreads, u < kXItems.
+// Batch b of a producer thread's items of a stage: thread + (b kXBatch + u) kXThreads, u < kXBatch.
 template <int TN>
-__device__ __forceinline__ void load_x_items(uint4 (&chunks)[kXItems<TN>][4], const uint4* __restrict__ x, int64_t M,
-                                             int64_t K, int64_t tok0, int64_t grp, int thread) {
-  static_assert(8 * TN % kXThreads == 0, "wgmma_gemm: a stage's x items divide among the producer threads");
+__device__ __forceinline__ void load_x_batch(uint4 (&chunks)[kXBatch<TN>][4], const uint4* __restrict__ x, int64_t M,
+                                             int64_t K, int64_t tok0, int64_t grp, int thread, int b) {
+  static_assert(8 * TN % kXThreads == 0 && kXItems<TN> % kXBatch<TN> == 0,
+                "wgmma_gemm: a stage's x items divide among the producer threads in whole batches");
 #pragma unroll
-  for (int u = 0; u < kXItems<TN>; ++u) load_x_item<TN>(chunks[u], x, M, K, tok0, grp, thread + u * kXThreads);
+  for (int u = 0; u < kXBatch<TN>; ++u)
+    load_x_item<TN>(chunks[u], x, M, K, tok0, grp, thread + (b * kXBatch<TN> + u) * kXThreads);
 }
 
 template <int TN>
-__device__ __forceinline__ void store_x_items(const uint4 (&chunks)[kXItems<TN>][4], unsigned char* stage, int thread) {
+__device__ __forceinline__ void store_x_batch(const uint4 (&chunks)[kXBatch<TN>][4], unsigned char* stage, int thread,
+                                              int b) {
 #pragma unroll
-  for (int u = 0; u < kXItems<TN>; ++u) store_x_item<TN>(chunks[u], stage, thread + u * kXThreads);
+  for (int u = 0; u < kXBatch<TN>; ++u) store_x_item<TN>(chunks[u], stage, thread + (b * kXBatch<TN> + u) * kXThreads);
 }
 
-template <typename T, int K, int TN, bool kXStaged>
-__global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmArgs args) {
+template <typename T, int K, int TN, int kRowTiles, bool kXStaged>
+__global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel(const TcGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int S = wgmma_stages(K, TN);
-  constexpr int kStageBytes = wgmma_stage_bytes(K, TN), kXBytes = TN * 512, kStepBytes = TN * 32;
+  static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
+  constexpr int kConsumerWarps = kRowTiles;  // one per row tile
+  constexpr int kConsumerThreads = 32 * kConsumerWarps;
+  constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
+  constexpr int S = wgmma_stages(K, TN, kRowTiles);
+  constexpr int kStageBytes = wgmma_stage_bytes(K, TN, kRowTiles), kXBytes = TN * 512, kStepBytes = TN * 32;
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
   static_assert(kWgInFlight >= 2 && kWgInFlight - 2 < 16, "wgmma_gemm: the stage release needs a step >= 0 to fire on");
@@ -145,8 +156,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
   const int64_t chunks = (M + TN - 1) / TN;
   const int64_t row_block = div_nonneg(blockIdx.x, chunks);
-  const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kWgRowTiles;
-  const int live_tiles = static_cast<int>(std::min<int64_t>(kWgRowTiles, NT - cta_tile0));
+  const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kRowTiles;
+  const int live_tiles = static_cast<int>(std::min<int64_t>(kRowTiles, NT - cta_tile0));
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail.
   // Before the wait only L2 prefetch hints touch global memory, and only where x is staged (small
@@ -159,9 +170,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   allow_dependents();
   if constexpr (kXStaged) {
     if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
-    if (warp < kWgConsumerWarps && lane == 0 && cta_tile0 + warp < NT)
+    if (warp < kConsumerWarps && lane == 0 && cta_tile0 + warp < NT)
       prefetch_l2_line(args.row_scale + (cta_tile0 + warp) * 16);
-    if (const int p = threadIdx.x - 32 * kWgConsumerWarps; p >= 0 && p < 2 * live_tiles && n_groups > 0) {
+    if (const int p = threadIdx.x - kConsumerThreads; p >= 0 && p < 2 * live_tiles && n_groups > 0) {
       const int64_t tile = (cta_tile0 + p / 2) * G + grp_begin;
       if (p % 2 == 0) prefetch_l2(args.packed + tile * tile_words(K), K * 512);
       else prefetch_l2(args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
@@ -173,16 +184,22 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // What the kernel reads besides the stages' copies is requested first, before the producers'
   // copies fill the memory queues: the codebook (above), a consumer thread's two row scales (rows
   // g and g + 8 of its tile, applied at the end) and, kXStaged, the first group's x (consumer
-  // thread i < 8 TN: item i, stored before the first CTA barrier). A per-CTA trace (session 19)
-  // showed these loads, issued after the copies, landing 2000-5000 cycles late and holding up
-  // the table barrier and the epilogue.
+  // thread c: items c + u kConsumerThreads < 8 TN, stored before the first CTA barrier). A per-CTA
+  // trace (session 19) showed these loads, issued after the copies, landing 2000-5000 cycles late
+  // and holding up the table barrier and the epilogue.
   const int g = lane >> 2, t = lane & 3;
   const uint4* x = static_cast<const uint4*>(args.x);  // kXStaged
-  const bool x_first_mine = kXStaged && n_groups > 0 && threadIdx.x < 8 * TN;
-  uint4 x_first[4];
-  if (x_first_mine) load_x_item<TN>(x_first, x, M, cols, tok0, grp_begin, threadIdx.x);
+  constexpr int kFirstItems = (8 * TN + kConsumerThreads - 1) / kConsumerThreads;
+  const bool x_first_mine = kXStaged && n_groups > 0 && warp < kConsumerWarps;
+  uint4 x_first[kFirstItems][4];
+  if (x_first_mine) {
+#pragma unroll
+    for (int u = 0; u < kFirstItems; ++u)
+      if (const int i = threadIdx.x + u * kConsumerThreads; i < 8 * TN)
+        load_x_item<TN>(x_first[u], x, M, cols, tok0, grp_begin, i);
+  }
   float row_scale_lo = 0.0f, row_scale_hi = 0.0f;  // consumers: rows g, g + 8 of the row tile (0 past N)
-  if (warp < kWgConsumerWarps) {
+  if (warp < kConsumerWarps) {
     const int64_t row = (cta_tile0 + warp) * 16 + g;
     if (row < N) row_scale_lo = __ldg(args.row_scale + row);
     if (row + 8 < N) row_scale_hi = __ldg(args.row_scale + row + 8);
@@ -195,7 +212,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // among themselves, then each warp's lane 0 issues its tiles' copies (kXStaged: the weights
   // only; else producer warp 0's lane also copies the group's block of the image,
   // wgmma_x_image). The consumers touch the barriers only after the second CTA barrier.
-  const int producer_warp = warp - kWgConsumerWarps;  // >= 0: a producer warp
+  const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
@@ -221,13 +238,13 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
-  const int x_thread = threadIdx.x - 32 * kWgConsumerWarps;  // producer threads: 0 .. kXThreads - 1
-  uint4 x_next[kXItems<TN>][4];  // kXStaged: a producer thread's x of the next group, loaded before its stage is free
+  const int x_thread = threadIdx.x - kConsumerThreads;  // producer threads: 0 .. kXThreads - 1
+  uint4 x_next[kXBatch<TN>][4];  // kXStaged: a batch of a producer thread's x of the next group (the first loaded before its stage is free)
   if (producer_warp >= 0) {
     if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
         mbarrier_init(&full[i], kFullArrivals);
-        mbarrier_init(&empty[i], kWgConsumerWarps * 32);
+        mbarrier_init(&empty[i], kConsumerThreads);
       }
       fence_barrier_init_for_async_proxy();
     }
@@ -237,7 +254,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   if (x_first_mine) {  // stage 0's x region (the copies fill only its weight tiles)
-    store_x_item<TN>(x_first, stages, threadIdx.x);
+#pragma unroll
+    for (int u = 0; u < kFirstItems; ++u)
+      if (const int i = threadIdx.x + u * kConsumerThreads; i < 8 * TN) store_x_item<TN>(x_first[u], stages, i);
     fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
   }
   __syncthreads();
@@ -248,13 +267,17 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
     if constexpr (kXStaged) {
       for (int j = 0; j < n_groups; ++j) {
         const int stage = j % S;
-        if (j > 0) load_x_items<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread);  // in flight during the wait
+        if (j > 0) load_x_batch<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread, 0);  // in flight during the wait
         if (j >= S) {
           if (lane == 0) copy_stage(j);  // waits for the release itself
           else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
         }
         if (j > 0) {  // group 0's x: the consumers, before the CTA barrier
-          store_x_items<TN>(x_next, stages + stage * kStageBytes, x_thread);
+#pragma unroll
+          for (int b = 0; b < kXItems<TN> / kXBatch<TN>; ++b) {
+            if (b > 0) load_x_batch<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread, b);
+            store_x_batch<TN>(x_next, stages + stage * kStageBytes, x_thread, b);
+          }
           fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
         }
         mbarrier_arrive(&full[stage]);
@@ -336,25 +359,25 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
   // (cold, after the copies) were most of the epilogue's time (session 19). Producer warps take
   // no part (the cluster barrier waits for non-exited threads only, and they exit after their
   // last copies); every consumer thread takes both barriers.
-  static_assert(TN * kWgPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
-  named_barrier_sync(2, 32 * kWgConsumerWarps);  // every warpgroup's wgmmas done: the stages are free
-  float* partial = reinterpret_cast<float*>(stages);  // [TN][kWgPartialStride]
+  static_assert(TN * kPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
+  named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the stages are free
+  float* partial = reinterpret_cast<float*>(stages);  // [TN][kPartialStride]
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e)
-    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kWgPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
+    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
         acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo);
   cluster_sync();  // every split's partials written
   // The float4s of the tile's valid tokens' partials (tokens past M are zeros: not read, a chunk
   // of 48 tokens in TN = 64 moves 3/4 of the bytes through the cluster).
-  const int quads = rows * (16 * kWgRowTiles / 4);
+  const int quads = rows * (16 * kRowTiles / 4);
   const int q_begin = split * quads / splits, q_end = (split + 1) * quads / splits;
   const int64_t row0 = cta_tile0 * 16;
-  for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += 32 * kWgConsumerWarps) {
-    const int tok = q / (4 * kWgRowTiles), r4 = 4 * (q % (4 * kWgRowTiles));
+  for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
+    const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
     // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
     // remote load that runs then feeds a store, which the relaxed barrier below relies on.
     if (row0 + r4 >= N) continue;
-    const float* mine = partial + tok * kWgPartialStride + r4;
+    const float* mine = partial + tok * kPartialStride + r4;
     float4 part[kWgMaxSplits];
 #pragma unroll
     for (int p = 0; p < kWgMaxSplits; ++p)
@@ -376,24 +399,25 @@ __global__ void __launch_bounds__(kWgThreads, 1) wgmma_gemm_kernel(const TcGemmA
 #endif
 }
 
-template <typename T, int K, int TN>
-void launch_wgmma_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
-  constexpr int kSmem = wgmma_smem_bytes(K, TN);
-  auto kernel = args.wgmma_x_staged ? wgmma_gemm_kernel<T, K, TN, true> : wgmma_gemm_kernel<T, K, TN, false>;
-  resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kWgThreads, kSmem, kSmem);  // the opt-in
-  const int64_t row_blocks = ((args.N + 15) / 16 + kWgRowTiles - 1) / kWgRowTiles;
+template <typename T, int K, int TN, int kRowTiles>
+void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
+  constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
+  auto kernel = args.wgmma_x_staged ? wgmma_gemm_kernel<T, K, TN, kRowTiles, true>
+                                    : wgmma_gemm_kernel<T, K, TN, kRowTiles, false>;
+  resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
+  const int64_t row_blocks = ((args.N + 15) / 16 + kRowTiles - 1) / kRowTiles;
   const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
   // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster (it steps down;
   // not queried again here: the call's host path already asked per split count)
   TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,
               " K-splits");
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
-  launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kWgThreads), kSmem, stream,
+  launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kThreads), kSmem, stream,
                             dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
 }
 
-template <int K, int TN>
-int wgmma_resident_clusters_tokens(int splits) {
+template <int K, int TN, int kRowTiles>
+int wgmma_resident_clusters_shape(int splits) {
   // Remembered per (device, splits) without a lock: the split model asks for every count on each
   // call, and each query (two mutex-guarded map lookups) was host time on every wgmma call.
   constexpr int kDevices = 64;
@@ -403,30 +427,43 @@ int wgmma_resident_clusters_tokens(int splits) {
   const bool slot = device >= 0 && device < kDevices && splits >= 1 && splits <= kWgMaxSplits;
   if (slot)
     if (const int known = remembered[device][splits].load(std::memory_order_relaxed); known > 0) return known - 1;
-  constexpr int kSmem = wgmma_smem_bytes(K, TN);
-  const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN, true>);  // the other variants: the same resources
-  resident_ctas_per_sm(kernel, kWgThreads, kSmem, kSmem);  // the opt-in, before the cluster query
-  const int clusters = resident_clusters(kernel, kWgThreads, kSmem, splits);
+  constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
+  // (the other variants: the same resources)
+  const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN, kRowTiles, true>);
+  resident_ctas_per_sm(kernel, kThreads, kSmem, kSmem);  // the opt-in, before the cluster query
+  const int clusters = resident_clusters(kernel, kThreads, kSmem, splits);
   if (slot) remembered[device][splits].store(clusters + 1, std::memory_order_relaxed);
   return clusters;
 }
 
-template <int K>
-int wgmma_resident_clusters(int64_t M, int splits) {
-  switch (wgmma_tokens(M)) {
-    case 16: return wgmma_resident_clusters_tokens<K, 16>(splits);
-    case 32: return wgmma_resident_clusters_tokens<K, 32>(splits);
-    default: return wgmma_resident_clusters_tokens<K, 64>(splits);
+// The compiled shapes (wgmma_gemm.h): f(std::integral_constant<int, TN>, std::integral_constant<int, kRowTiles>).
+template <typename F>
+decltype(auto) with_wgmma_shape(WgmmaShape shape, F&& f) {
+  using std::integral_constant;
+  if (shape.row_tiles == 8) {
+    if (shape.tokens == 128) return f(integral_constant<int, 128>{}, integral_constant<int, 8>{});
+    TORCH_CHECK(shape.tokens == 64, "kbit: wgmma_gemm: internal error: no kernel for ", shape.tokens, " tokens x 8 row tiles");
+    return f(integral_constant<int, 64>{}, integral_constant<int, 8>{});
   }
+  TORCH_CHECK(shape.row_tiles == 16 && (shape.tokens == 16 || shape.tokens == 32 || shape.tokens == 64),
+              "kbit: wgmma_gemm: internal error: no kernel for ", shape.tokens, " tokens x ", shape.row_tiles, " row tiles");
+  if (shape.tokens == 16) return f(integral_constant<int, 16>{}, integral_constant<int, 16>{});
+  if (shape.tokens == 32) return f(integral_constant<int, 32>{}, integral_constant<int, 16>{});
+  return f(integral_constant<int, 64>{}, integral_constant<int, 16>{});
+}
+
+template <int K>
+int wgmma_resident_clusters(WgmmaShape shape, int splits) {
+  return with_wgmma_shape(shape, [&](auto tn, auto rt) {
+    return wgmma_resident_clusters_shape<K, decltype(tn)::value, decltype(rt)::value>(splits);
+  });
 }
 
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream) {
-  switch (wgmma_tokens(args.M)) {
-    case 16: launch_wgmma_gemm_tokens<T, K, 16>(args, stream); break;
-    case 32: launch_wgmma_gemm_tokens<T, K, 32>(args, stream); break;
-    default: launch_wgmma_gemm_tokens<T, K, 64>(args, stream); break;
-  }
+  with_wgmma_shape(WgmmaShape{args.wgmma_tokens, args.wgmma_row_tiles}, [&](auto tn, auto rt) {
+    launch_wgmma_gemm_shape<T, K, decltype(tn)::value, decltype(rt)::value>(args, stream);
+  });
 }
 
 }  // namespace cuda

@@ -17,38 +17,52 @@
 namespace kbit {
 namespace cuda {
 
-constexpr int kWgConsumerWarps = 16;               // four warpgroups, one 64-row wgmma block each
-constexpr int kWgRowTiles = kTileRowTiles;         // 16-row tiles per CTA: 256 rows, as the tile kernel
-static_assert(kWgRowTiles == kWgConsumerWarps, "wgmma_gemm: one row tile per consumer warp");
+// The CTA's shape (WgmmaShape): row_tiles 16-row tiles of W, one consumer warp each (16: four
+// warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64 or 128). Compiled: 16 row
+// tiles x 16 / 32 / 64 tokens, 8 x 64 / 128 (128 tokens hold 64 fp32 accumulators per consumer
+// thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups).
+constexpr int kWgMaxRowTiles = 16;
+struct WgmmaShape {
+  int tokens;
+  int row_tiles;
+};
 // Producer warps: one lane of each issues the bulk copies of every kWgProducerWarps-th tile of a
 // stage (warp 0 also x's). One lane issuing a stage's ~33 copies took ~2250 cycles (a per-CTA trace,
 // session 17: 68-80 cycles per copy on the uniform datapath), ~9000 before the first barrier at 4
 // stages and about the consumers' time per group at TN = 64.
 constexpr int kWgProducerWarps = 4;
-constexpr int kWgThreads = (kWgConsumerWarps + kWgProducerWarps) * 32;
+constexpr int wgmma_threads(int row_tiles) { return (row_tiles + kWgProducerWarps) * 32; }
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
 // K-splits: the splits of one output tile (row block x token chunk) run as one thread-block
 // cluster and add their partials through distributed shared memory (wgmma_gemm.cuh), so at most
 // a portable cluster's 8 CTAs.
 constexpr int kWgMaxSplits = 8;
-// A split's partial sums in its shared memory: [tokens][kWgPartialStride] fp32, rows 0..255 of the
-// CTA (the stride's 4 extra words put the 4 token pairs of a warp's store on different banks).
-constexpr int kWgPartialStride = 16 * kWgRowTiles + 4;
+// A split's partial sums in its shared memory: [tokens][wgmma_partial_stride] fp32, the CTA's
+// 16 row_tiles rows (the stride's 4 extra words put the 4 token pairs of a warp's store on
+// different banks: stride = 4 mod 32).
+constexpr int wgmma_partial_stride(int row_tiles) { return 16 * row_tiles + 4; }
 
-// Tokens per CTA: 16, 32 or 64 (M <= 16, <= 32, more: chunks of 64).
-inline int wgmma_tokens(int64_t M) { return M <= 16 ? 16 : M <= 32 ? 32 : 64; }
+// The CTA shape for M tokens: 16 row tiles x 16 / 32 / 64 tokens up to M = 64 (chunks of 64 past
+// that where the tuning aid asks for 16 row tiles), 8 row tiles x 128 tokens above 64 (each
+// weight decoded once per 128 tokens, not per 64). kbit._C._set_wgmma_row_tiles (tuning aid):
+// 0 the rule, 8 = two warpgroups from M = 33 (64 or 128 tokens), 16 = four at every M.
+WgmmaShape wgmma_shape(int64_t M);
 
-// One pipeline stage: x[tokens][256] in the wgmma B layout + the CTA's 16 weight tiles.
-constexpr int wgmma_stage_bytes(int k, int tokens) { return tokens * 512 + kWgRowTiles * (k * 512 + kAbsmaxBytesPerTile); }
+// One pipeline stage: x[tokens][256] in the wgmma B layout + the CTA's weight tiles.
+constexpr int wgmma_stage_bytes(int k, int tokens, int row_tiles) {
+  return tokens * 512 + row_tiles * (k * 512 + kAbsmaxBytesPerTile);
+}
 // pair table + codebook + two mbarriers per stage (at most 4 stages)
 constexpr int wgmma_reserved_bytes(int k) { return pair_table_bytes(k) + 32 * 4 + 8 * 8; }
-constexpr int wgmma_stages(int k, int tokens) {
-  const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens);
+constexpr int wgmma_stages(int k, int tokens, int row_tiles) {
+  const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens, row_tiles);
   return fit > 4 ? 4 : fit;
 }
-constexpr int wgmma_smem_bytes(int k, int tokens) {
-  return wgmma_reserved_bytes(k) + wgmma_stages(k, tokens) * wgmma_stage_bytes(k, tokens);
+constexpr int wgmma_smem_bytes(int k, int tokens, int row_tiles) {
+  return wgmma_reserved_bytes(k) + wgmma_stages(k, tokens, row_tiles) * wgmma_stage_bytes(k, tokens, row_tiles);
 }
+inline int wgmma_stages(int k, WgmmaShape s) { return wgmma_stages(k, s.tokens, s.row_tiles); }
+inline int wgmma_smem_bytes(int k, WgmmaShape s) { return wgmma_smem_bytes(k, s.tokens, s.row_tiles); }
 
 // Whether this build has the kernel (an sm_90a target) and the GPU runs it (compute 9.0,
 // enough opt-in shared memory for k and M).
@@ -69,18 +83,18 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // wgmma_x_staged: staged where every CTA's groups fit in its stages (no refills: Qwen3-size
 // weights split several ways; session 18), else the image (70B gate/up: 158 vs 290 us at M = 128).
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
-bool wgmma_x_staged(int k, int64_t M, int64_t K, int splits);
+bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
-// Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] on a GPU of sm_count SMs (one CTA per SM):
+// Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] in CTAs of `shape` on a GPU of sm_count SMs (one CTA per SM):
 // the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups);
 // either lowered to a count whose cluster the GPU runs (on an H100 every count up to 8 runs).
-int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count);
+int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count);
 
-// Clusters of `splits` CTAs of the k-bit kernel for M tokens that the current GPU runs at once
+// Clusters of `splits` CTAs of the k-bit kernel of `shape` that the current GPU runs at once
 // (0: none fits; the CTAs of a cluster share one GPC, so fewer than SMs / splits where a GPC's
 // SMs are not a multiple of splits).
 template <int K>
-int wgmma_resident_clusters(int64_t M, int splits);
+int wgmma_resident_clusters(WgmmaShape shape, int splits);
 
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);

@@ -5,6 +5,6 @@ namespace kbit {
 namespace cuda {
 template void launch_wgmma_gemm<c10::Half, 2>(const TcGemmArgs&, cudaStream_t);
 template void launch_wgmma_gemm<c10::BFloat16, 2>(const TcGemmArgs&, cudaStream_t);
-template int wgmma_resident_clusters<2>(int64_t, int);
+template int wgmma_resident_clusters<2>(WgmmaShape, int);
 }  // namespace cuda
 }  // namespace kbit

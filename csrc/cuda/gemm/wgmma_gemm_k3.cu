@@ -5,6 +5,6 @@ namespace kbit {
 namespace cuda {
 template void launch_wgmma_gemm<c10::Half, 3>(const TcGemmArgs&, cudaStream_t);
 template void launch_wgmma_gemm<c10::BFloat16, 3>(const TcGemmArgs&, cudaStream_t);
-template int wgmma_resident_clusters<3>(int64_t, int);
+template int wgmma_resident_clusters<3>(WgmmaShape, int);
 }  // namespace cuda
 }  // namespace kbit
