@@ -184,6 +184,19 @@ PYBIND11_MODULE(_C, m) {
         "What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16) at k bits, without "
         "launching: _gemv_launch_plan's keys, chunk_rows (rows per chunk asked for) and schedule ('per_warp_static', "
         "'per_warp', 'per_cta_rows' or 'per_cta_scans')");
+  m.def("_wgmma_launch_plan", [](int64_t M, int64_t N, int64_t K, int64_t k, int64_t device) {
+          const auto q = kbit::cuda::wgmma_launch_plan(M, N, K, static_cast<int>(k), static_cast<int>(device));
+          pybind11::dict d;
+          d["tokens"] = q.tokens;
+          d["row_tiles"] = q.row_tiles;
+          d["splits"] = q.splits;
+          d["x_staged"] = q.x_staged;
+          d["ctas"] = q.ctas;
+          return d;
+        },
+        pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
+        "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
+        "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), ctas");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -192,9 +205,10 @@ PYBIND11_MODULE(_C, m) {
         "every CTA's groups fit in its stages, else an image pass before the launch); 1 always staged; 2 always the "
         "image; returns the previous mode");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
-        "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (four warpgroups on "
-        "256 rows x 64 tokens up to M = 64, two on 128 rows x 128 tokens above); 8 two warpgroups (64 or 128 tokens); "
-        "16 four (chunks of 64 tokens); returns the previous value");
+        "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
+        "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
+        "256 x 64 or an x image pass where four need none); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
+        "64 tokens); returns the previous value");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

@@ -804,6 +804,43 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
     assert_bitwise_equal(four, y)
 
 
+def test_wgmma_launch_plan_shapes():
+    # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
+    # x 128 tokens above 64; at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
+    # an x image pass where four stage x (on the H100: Qwen3 gate/up and Llama-3 70B gate/up keep
+    # four, session 23); forcing either with the tuning aid; the launch's CTAs follow the shape
+    if not kbit._C.wgmma_gemm_runs(4, 64):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+    for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
+        p = plan(M, 4096, 2048, 4)
+        assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
+    for M in (65, 100, 128, 300):
+        p = plan(M, 4096, 2048, 4)
+        assert (p["tokens"], p["row_tiles"]) == (128, 8), (M, p)
+        assert p["ctas"] == -(-M // 128) * 32 * p["splits"]
+    for M in (33, 64):
+        for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
+            p = plan(M, N, K, 4)
+            assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
+            assert p["ctas"] == -(-(-(-N // 16)) // p["row_tiles"]) * p["splits"]
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 the rule was measured on
+        assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
+        assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down
+        assert plan(64, 5120, 2048, 4)["row_tiles"] == 16    # Qwen3 gate/up: two would need the image pass
+        assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
+    previous = kbit._C._set_wgmma_row_tiles(16)
+    try:
+        assert plan(100, 4096, 2048, 4)["row_tiles"] == 16 and plan(100, 4096, 2048, 4)["tokens"] == 64
+        kbit._C._set_wgmma_row_tiles(8)
+        assert plan(40, 5120, 2048, 4)["row_tiles"] == 8
+        assert plan(20, 5120, 2048, 4)["row_tiles"] == 16  # M <= 32: four warpgroups whatever is forced
+    finally:
+        kbit._C._set_wgmma_row_tiles(previous)
+    with pytest.raises(RuntimeError, match="needs M, N, K >= 1"):
+        plan(0, 4096, 2048, 4)
+
+
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):

@@ -54,9 +54,19 @@ int set_wgmma_splits(int64_t splits);
 // How the wgmma kernel gets x (0 = the rule, wgmma_x_staged; 1 always staged by the kernel; 2 always
 // the image pass); returns the previous mode.
 int set_wgmma_x_staging(int64_t mode);
-// The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_shape; 8 = two warpgroups, 64 or 128
+// The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
+
+// What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
+// launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
+// kernel (else the image pass), the grid's CTAs. Needs the wgmma kernel (wgmma_gemm_runs).
+struct WgmmaLaunchQuery {
+  int64_t tokens, row_tiles, splits;
+  bool x_staged;
+  int64_t ctas;
+};
+WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 
 // What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits with `decode` ('auto',
 // 'mma', 'shuffle') on CUDA device `device`, without launching (GemvLaunchPlan, scalar_gemv.h).

@@ -106,10 +106,14 @@ auto with_k(int k, F&& f) {
 }  // namespace
 
 // concurrent(s): the CTAs with s splits that run at once (one per SM; the wgmma kernel's splits
-// are clusters, which a GPC holds fewer of), 0 where s cannot run.
+// are clusters, which a GPC holds fewer of), 0 where s cannot run. whole_groups: a CTA's share is
+// counted as the most 256-column groups a split gets (ceil(G / s) of G; the wgmma kernel: 8 groups
+// in 5 splits run 2 groups on the critical path, as 4 splits do, with more partials; session 23,
+// Qwen3 gate/up M = 40-64: 5 splits 11.2-12.3 us, 4 splits 10.7-11.8), else as K / s (the tile kernel's
+// measured fit, kept).
 template <typename Concurrent>
 static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, int64_t N, int64_t K, int k,
-                                int max_splits, Concurrent&& concurrent) {
+                                int max_splits, bool whole_groups, Concurrent&& concurrent) {
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
@@ -123,21 +127,25 @@ static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, in
     const int64_t at_once = concurrent(s);
     if (at_once <= 0) continue;
     const double waves = double((units * s + at_once - 1) / at_once);
-    const double cost = waves * (unit_bytes / s + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
+    const double share = whole_groups ? double((groups + s - 1) / s) / double(groups) : 1.0 / s;
+    const double cost = waves * (unit_bytes * share + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
     if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;
   }
   return best;
 }
 
 int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), kTileRowTiles, N, K, k, 32,
+  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), kTileRowTiles, N, K, k, 32, false,
                               [&](int) { return sm_count; });
 }
 
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 #ifdef KBIT_HAS_SM90A
-  return prop.major == 9 && prop.minor == 0 &&
-         size_t(wgmma_smem_bytes(k, wgmma_shape(M))) <= prop.sharedMemPerBlockOptin;
+  // every shape wgmma_plan may pick for M (from M = 33 either warpgroup count)
+  const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
+  const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
+                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || fits({128, 8}));
+  return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
   return false;
@@ -156,14 +164,7 @@ int set_wgmma_row_tiles(int64_t row_tiles) {
   return wgmma_row_tiles_forced.exchange(static_cast<int>(row_tiles));
 }
 
-WgmmaShape wgmma_shape(int64_t M) {
-  if (M <= 16) return {16, 16};
-  if (M <= 32) return {32, 16};
-  const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
-  if (forced == 16) return {64, 16};
-  if (forced == 8) return {M <= 64 ? 64 : 128, 8};
-  return M <= 64 ? WgmmaShape{64, 16} : WgmmaShape{128, 8};
-}
+WgmmaShape wgmma_plan_shape_small(int64_t M) { return M <= 16 ? WgmmaShape{16, 16} : WgmmaShape{32, 16}; }
 
 int set_wgmma_splits(int64_t splits) {
   TORCH_CHECK(splits >= 0 && splits <= kWgMaxSplits, "kbit._C._set_wgmma_splits: splits must be 0 (the rule) or 1 to ",
@@ -184,19 +185,42 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
   return (groups + splits - 1) / splits <= wgmma_stages(k, shape);
 }
 
+static int wgmma_clusters(int k, WgmmaShape shape, int splits) {
+  return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(shape, splits); });
+}
+
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
-  const auto clusters = [&](int s) {
-    return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(shape, s); });
-  };
+  const auto clusters = [&](int s) { return wgmma_clusters(k, shape, s); };
   int splits = 0;
   if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
     splits = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
   else  // the model skips counts whose cluster cannot run; KBIT_TUNE_CTA_SPLITS (inside it) does not
-    splits = splits_for_cta_tiles(M, shape.tokens, shape.row_tiles, N, K, k, kWgMaxSplits, [&](int s) -> int64_t {
+    splits = splits_for_cta_tiles(M, shape.tokens, shape.row_tiles, N, K, k, kWgMaxSplits, true, [&](int s) -> int64_t {
       return s == 1 ? sm_count : int64_t(s) * clusters(s);
     });
   while (splits > 1 && clusters(splits) == 0) --splits;  // a forced count on a GPU (partition) without room
   return splits;
+}
+
+WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  const auto plan_for = [&](WgmmaShape shape) {
+    const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits)};
+  };
+  if (M <= 32) return plan_for(wgmma_plan_shape_small(M));
+  const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
+  if (forced == 16) return plan_for({64, 16});
+  if (forced == 8 || M > 64) return plan_for({M <= 64 ? 64 : 128, 8});
+  // M = 33..64: two warpgroups on 128 rows, unless that takes more CTA waves than four on 256 rows
+  // (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
+  // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
+  const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
+  const auto waves = [&](const WgmmaPlan& p) {
+    const int64_t row_blocks = ((N + 15) / 16 + p.shape.row_tiles - 1) / p.shape.row_tiles;
+    const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
+    return (row_blocks * p.splits + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
+  };
+  return waves(two) > waves(four) || (four.x_staged && !two.x_staged) ? four : two;
 }
 
 namespace {
@@ -393,19 +417,18 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 #endif
   TORCH_CHECK(prop.major == 9 && prop.minor == 0, "kbit: wgmma_gemm runs on compute-9.0 GPUs (Hopper) only; this GPU is ",
               prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
-  const WgmmaShape shape = wgmma_shape(M);  // once: the tuning aid may change between reads
-  TORCH_CHECK(size_t(wgmma_smem_bytes(g.k, shape)) <= prop.sharedMemPerBlockOptin, "kbit: wgmma_gemm needs ",
-              wgmma_smem_bytes(g.k, shape), " bytes of shared memory per block for k=", g.k, "; this GPU (", prop.name,
-              ") allows ", prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
-  const int splits = wgmma_gemm_splits(M, g.rows, g.cols, g.k, shape, prop.multiProcessorCount);
-  const bool staged = wgmma_x_staged(g.k, shape, g.cols, splits);
-  const at::Tensor image = staged ? at::Tensor() : wgmma_x_image(x, shape.tokens);  // alive until the launch
+  // once per call (the tuning aids may change between reads): the image, splits and launch agree
+  const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  TORCH_CHECK(size_t(wgmma_smem_bytes(g.k, plan.shape)) <= prop.sharedMemPerBlockOptin, "kbit: wgmma_gemm needs ",
+              wgmma_smem_bytes(g.k, plan.shape), " bytes of shared memory per block for k=", g.k, "; this GPU (",
+              prop.name, ") allows ", prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
+  const at::Tensor image = plan.x_staged ? at::Tensor() : wgmma_x_image(x, plan.shape.tokens);  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
-    args.splits = splits;
-    args.wgmma_x_staged = staged;
-    args.wgmma_tokens = shape.tokens;
-    args.wgmma_row_tiles = shape.row_tiles;
-    if (!staged) args.x = image.data_ptr();
+    args.splits = plan.splits;
+    args.wgmma_x_staged = plan.x_staged;
+    args.wgmma_tokens = plan.shape.tokens;
+    args.wgmma_row_tiles = plan.shape.row_tiles;
+    if (!plan.x_staged) args.x = image.data_ptr();
   });
 }
 
@@ -571,6 +594,20 @@ at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t
 }
 
 }  // namespace
+
+WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device) {
+  check_k(k);
+  TORCH_CHECK(M >= 1 && N >= 1 && K >= 1, "kbit._C._wgmma_launch_plan: needs M, N, K >= 1; got M=", M, ", N=", N,
+              ", K=", K);
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
+              " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
+  const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
+  const int64_t row_blocks = ((N + 15) / 16 + p.shape.row_tiles - 1) / p.shape.row_tiles;
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged,
+          (M + p.shape.tokens - 1) / p.shape.tokens * row_blocks * p.splits};
+}
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {
   check_k(k);

@@ -40,7 +40,7 @@ struct TcGemmArgs {
   int token_chunks;
   int ring_stages;
   // wgmma kernel (set by the host, wgmma_x_staged): its producers stage x from x itself; else x
-  // is wgmma_x_image's image of the stages, copied in bulk. And the CTA's shape (wgmma_shape,
+  // is wgmma_x_image's image of the stages, copied in bulk. And the CTA's shape (wgmma_plan,
   // wgmma_gemm.h: tokens per CTA, 16-row tiles per CTA), chosen once per call on the host so the
   // image, the split model and the launch agree.
   bool wgmma_x_staged;

@@ -42,11 +42,8 @@ constexpr int kWgMaxSplits = 8;
 // different banks: stride = 4 mod 32).
 constexpr int wgmma_partial_stride(int row_tiles) { return 16 * row_tiles + 4; }
 
-// The CTA shape for M tokens: 16 row tiles x 16 / 32 / 64 tokens up to M = 64 (chunks of 64 past
-// that where the tuning aid asks for 16 row tiles), 8 row tiles x 128 tokens above 64 (each
-// weight decoded once per 128 tokens, not per 64). kbit._C._set_wgmma_row_tiles (tuning aid):
-// 0 the rule, 8 = two warpgroups from M = 33 (64 or 128 tokens), 16 = four at every M.
-WgmmaShape wgmma_shape(int64_t M);
+// The CTA shape for M <= 32 tokens: 16 row tiles x 16 or 32 tokens (wgmma_plan takes it there).
+WgmmaShape wgmma_plan_shape_small(int64_t M);
 
 // One pipeline stage: x[tokens][256] in the wgmma B layout + the CTA's weight tiles.
 constexpr int wgmma_stage_bytes(int k, int tokens, int row_tiles) {
@@ -84,6 +81,20 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // weights split several ways; session 18), else the image (70B gate/up: 158 vs 290 us at M = 128).
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
+
+// What a call launches: the CTA shape, the splits along K and how x gets into the stages.
+// Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x 128
+// tokens (each weight decoded once per 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
+// faster at M = 96-128 than four warpgroups on chunks of 64); at M = 33..64 two on 128 rows x 64
+// unless that takes more CTA waves than four on 256 rows or needs the x image pass where four do
+// not. kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
+// or 128 tokens), 16 = four (chunks of 64 tokens).
+struct WgmmaPlan {
+  WgmmaShape shape;
+  int splits;
+  bool x_staged;
+};
+WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
 // Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] in CTAs of `shape` on a GPU of sm_count SMs (one CTA per SM):
 // the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups);
