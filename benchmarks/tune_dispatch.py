@@ -39,7 +39,10 @@ from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
 from .ab_paths import sweep
 from .session import tuning_parser, tuning_run
 
-MS = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+# 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
+# GLM shared-expert down ran the tile kernel at M = 33-47, 19.6 us against wgmma's 16.2, because the grid
+# had 32 (tile won) then 48)
+MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128]
 KS = [2, 3, 4, 5]
 WPU_BUCKETS = [1, 4, 8, 16]  # kWpuBucketM (csrc/cuda/gemm/tc_dispatch.h)
 WPUS = [8, 4, 2, 1]          # small-M kernel warps per unit, the default first (ties go to it)
