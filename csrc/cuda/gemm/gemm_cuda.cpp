@@ -79,7 +79,7 @@ int tc_dense_warps_per_unit(int64_t M, int64_t N, int64_t K, int k, const cudaDe
   return M > 8 && N >= 4096 ? std::min(2, dflt) : dflt;
 }
 
-// Tile and wgmma kernels (256 rows x `tokens` per CTA, one CTA per SM): the time goes as CTA
+// Tile and wgmma kernels (16 row_tiles rows x `tokens` per CTA, one CTA per SM): the time goes as CTA
 // waves x (the bytes a CTA reads -- its weights and x over its share of K -- plus a fixed cost
 // per CTA: table build, pipeline fill and drain, worth kCtaFixedBytes); each extra split adds an
 // fp32 partial of y to write and read back (the tile kernel's workspace; the wgmma kernel's
@@ -215,7 +215,7 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   // (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
   // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
-  const auto waves = [&](const WgmmaPlan& p) {
+  const auto waves = [&](const WgmmaPlan& p) {  // (one token chunk: M <= 64 tokens)
     const int64_t row_blocks = ((N + 15) / 16 + p.shape.row_tiles - 1) / p.shape.row_tiles;
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
     return (row_blocks * p.splits + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);

@@ -21,7 +21,6 @@ namespace cuda {
 // warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64 or 128). Compiled: 16 row
 // tiles x 16 / 32 / 64 tokens, 8 x 64 / 128 (128 tokens hold 64 fp32 accumulators per consumer
 // thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups).
-constexpr int kWgMaxRowTiles = 16;
 struct WgmmaShape {
   int tokens;
   int row_tiles;
