@@ -160,7 +160,8 @@ std::atomic<int> wgmma_row_tiles_forced{0};
 
 int set_wgmma_row_tiles(int64_t row_tiles) {
   TORCH_CHECK(row_tiles == 0 || row_tiles == 8 || row_tiles == 16, "kbit._C._set_wgmma_row_tiles: row_tiles must be 0 "
-              "(the rule), 8 (two warpgroups from M = 33) or 16 (four at every M); got ", row_tiles);
+              "(the rule), 8 (two warpgroups on 128 rows from M = 33) or 16 (four warpgroups on 256 rows, chunks of 64 "
+              "tokens); got ", row_tiles);
   return wgmma_row_tiles_forced.exchange(static_cast<int>(row_tiles));
 }
 
@@ -417,11 +418,15 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
 #endif
   TORCH_CHECK(prop.major == 9 && prop.minor == 0, "kbit: wgmma_gemm runs on compute-9.0 GPUs (Hopper) only; this GPU is ",
               prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
+  // before the plan: planning asks the kernels' cluster occupancy, which raises their shared-memory limit
+  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs up to ",
+              M <= 32 ? wgmma_smem_bytes(g.k, wgmma_plan_shape_small(M))
+                      : std::max({wgmma_smem_bytes(g.k, {64, 16}), wgmma_smem_bytes(g.k, {64, 8}),
+                                  wgmma_smem_bytes(g.k, {128, 8})}),
+              " bytes of shared memory per block for k=", g.k, " and M=", M, "; this GPU (", prop.name, ") allows ",
+              prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the image, splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  TORCH_CHECK(size_t(wgmma_smem_bytes(g.k, plan.shape)) <= prop.sharedMemPerBlockOptin, "kbit: wgmma_gemm needs ",
-              wgmma_smem_bytes(g.k, plan.shape), " bytes of shared memory per block for k=", g.k, "; this GPU (",
-              prop.name, ") allows ", prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   const at::Tensor image = plan.x_staged ? at::Tensor() : wgmma_x_image(x, plan.shape.tokens);  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;

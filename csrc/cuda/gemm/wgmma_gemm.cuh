@@ -14,7 +14,7 @@
 //   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
 //   grid.y = splits along K, at most kWgMaxSplits; a tile's splits form one cluster (1, splits, 1)
 //            and add their partials through distributed shared memory at the end (no workspace)
-// Pipeline: wgmma_stages(k, TN) stages of one 256-column group each. The producer warps' lane 0s
+// Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. The producer warps' lane 0s
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
 //   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
 //   write it straight from x (loads, a transpose in registers, stores: the consumers the first
@@ -22,10 +22,10 @@
 //   this where no stage refills, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
-//   warp releases a stage (every thread arrives on its `empty` mbarrier, 512 per phase) once its warpgroup's wgmmas of
-//   that group are complete, which it knows a few steps into the next group, so the
-//   tensor cores never drain between groups; the producer refills a stage when all 16 warps
-//   released it. No CTA-wide barrier in the main loop.
+//   warp releases a stage (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase) once its
+//   warpgroup's wgmmas of that group are complete, which it knows a few steps into the next group, so
+//   the tensor cores never drain between groups; the producer refills a stage when all kRowTiles
+//   consumer warps released it. No CTA-wide barrier in the main loop.
 // x in shared memory (wgmma B operand, K-major, no swizzle): 16-byte chunk c of token r at
 //   (c TN + r) 16 bytes; chunk 2 s + h is core matrix h of step s, so step s starts at s 32 TN,
 //   LBO = 16 TN (h = 0 -> 1), SBO = 128 (8 tokens). Tokens past M and columns past K are zeros
@@ -79,7 +79,7 @@ namespace cuda {
 // (< 8 TN), loaded first thing in the kernel (see the prologue). Every later group's: producer
 // thread `thread` (of kXThreads) takes items thread + u kXThreads, u < kXItems, in batches of
 // kXBatch: the first batch loaded into registers before the stage is free (the latency overlaps
-// the wait), each stored before the next is loaded (TN = 128: 8 items, 128 registers at once).
+// the wait), each stored before the next is loaded (else TN = 128's 8 items would hold 128 registers).
 constexpr int kXThreads = 32 * kWgProducerWarps;
 template <int TN>
 constexpr int kXItems = 8 * TN / kXThreads;
@@ -139,6 +139,7 @@ template <typename T, int K, int TN, int kRowTiles, bool kXStaged>
 __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel(const TcGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
+  static_assert(TN <= 64 || kRowTiles == 8, "wgmma_gemm: 128 tokens only on two warpgroups (64 accumulators a thread)");
   constexpr int kConsumerWarps = kRowTiles;  // one per row tile
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
