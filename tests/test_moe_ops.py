@@ -181,5 +181,9 @@ def test_moe_ops_bad_input(device):
         out = torch.ops.kbit.moe_combine(y, w, ids, bad_row, 4)
         torch.cuda.synchronize()
         assert out[2].isnan().all() and not out[:2].isnan().any()
+        negative = torch.tensor([0, 1, 2, 3, -1, 5], dtype=torch.int32, device=device)  # -1: before the rows
+        out = torch.ops.kbit.moe_combine(y, w, ids, negative, 4)
+        torch.cuda.synchronize()
+        assert out[2].isnan().all() and not out[:2].isnan().any()
         with pytest.raises(RuntimeError, match="pair_row"):
             torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)

@@ -24,20 +24,19 @@ constexpr int kThreads = 256;
 template <typename T, typename W, typename Id>
 __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restrict__ y, const W* __restrict__ w,
                                                                const Id* __restrict__ ids,
-                                                               const int32_t* __restrict__ pair_row, int64_t H,
-                                                               int32_t topk, int64_t E, int64_t col_blocks,
+                                                               const int32_t* __restrict__ pair_row, int64_t y_rows,
+                                                               int64_t H, int32_t topk, int64_t E, int64_t col_blocks,
                                                                T* __restrict__ out) {
   const int64_t t = blockIdx.x / col_blocks;
   const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + threadIdx.x;
   if (col >= H) return;
-  const uint32_t rows = static_cast<uint32_t>(gridDim.x / col_blocks) * static_cast<uint32_t>(topk);  // T topk
   float acc = 0.0f;
   for (int32_t j = 0; j < topk; ++j) {
     const int64_t p = t * topk + j;
     const Id e = ids[p];
     if (e < 0 || e >= E) continue;
-    const uint32_t row = static_cast<uint32_t>(pair_row[p]);
-    if (row >= rows) {  // not moe_route's
+    const int32_t row = pair_row[p];
+    if (row < 0 || row >= y_rows) {  // not moe_route's (y has T topk rows)
       acc = __int_as_float(0x7fc00000);
       break;
     }
@@ -66,7 +65,7 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
       using w_t = scalar_t;
       const auto launch = [&](const auto* id_ptr) {
         moe_combine_kernel<y_t, w_t><<<static_cast<unsigned>(T * col_blocks), kThreads, 0, stream>>>(
-            y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr, pair_row.data_ptr<int32_t>(), H,
+            y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr, pair_row.data_ptr<int32_t>(), y.size(0), H,
             static_cast<int32_t>(topk), num_experts, col_blocks, out.data_ptr<y_t>());
       };
       if (ids.scalar_type() == at::kLong) launch(ids.data_ptr<int64_t>());
