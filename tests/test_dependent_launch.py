@@ -47,32 +47,40 @@ def op_call(op, decode):
 @pytest.mark.parametrize("op,M,decode", [("gemv_gemm", 1, "mma"), ("gemv_gemm", 4, "mma"), ("gemv_gemm", 8, "mma"),
                                          ("gemv_gemm", 16, "mma"), ("gemv_gemm", 1, "shuffle"),
                                          ("gemv_gemm", 4, "shuffle"), ("mma_gemm", 8, None), ("mma_gemm", 33, None),
-                                         ("tile_gemm", 33, None), ("wgmma_gemm", 33, None)])
+                                         ("tile_gemm", 33, None), ("wgmma_gemm", 33, None), ("wgmma_gemm", 128, None)])
 @pytest.mark.parametrize("k", KS)
 def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
-    # Each round overwrites the weight's tensors and x with a kernel (torch.where) and calls the
-    # op at once: a call that read any of them before its wait would match the other weight.
+    # Each round overwrites the weight's tensors, its codebook (negated for weight b) and x with a
+    # kernel (torch.where) and calls the op at once: a call that read any of them before its wait
+    # would match the other weight. The wgmma kernel runs both forms of x: staged by its threads, and
+    # the image, after whose kernel it reads all but the image before its wait (x_image.cu).
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     call = op_call(op, decode)
     (qa, wa), (qb, wb) = quantized_pair(k, 4096, 2048, "weights")
-    live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale)]
+    live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale, qa.codebook)]
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-x-{k}-{M}"))
     xs = torch.randn(2, M, 2048, device=DEV, generator=g).half()
     x = torch.empty(M, 2048, device=DEV, dtype=torch.float16)
     picks = [bool(i % 3 == 1) for i in range(12)]  # a, b, a, a, b, a, ...
-    ys = []
-    for use_b in picks:
-        flag = torch.tensor(use_b, device=DEV)
-        for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale), (qb.packed, qb.absmax, qb.row_scale)):
-            torch.where(flag, tb, ta, out=dst)
-        torch.where(flag, xs[1], xs[0], out=x)
-        ys.append(call(x, *live, qa.codebook, k))
-    torch.cuda.synchronize()
-    for i, (use_b, y) in enumerate(zip(picks, ys)):
-        ref = xs[int(use_b)].double() @ (wb if use_b else wa).T
-        err = rel_err(y, ref)
-        assert err <= GEMM_RTOL[torch.float16], (i, use_b, err)
+    for x_form in ((1, 2) if op == "wgmma_gemm" else (0,)):  # wgmma: forced staged, forced image
+        previous = kbit._C._set_wgmma_x_staging(x_form)
+        try:
+            ys = []
+            for use_b in picks:
+                flag = torch.tensor(use_b, device=DEV)
+                for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale, qa.codebook),
+                                       (qb.packed, qb.absmax, qb.row_scale, -qa.codebook)):
+                    torch.where(flag, tb, ta, out=dst)
+                torch.where(flag, xs[1], xs[0], out=x)
+                ys.append(call(x, *live, k))
+            torch.cuda.synchronize()
+        finally:
+            kbit._C._set_wgmma_x_staging(previous)
+        for i, (use_b, y) in enumerate(zip(picks, ys)):
+            ref = xs[int(use_b)].double() @ (-wb if use_b else wa).T  # qb's codes on the negated codebook
+            err = rel_err(y, ref)
+            assert err <= GEMM_RTOL[torch.float16], (x_form, i, use_b, err)
 
 
 @pytest.mark.parametrize("M", [2, 40])

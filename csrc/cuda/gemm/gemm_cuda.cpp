@@ -368,7 +368,8 @@ void check_tile_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& 
 }
 
 // y = x @ W^T by one tensor-core kernel on x (aligned, contiguous); configure(args) sets what
-// the kernel needs beyond tc_args (splits, warps per unit, its own form of x).
+// the kernel needs beyond tc_args (splits, warps per unit, its own form of x: a kernel it launches
+// is the last before this one's).
 template <typename Configure>
 at::Tensor run_dense_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                             const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
@@ -427,13 +428,15 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the image, splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  const at::Tensor image = plan.x_staged ? at::Tensor() : wgmma_x_image(x, plan.shape.tokens);  // alive until the launch
+  at::Tensor image;  // alive until the launch
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
     args.wgmma_x_staged = plan.x_staged;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
-    if (!plan.x_staged) args.x = image.data_ptr();
+    // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
+    // PDL wait rely on it, x_image.cu)
+    if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens), args.x = image.data_ptr();
   });
 }
 

@@ -165,13 +165,18 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   const int live_tiles = static_cast<int>(std::min<int64_t>(kRowTiles, NT - cta_tile0));
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail.
-  // Before the wait only L2 prefetch hints touch global memory, and only where x is staged (small
-  // weights, every CTA's groups in its stages): the codebook's line, the row scales' lines (lane
-  // 0 of each consumer warp: its 16 rows) and the first group's weight tiles (producer thread
-  // 2 c + h: tile c's codes, h = 0, or absmax, h = 1), what the first loads and copies after the
-  // wait ask for. Session 19 run 11: KV M = 16 / 32 5.8 / 6.7 -> 5.1 / 6.1 us, Qwen3 gate/up,
-  // O, down 0.1-0.6 us less; with the image (8B, 70B, M = 128) 0.4-0.7 us more (chunks of one row
-  // block asked for the same tiles, MBs of hints against the previous call's stream).
+  // - kXStaged: before the wait only L2 prefetch hints touch global memory (small weights, every
+  //   CTA's groups in its stages): the codebook's line, the row scales' lines (lane 0 of each
+  //   consumer warp: its 16 rows) and the first group's weight tiles (producer thread 2 c + h: tile
+  //   c's codes, h = 0, or absmax, h = 1), what the first loads and copies after the wait ask for.
+  //   Session 19 run 11: KV M = 16 / 32 5.8 / 6.7 -> 5.1 / 6.1 us, Qwen3 gate/up, O, down 0.1-0.6
+  //   us less; with the image (8B, 70B, M = 128) 0.4-0.7 us more (chunks of one row block asked
+  //   for the same tiles, MBs of hints against the previous call's stream).
+  // - else the kernel before this one is wgmma_x_image, whose CTAs let this grid start only after
+  //   their own wait (x_image.cu): everything but the image is then written and visible, so the
+  //   whole set-up (codebook, row scales, pair table, the first stages' weight copies) runs
+  //   before this grid's wait, while the image kernel does. Only the image's copies (producer warp
+  //   0's lane, after its wait) and y's stores (the consumers wait before the epilogue) follow it.
   allow_dependents();
   if constexpr (kXStaged) {
     if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
@@ -182,8 +187,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
       if (p % 2 == 0) prefetch_l2(args.packed + tile * tile_words(K), K * 512);
       else prefetch_l2(args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     }
+    grid_dependency_wait();
   }
-  grid_dependency_wait();
   const float cb_value = codebook_entry<K>(args.codebook);
 
   // What the kernel reads besides the stages' copies is requested first, before the producers'
@@ -214,9 +219,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // the codebook load + table build and the first stages' memory latency overlap (they were
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
-  // among themselves, then each warp's lane 0 issues its tiles' copies (kXStaged: the weights
-  // only; else producer warp 0's lane also copies the group's block of the image,
-  // wgmma_x_image). The consumers touch the barriers only after the second CTA barrier.
+  // among themselves, then each warp's lane 0 issues its tiles' copies (the weights; the image's
+  // blocks of these stages, !kXStaged, only after the table and the PDL wait, by producer warp 0's
+  // lane). The consumers touch the barriers only after the second CTA barrier.
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
@@ -225,7 +230,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // consumers', stored before the first CTA barrier), else one per producer warp's lane 0.
   constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
-  const auto copy_stage = [&](int j) {  // lane 0: this warp's copies of group grp_begin + j into stage j % S
+  // !kXStaged: producer warp 0's lane copies the image's block of group grp_begin + j (after the PDL wait)
+  const auto copy_x_block = [&](int j) {
+    bulk_copy_to_shared(stages + (j % S) * kStageBytes, x_image + (grp_begin + j) * kXBytes, kXBytes, &full[j % S]);
+  };
+  // Lane 0: this warp's copies of group grp_begin + j into stage j % S; !kXStaged, warp 0's also expects
+  // the image's block, which it copies here from group S on (the first S: copy_x_block, after the wait).
+  const auto copy_stage = [&](int j) {
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
     const int64_t grp = grp_begin + j;
@@ -234,7 +245,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
       mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);  // arrives in the staging loop
     } else {
       mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
-      if (producer_warp == 0) bulk_copy_to_shared(st, x_image + grp * kXBytes, kXBytes, &full[stage]);
+      if (producer_warp == 0 && j >= S) copy_x_block(j);
     }
     for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
       const int64_t tile = (cta_tile0 + c) * G + grp;
@@ -288,6 +299,10 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
         mbarrier_arrive(&full[stage]);
       }
     } else if (lane == 0) {
+      if (producer_warp == 0) {
+        grid_dependency_wait();  // the image is written (x_image.cu)
+        for (int j = 0; j < S && j < n_groups; ++j) copy_x_block(j);
+      }
       for (int j = S; j < n_groups; ++j) copy_stage(j);
     }
     return;
@@ -342,6 +357,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   wgmma_wait<0>();
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) pin_register(acc[e]);
+  if constexpr (!kXStaged) grid_dependency_wait();  // before y's stores (long since returned: the image was read)
 
   // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
   const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk

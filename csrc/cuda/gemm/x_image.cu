@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "wgmma_gemm.h"
 
 namespace kbit {
@@ -14,8 +16,15 @@ namespace {
 // One thread per (token slot r, 32-column block) of the image, r fastest (consecutive threads
 // write consecutive 16-byte chunks). A block of x is a 4 x 4 matrix of 4-byte words (row t =
 // its 16-byte chunk t); its transpose is the slot order: chunk p holds word p of each row.
+// Launched with PDL, and the wgmma kernel after it too: every CTA waits for the kernel before it,
+// then lets the wgmma kernel start (in this order: the wgmma kernel then reads its weights,
+// codebook and row scales before its own wait, which only this kernel's output, the image, must
+// follow; dependent_launch.cuh). The wgmma kernel's set-up (the pair table, the first stages'
+// weight copies) so runs while this kernel does.
 __global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
                                int tokens, int64_t groups, int64_t items) {
+  grid_dependency_wait();
+  allow_dependents();
   const int64_t x_blocks = K / 32;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < items; i += int64_t(gridDim.x) * blockDim.x) {
     const int r = static_cast<int>(i % tokens);
@@ -46,12 +55,13 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens) {
   const int64_t M = x.size(0), K = x.size(1), groups = (K + 255) / 256, chunks = (M + tokens - 1) / tokens;
   at::Tensor image = at::empty({chunks, groups, int64_t(tokens) * 256}, x.options());
   const int64_t items = chunks * groups * 8 * tokens;
-  if (items == 0) return image;
+  // the wgmma kernel reads before its wait only because this kernel runs right before it
+  TORCH_CHECK(items > 0, "kbit: wgmma_x_image: internal error: an empty x (dense_gemm returns before M = 0 gets here)");
   const int threads = 256;
   const int64_t grid = std::min<int64_t>((items + threads - 1) / threads, 16 * 1024);
-  x_image_kernel<<<static_cast<unsigned>(grid), threads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(x_image_kernel, dim3(static_cast<unsigned>(grid)), dim3(threads), 0, at::cuda::getCurrentCUDAStream(),
+                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
+                static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
   return image;
 }
 
