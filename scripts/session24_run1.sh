@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 24, device run 1 (carried build; ab_base/ = main 0dac313's build): the wgmma kernel's set-up
+# Session 24, device runs 1-2 (carried build; ab_base/ = main 0dac313's build; run 2: the pair table built by the consumers only, so the image's first copies go out right after the CTA barrier): the wgmma kernel's set-up
 # (codebook, row scales, pair table, the first stages' weight copies) before its PDL wait where x comes
 # from the image, while wgmma_x_image (now launched with PDL, waiting before it lets the GEMM start)
 # runs. The wgmma op against the base at M = 48-128 on the Qwen3 and Llama-3 shapes (two alternating

@@ -148,10 +148,11 @@ __device__ __forceinline__ float codebook_entry(const float* codebook) {
   return threadIdx.x < (1 << K) ? __ldg(codebook + threadIdx.x) : 0.0f;
 }
 
-// Fill the table (all threads of the CTA; cb = the codebook staged in shared memory,
-// 2^K floats). The caller synchronizes before the first lookup.
+// Fill the table (threads thread = 0 .. threads - 1 of the CTA, by default all of them; cb = the
+// codebook staged in shared memory, 2^K floats). The caller synchronizes them before the first lookup.
 template <typename T, int K>
-__device__ __forceinline__ void build_pair_table(unsigned char* table, const float* cb) {
+__device__ __forceinline__ void build_pair_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
+                                                 int threads = blockDim.x) {
   using P = PairTable<K>;
   const auto table_word = [&](uint32_t i) {
     uint32_t a, b;
@@ -164,7 +165,7 @@ __device__ __forceinline__ void build_pair_table(unsigned char* table, const flo
     // different vectors (no bank conflicts). (One vector per thread recomputed each entry 8
     // times: k = 4 spent ~8x the instructions, a fixed cost every CTA pays before its first
     // lookup.)
-    for (int e = threadIdx.x; e < P::kEntries; e += blockDim.x) {
+    for (int e = thread; e < P::kEntries; e += threads) {
       const uint32_t v = table_word(static_cast<uint32_t>(e));
 #pragma unroll
       for (int c = 0; c < 8; ++c)
@@ -172,7 +173,7 @@ __device__ __forceinline__ void build_pair_table(unsigned char* table, const flo
     }
   } else {
     uint32_t* words = reinterpret_cast<uint32_t*>(table);
-    for (int i = threadIdx.x; i < P::kEntries; i += blockDim.x) words[i] = table_word(static_cast<uint32_t>(i));
+    for (int i = thread; i < P::kEntries; i += threads) words[i] = table_word(static_cast<uint32_t>(i));
   }
 }
 
