@@ -209,6 +209,9 @@ PYBIND11_MODULE(_C, m) {
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
         "256 x 64 or an x image pass where four need none); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
         "64 tokens); returns the previous value");
+  m.def("_set_wgmma_image_dependent_launch", &kbit::cuda::set_wgmma_image_dependent_launch, pybind11::arg("on"),
+        "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch (off by default; "
+        "either way the GEMM's set-up runs while the pass does); returns the previous setting");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

@@ -53,7 +53,8 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     # Each round overwrites the weight's tensors, its codebook (negated for weight b) and x with a
     # kernel (torch.where) and calls the op at once: a call that read any of them before its wait
     # would match the other weight. The wgmma kernel runs both forms of x: staged by its threads, and
-    # the image, after whose kernel it reads all but the image before its wait (x_image.cu).
+    # the image, after whose kernel it reads all but the image before its wait (x_image.cu), that
+    # kernel launched with PDL and without.
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     call = op_call(op, decode)
@@ -63,8 +64,9 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     xs = torch.randn(2, M, 2048, device=DEV, generator=g).half()
     x = torch.empty(M, 2048, device=DEV, dtype=torch.float16)
     picks = [bool(i % 3 == 1) for i in range(12)]  # a, b, a, a, b, a, ...
-    for x_form in ((1, 2) if op == "wgmma_gemm" else (0,)):  # wgmma: forced staged, forced image
-        previous = kbit._C._set_wgmma_x_staging(x_form)
+    # wgmma: forced staged, forced image (its pass without and with PDL)
+    for x_form, image_pdl in (((1, False), (2, False), (2, True)) if op == "wgmma_gemm" else ((0, False),)):
+        previous = kbit._C._set_wgmma_x_staging(x_form), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
         try:
             ys = []
             for use_b in picks:
@@ -76,11 +78,11 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
                 ys.append(call(x, *live, k))
             torch.cuda.synchronize()
         finally:
-            kbit._C._set_wgmma_x_staging(previous)
+            kbit._C._set_wgmma_x_staging(previous[0]), kbit._C._set_wgmma_image_dependent_launch(previous[1])
         for i, (use_b, y) in enumerate(zip(picks, ys)):
             ref = xs[int(use_b)].double() @ (-wb if use_b else wa).T  # qb's codes on the negated codebook
             err = rel_err(y, ref)
-            assert err <= GEMM_RTOL[torch.float16], (x_form, i, use_b, err)
+            assert err <= GEMM_RTOL[torch.float16], (x_form, image_pdl, i, use_b, err)
 
 
 @pytest.mark.parametrize("M", [2, 40])

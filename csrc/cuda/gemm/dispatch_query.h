@@ -57,6 +57,9 @@ int set_wgmma_x_staging(int64_t mode);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
+// Whether wgmma_x_image is launched with PDL (its CTAs then start on the SMs the kernel before it
+// leaves free, and run once it completes); off by default (x_image.cu); returns the previous setting.
+bool set_wgmma_image_dependent_launch(bool on);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the

@@ -3,6 +3,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "../common/dependent_launch.cuh"
@@ -16,11 +17,11 @@ namespace {
 // One thread per (token slot r, 32-column block) of the image, r fastest (consecutive threads
 // write consecutive 16-byte chunks). A block of x is a 4 x 4 matrix of 4-byte words (row t =
 // its 16-byte chunk t); its transpose is the slot order: chunk p holds word p of each row.
-// Launched with PDL, and the wgmma kernel after it too: every CTA waits for the kernel before it,
-// then lets the wgmma kernel start (in this order: the wgmma kernel then reads its weights,
-// codebook and row scales before its own wait, which only this kernel's output, the image, must
-// follow; dependent_launch.cuh). The wgmma kernel's set-up (the pair table, the first stages'
-// weight copies) so runs while this kernel does.
+// The wgmma kernel after it is launched with PDL: every CTA waits for the kernel before it (a no-op
+// unless this one was launched with PDL too), then lets the wgmma kernel start (in this order: the
+// wgmma kernel then reads its weights, codebook and row scales before its own wait, which only this
+// kernel's output, the image, must follow; dependent_launch.cuh). The wgmma kernel's set-up (the
+// pair table, the first stages' weight copies) so runs while this kernel does.
 __global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
                                int tokens, int64_t groups, int64_t items) {
   grid_dependency_wait();
@@ -46,7 +47,14 @@ __global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ 
   }
 }
 
+// Launched with PDL itself, the pass's CTAs start early on the SMs that the kernel before it leaves
+// free, a few SMs for 64+ CTAs where that kernel is a wgmma GEMM of 112 CTAs, and run there once it
+// completes; without, they spread over the GPU. (Session 24: see docs/design.md.)
+std::atomic<bool> image_dependent_launch{false};
+
 }  // namespace
+
+bool set_wgmma_image_dependent_launch(bool on) { return image_dependent_launch.exchange(on); }
 
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens) {
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
@@ -60,7 +68,8 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens) {
   const int threads = 256;
   const int64_t grid = std::min<int64_t>((items + threads - 1) / threads, 16 * 1024);
   launch_kernel(x_image_kernel, dim3(static_cast<unsigned>(grid)), dim3(threads), 0, at::cuda::getCurrentCUDAStream(),
-                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
+                image_dependent_launch.load(std::memory_order_relaxed) &&
+                    dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
                 static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
   return image;
 }
