@@ -191,12 +191,14 @@ PYBIND11_MODULE(_C, m) {
           d["row_tiles"] = q.row_tiles;
           d["splits"] = q.splits;
           d["x_staged"] = q.x_staged;
+          d["image_pdl"] = q.image_dependent;
           d["ctas"] = q.ctas;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
-        "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), ctas");
+        "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), image_pdl (the plan launches that pass "
+        "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -209,9 +211,15 @@ PYBIND11_MODULE(_C, m) {
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
         "256 x 64 or an x image pass where four need none); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
         "64 tokens); returns the previous value");
-  m.def("_set_wgmma_image_dependent_launch", &kbit::cuda::set_wgmma_image_dependent_launch, pybind11::arg("on"),
-        "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch (off by default; "
-        "either way the GEMM's set-up runs while the pass does); returns the previous setting");
+  m.def("_set_wgmma_image_dependent_launch", [](const pybind11::object& mode) {
+          // a bool would pass as 0 / 1 (True = 1 = never): the earlier form of this aid took one
+          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_image_dependent_launch: mode "
+                      "must be 0 (the rule), 1 (never) or 2 (always), not a bool");
+          return kbit::cuda::set_wgmma_image_dependent_launch(mode.cast<int64_t>());
+        }, pybind11::arg("mode"),
+        "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch: 0, the default: "
+        "the rule (where the pass's and the GEMM's CTAs fit on the GPU at once); 1 never; 2 always (either way, with PDL "
+        "on, the GEMM's set-up runs while the pass does); returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

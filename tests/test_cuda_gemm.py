@@ -843,6 +843,24 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down
         assert plan(64, 5120, 2048, 4)["row_tiles"] == 16    # Qwen3 gate/up: two would need the image pass
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
+    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048)):
+        p = plan(M, N, K, 4)
+        image_ctas = cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], 256)
+        assert p["image_pdl"] == (not p["x_staged"] and p["ctas"] + image_ctas <= sms), (M, N, K, p)
+    if sms == 132:
+        assert plan(128, 4096, 2048, 4)["image_pdl"]  # Qwen3 Q: 96 + 32 CTAs
+        assert not plan(128, 14336, 4096, 4)["image_pdl"] and not plan(128, 14336, 4096, 4)["x_staged"]  # 8B: 112 + 64
+    previous = kbit._C._set_wgmma_image_dependent_launch(2)
+    try:
+        assert plan(128, 14336, 4096, 4)["image_pdl"] and not plan(16, 4096, 2048, 4)["image_pdl"]  # staged: no pass
+        kbit._C._set_wgmma_image_dependent_launch(1)
+        assert not plan(128, 4096, 2048, 4)["image_pdl"]
+    finally:
+        kbit._C._set_wgmma_image_dependent_launch(previous)
+    with pytest.raises(RuntimeError, match="not a bool"):  # True would be 1 = never
+        kbit._C._set_wgmma_image_dependent_launch(True)
     previous = kbit._C._set_wgmma_row_tiles(16)
     try:
         assert plan(100, 4096, 2048, 4)["row_tiles"] == 16 and plan(100, 4096, 2048, 4)["tokens"] == 64
@@ -865,21 +883,31 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 4, 32):
         with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
             kbit._C._set_wgmma_row_tiles(bad)
+    for bad in (-1, 3):
+        with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .never. or 2 .always.; got " + str(bad)):
+            kbit._C._set_wgmma_image_dependent_launch(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
-    assert kbit._C._set_wgmma_row_tiles(0) == 0
+    assert kbit._C._set_wgmma_row_tiles(0) == 0 and kbit._C._set_wgmma_image_dependent_launch(0) == 0
 
 
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
     # x staged by the kernel (M = 16) or the image pass before it (M = 100: 3 groups per CTA, 2
-    # stages); 257 x 5120 splits K, the splits a cluster adding their partials in shared memory:
-    # capture and replay like gemm
+    # stages; the pass launched without PDL and with); 257 x 5120 splits K, the splits a cluster adding
+    # their partials in shared memory: capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")
     x1 = acts(M, 5120, torch.float16, "wg1")
     op = torch.ops.kbit.wgmma_gemm
-    check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
+    assert kbit._C._wgmma_launch_plan(M, 257, 5120, 4)["x_staged"] == (M <= 64)  # the two forms of x
+    for image_pdl in ((1, 2) if M > 64 else (0,)):
+        previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl)
+        try:
+            check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()],
+                               [x1])
+        finally:
+            kbit._C._set_wgmma_image_dependent_launch(previous)
 
 
 # ---------------------------------------------------------------------------------------------

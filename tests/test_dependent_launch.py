@@ -50,31 +50,33 @@ def op_call(op, decode):
                                          ("tile_gemm", 33, None), ("wgmma_gemm", 33, None), ("wgmma_gemm", 128, None)])
 @pytest.mark.parametrize("k", KS)
 def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
-    # Each round overwrites the weight's tensors, its codebook (negated for weight b) and x with a
-    # kernel (torch.where) and calls the op at once: a call that read any of them before its wait
+    # Each round overwrites x, then the weight's tensors and its codebook (negated for weight b), with
+    # kernels (torch.where) and calls the op at once: a call that read any of them before its wait
     # would match the other weight. The wgmma kernel runs both forms of x: staged by its threads, and
     # the image, after whose kernel it reads all but the image before its wait (x_image.cu), that
-    # kernel launched with PDL and without.
+    # kernel launched with PDL and without. (ATen's writers never let the next kernel start early; the
+    # image pass after a kbit kernel that does: test_chained_wgmma_image_calls.)
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     call = op_call(op, decode)
     (qa, wa), (qb, wb) = quantized_pair(k, 4096, 2048, "weights")
+    assert torch.equal(qa.codebook, qb.codebook)  # b's reference below: its codes on -codebook give -wb
     live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale, qa.codebook)]
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-x-{k}-{M}"))
     xs = torch.randn(2, M, 2048, device=DEV, generator=g).half()
     x = torch.empty(M, 2048, device=DEV, dtype=torch.float16)
     picks = [bool(i % 3 == 1) for i in range(12)]  # a, b, a, a, b, a, ...
-    # wgmma: forced staged, forced image (its pass without and with PDL)
-    for x_form, image_pdl in (((1, False), (2, False), (2, True)) if op == "wgmma_gemm" else ((0, False),)):
+    # wgmma: forced staged, forced image (its pass without PDL, 1, and with, 2)
+    for x_form, image_pdl in (((1, 0), (2, 1), (2, 2)) if op == "wgmma_gemm" else ((0, 0),)):
         previous = kbit._C._set_wgmma_x_staging(x_form), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
         try:
             ys = []
             for use_b in picks:
                 flag = torch.tensor(use_b, device=DEV)
+                torch.where(flag, xs[1], xs[0], out=x)
                 for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale, qa.codebook),
                                        (qb.packed, qb.absmax, qb.row_scale, -qa.codebook)):
                     torch.where(flag, tb, ta, out=dst)
-                torch.where(flag, xs[1], xs[0], out=x)
                 ys.append(call(x, *live, k))
             torch.cuda.synchronize()
         finally:
@@ -111,6 +113,44 @@ def test_chained_calls_feed_each_other(k, M):
         assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
     x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
     check_graph_replay(chain, (x,), (x2,))
+
+
+@pytest.mark.parametrize("image_pdl", [1, 2])
+def test_chained_wgmma_image_calls(image_pdl):
+    # The wgmma kernel with x from the image pass, each call's x the previous call's output: the pass
+    # runs right after a wgmma kernel that lets the next kernel start at its top, so a pass that let
+    # the GEMM start before its own wait (or read x before it) would give the GEMM a stale image or
+    # weights not yet visible. The pass without PDL (1) and with (2); eagerly and from a CUDA graph.
+    M, k = 128, 4
+    if not kbit._C.wgmma_gemm_runs(k, M):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
+    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-image-chain-{image_pdl}"))
+    x = torch.randn(M, 2048, device=DEV, generator=g).half()
+    op = torch.ops.kbit.wgmma_gemm
+
+    def chain(x):
+        outs = []
+        for i in range(6):
+            q = q1 if i % 2 == 0 else q2
+            x = op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
+            outs.append(x)
+        return tuple(outs)
+
+    previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
+    try:
+        assert not kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["x_staged"]
+        assert kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["image_pdl"] == (image_pdl == 2)
+        outs = chain(x)
+        ref = x.double()
+        for i, y in enumerate(outs):
+            ref = ref @ (w1 if i % 2 == 0 else w2).T
+            assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
+        x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
+        check_graph_replay(chain, (x,), (x2,))
+    finally:
+        kbit._C._set_wgmma_x_staging(previous[0]), kbit._C._set_wgmma_image_dependent_launch(previous[1])
 
 
 def test_grouped_gemv_sees_offsets_written_just_before():

@@ -16,6 +16,9 @@
 //     allow_dependents() only after its own grid_dependency_wait() (wgmma_x_image, x_image.cu), all
 //     stream work before that kernel has completed when this grid starts, so this grid may read
 //     anything but that kernel's output before its wait (the wgmma kernel's set-up, !kXStaged).
+//     This rests, as every chain of PDL launches does, on each kernel launched with PDL waiting
+//     before it completes (every kbit kernel does, in at least one thread of each CTA): a kernel's
+//     completion then implies its predecessors'.
 // Without the launch attribute, and on GPUs before sm_90, all three are no-ops.
 #include <cstdint>
 

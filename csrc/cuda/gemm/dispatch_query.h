@@ -57,16 +57,16 @@ int set_wgmma_x_staging(int64_t mode);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
-// Whether wgmma_x_image is launched with PDL (its CTAs then start on the SMs the kernel before it
-// leaves free, and run once it completes); off by default (x_image.cu); returns the previous setting.
-bool set_wgmma_image_dependent_launch(bool on);
+// Whether the wgmma kernel's x image pass is launched with PDL (0 = the rule, WgmmaPlan; 1 never;
+// 2 always); returns the previous mode.
+int set_wgmma_image_dependent_launch(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
-// kernel (else the image pass), the grid's CTAs. Needs the wgmma kernel (wgmma_gemm_runs).
+// kernel (else the image pass), that pass launched with PDL, the grid's CTAs. Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;
-  bool x_staged;
+  bool x_staged, image_dependent;
   int64_t ctas;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);

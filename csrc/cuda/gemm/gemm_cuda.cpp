@@ -117,7 +117,7 @@ static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, in
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
   if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
   const int64_t chunks = (M + tokens - 1) / tokens;
-  const int64_t row_blocks = ((N + 15) / 16 + row_tiles - 1) / row_tiles;
+  const int64_t row_blocks = cta_row_blocks(N, row_tiles);
   const int64_t units = row_blocks * chunks;
   const double unit_bytes = 16.0 * row_tiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
   const int64_t sm_count = concurrent(1);
@@ -156,6 +156,7 @@ namespace {
 std::atomic<int> wgmma_splits_forced{0};
 std::atomic<int> wgmma_x_staging_mode{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
+std::atomic<int> wgmma_image_dependent_mode{0};
 }  // namespace
 
 int set_wgmma_row_tiles(int64_t row_tiles) {
@@ -203,10 +204,17 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, 
   return splits;
 }
 
-WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+int set_wgmma_image_dependent_launch(int64_t mode) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_image_dependent_launch: mode must be 0 (the rule), 1 (never) "
+              "or 2 (always); got ", mode);
+  return wgmma_image_dependent_mode.exchange(static_cast<int>(mode));
+}
+
+// The CTA shape, splits and form of x (image_dependent left false: wgmma_plan sets it).
+static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits)};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false};
   };
   if (M <= 32) return plan_for(wgmma_plan_shape_small(M));
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
@@ -217,11 +225,19 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
   const auto waves = [&](const WgmmaPlan& p) {  // (one token chunk: M <= 64 tokens)
-    const int64_t row_blocks = ((N + 15) / 16 + p.shape.row_tiles - 1) / p.shape.row_tiles;
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
-    return (row_blocks * p.splits + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
+    return (wgmma_grid_ctas(M, N, p.shape, p.splits) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
   };
   return waves(two) > waves(four) || (four.x_staged && !two.x_staged) ? four : two;
+}
+
+WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
+  const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
+  p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits) +
+                                                          wgmma_x_image_ctas(M, K, p.shape.tokens) <= sm_count
+                                                : mode == 2);
+  return p;
 }
 
 namespace {
@@ -436,7 +452,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_row_tiles = plan.shape.row_tiles;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
     // PDL wait rely on it, x_image.cu)
-    if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens), args.x = image.data_ptr();
+    if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
   });
 }
 
@@ -612,9 +628,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  const int64_t row_blocks = ((N + 15) / 16 + p.shape.row_tiles - 1) / p.shape.row_tiles;
-  return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged,
-          (M + p.shape.tokens - 1) / p.shape.tokens * row_blocks * p.splits};
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
+          wgmma_grid_ctas(M, N, p.shape, p.splits)};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -63,7 +63,7 @@ bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceP
   const int64_t hint = tc_grouped_tokens_hint(T, E);
   if (!tile_gemm_fits(k, hint, true, prop)) return false;
   const int64_t active = std::min(E, T), tokens = 8 * int64_t(tile_token_tiles(hint));
-  const int64_t row_blocks = ((N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
+  const int64_t row_blocks = cta_row_blocks(N, kTileRowTiles);
   const int64_t tiles = active * ((hint + tokens - 1) / tokens) * row_blocks;
   return (hint >= 16 && tiles >= 32) || active >= 256;
 }

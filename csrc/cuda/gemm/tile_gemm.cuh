@@ -225,7 +225,7 @@ void launch_tile_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   constexpr int kSmem = tile_smem_bytes(K, MT, kGrouped);
   auto kernel = tile_gemm_kernel<T, K, MT, kGrouped>;
   const int ctas_per_sm = resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kTileWarps * 32, kSmem, kSmem);
-  const int64_t row_blocks = ((args.N + 15) / 16 + kTileRowTiles - 1) / kTileRowTiles;
+  const int64_t row_blocks = cta_row_blocks(args.N, kTileRowTiles);
   int64_t ctas;
   if constexpr (kGrouped) {  // persistent: the units are only known on the device
     const int64_t most = std::min<int64_t>(args.M, args.experts) * ((args.M + 8 * MT - 1) / (8 * MT)) * row_blocks;

@@ -17,6 +17,10 @@ constexpr int kTileTilesPerWarp = 2;                              // 16-row tile
 constexpr int kTileRowTiles = kTileWarps * kTileTilesPerWarp;     // per CTA: 256 rows
 constexpr int kTileSmemBudget = 227 * 1024;                       // sm_90's opt-in maximum per block
 
+// CTAs along N of a kernel whose CTA takes row_tiles 16-row tiles of W (the tile kernel: kTileRowTiles;
+// the wgmma kernel: its shape's row_tiles).
+constexpr int64_t cta_row_blocks(int64_t N, int64_t row_tiles) { return ((N + 15) / 16 + row_tiles - 1) / row_tiles; }
+
 // Token tiles of 8 per CTA: 1, 2, 4 or 8 (M <= 8, 16, 32, more: chunks of 64). Grouped: from
 // tc_grouped_tokens_hint (twice the mean rows per expert).
 inline int tile_token_tiles(int64_t M) { return M <= 8 ? 1 : M <= 16 ? 2 : M <= 32 ? 4 : 8; }

@@ -220,8 +220,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync
   // among themselves, then each warp's lane 0 issues its tiles' copies (the weights; the image's
-  // blocks of these stages, !kXStaged, only after the table and the PDL wait, by producer warp 0's
-  // lane). The consumers touch the barriers only after the CTA barrier.
+  // blocks of these stages, !kXStaged, by producer warp 0's lane after the CTA barrier and the PDL
+  // wait, while the consumers build the table). The consumers touch the barriers only after the CTA
+  // barrier.
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
@@ -429,8 +430,7 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   auto kernel = args.wgmma_x_staged ? wgmma_gemm_kernel<T, K, TN, kRowTiles, true>
                                     : wgmma_gemm_kernel<T, K, TN, kRowTiles, false>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
-  const int64_t row_blocks = ((args.N + 15) / 16 + kRowTiles - 1) / kRowTiles;
-  const int64_t ctas = (args.M + TN - 1) / TN * row_blocks;
+  const int64_t ctas = wgmma_grid_ctas(args.M, args.N, WgmmaShape{TN, kRowTiles}, 1);  // grid.x: one split's
   // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster (it steps down;
   // not queried again here: the call's host path already asked per split count)
   TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,

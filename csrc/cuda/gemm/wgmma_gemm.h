@@ -78,7 +78,9 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 //   past M and K) and one bulk copy per stage reads it.
 // wgmma_x_staged: staged where every CTA's groups fit in its stages (no refills: Qwen3-size
 // weights split several ways; session 18), else the image (70B gate/up: 158 vs 290 us at M = 128).
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens);
+// The image pass's kernel runs wgmma_x_image_ctas CTAs; `dependent`: launched with PDL (wgmma_plan).
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent);
+int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
 // What a call launches: the CTA shape, the splits along K and how x gets into the stages.
@@ -88,12 +90,25 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // unless that takes more CTA waves than four on 256 rows or needs the x image pass where four do
 // not. kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
 // or 128 tokens), 16 = four (chunks of 64 tokens).
+// image_dependent (!x_staged): the image pass launched with PDL (where PDL is on). Either way the
+// GEMM's set-up runs while the pass does (x_image.cu). With PDL the pass's CTAs also start early, on the SMs the kernel
+// before leaves free, and hold them until it completes; the rule takes it where the pass's and the
+// GEMM's CTAs fit on the GPU at once (one GEMM CTA per SM; cluster residency not counted). Session 24 (H100, the op in a graph of
+// its own calls): with PDL Qwen3 Q M = 96 / 128 11.2 / 11.9 us against 11.8 / 12.4 without (32 + 96
+// CTAs), down M = 64 11.3 against 12.2; Llama-3 8B gate/up M = 96 / 128 33.4 / 34.5 against 31.3 /
+// 31.9 (64 + 112), 70B M = 64 ~89 against ~83. kbit._C._set_wgmma_image_dependent_launch forces it.
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
   bool x_staged;
+  bool image_dependent;
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
+
+// The GEMM's CTAs for y[M, N] in CTAs of `shape` with `splits` K-splits.
+inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits) {
+  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, shape.row_tiles) * splits;
+}
 
 // Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] in CTAs of `shape` on a GPU of sm_count SMs (one CTA per SM):
 // the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups);
