@@ -397,41 +397,25 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   const int quads = rows * (16 * kRowTiles / 4);
   const int q_begin = split * quads / splits, q_end = (split + 1) * quads / splits;
   const int64_t row0 = cta_tile0 * 16;
-  // kQuadsAhead quads a thread per round, every load of the round issued before its first sum, so a
-  // round waits one distributed-shared-memory latency for all of them (one quad a round: ~5 rounds at
-  // Qwen3 Q M = 128, whose reduction of 128 tokens took ~0.7 us more than of 96). Registers: 4
-  // kWgMaxSplits floats a quad (the accumulators are dead here), so two only with two warpgroups.
-  constexpr int kQuadsAhead = kRowTiles == 8 ? 2 : 1;
-  for (int q0 = q_begin + static_cast<int>(threadIdx.x); q0 < q_end; q0 += kQuadsAhead * kConsumerThreads) {
-    float4 part[kQuadsAhead][kWgMaxSplits];
-    int tok[kQuadsAhead], r4[kQuadsAhead];
-    bool live[kQuadsAhead];
+  for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
+    const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
+    // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
+    // remote load that runs then feeds a store, which the relaxed barrier below relies on.
+    if (row0 + r4 >= N) continue;
+    const float* mine = partial + tok * kPartialStride + r4;
+    float4 part[kWgMaxSplits];
 #pragma unroll
-    for (int u = 0; u < kQuadsAhead; ++u) {
-      const int q = q0 + u * kConsumerThreads;
-      tok[u] = q / (4 * kRowTiles), r4[u] = 4 * (q % (4 * kRowTiles));
-      // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
-      // remote load that runs then feeds a store, which the relaxed barrier below relies on.
-      live[u] = q < q_end && row0 + r4[u] < N;
-      if (!live[u]) continue;
-      const float* mine = partial + tok[u] * kPartialStride + r4[u];
+    for (int p = 0; p < kWgMaxSplits; ++p)
+      if (p < splits) part[p] = load_cluster_shared(cluster_shared_address(mine, p));
+    float4 sum = part[0];
 #pragma unroll
-      for (int p = 0; p < kWgMaxSplits; ++p)
-        if (p < splits) part[u][p] = load_cluster_shared(cluster_shared_address(mine, p));
-    }
+    for (int p = 1; p < kWgMaxSplits; ++p)
+      if (p < splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
+    const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
-    for (int u = 0; u < kQuadsAhead; ++u) {
-      if (!live[u]) continue;
-      float4 sum = part[u][0];  // split order: the same bits every run
-#pragma unroll
-      for (int p = 1; p < kWgMaxSplits; ++p)
-        if (p < splits) sum.x += part[u][p].x, sum.y += part[u][p].y, sum.z += part[u][p].z, sum.w += part[u][p].w;
-      const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int64_t row = row0 + r4[u] + i;
-        if (row < N) static_cast<T*>(args.y)[(tok0 + tok[u]) * N + row] = from_float<T>(sums[i]);
-      }
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = row0 + r4 + i;
+      if (row < N) static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
     }
   }
   cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
