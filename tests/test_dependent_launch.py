@@ -87,6 +87,25 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
             assert err <= GEMM_RTOL[torch.float16], (x_form, image_pdl, i, use_b, err)
 
 
+def check_chain(step, x, w1, w2, g):
+    """y1 = step(x, 0), y2 = step(y1, 1), y3 = step(y2, 0), ... (six calls, nothing in between): each
+    against x @ W1^T @ W2^T ... in float64, eagerly and replayed from a CUDA graph (with new x too)."""
+    def chain(x):
+        outs = []
+        for i in range(6):
+            x = step(x, i % 2)
+            outs.append(x)
+        return tuple(outs)
+
+    outs = chain(x)
+    ref = x.double()
+    for i, y in enumerate(outs):
+        ref = ref @ (w1 if i % 2 == 0 else w2).T
+        assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
+    x2 = torch.randn(x.shape, device=DEV, generator=g).half()
+    check_graph_replay(chain, (x,), (x2,))
+
+
 @pytest.mark.parametrize("M", [2, 40])
 @pytest.mark.parametrize("k", [3, 4])
 def test_chained_calls_feed_each_other(k, M):
@@ -98,21 +117,7 @@ def test_chained_calls_feed_each_other(k, M):
     (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-chain-{k}-{M}"))
     x = torch.randn(M, 2048, device=DEV, generator=g).half()
-
-    def chain(x):
-        outs = []
-        for i in range(6):
-            x = kbit.gemm(x, q1 if i % 2 == 0 else q2)
-            outs.append(x)
-        return tuple(outs)
-
-    outs = chain(x)
-    ref = x.double()
-    for i, y in enumerate(outs):
-        ref = ref @ (w1 if i % 2 == 0 else w2).T
-        assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
-    x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
-    check_graph_replay(chain, (x,), (x2,))
+    check_chain(lambda x, i: kbit.gemm(x, q1 if i == 0 else q2), x, w1, w2, g)
 
 
 @pytest.mark.parametrize("image_pdl", [1, 2])
@@ -130,25 +135,15 @@ def test_chained_wgmma_image_calls(image_pdl):
     x = torch.randn(M, 2048, device=DEV, generator=g).half()
     op = torch.ops.kbit.wgmma_gemm
 
-    def chain(x):
-        outs = []
-        for i in range(6):
-            q = q1 if i % 2 == 0 else q2
-            x = op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
-            outs.append(x)
-        return tuple(outs)
+    def step(x, i):
+        q = q1 if i == 0 else q2
+        return op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
 
     previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
     try:
         assert not kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["x_staged"]
         assert kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["image_pdl"] == (image_pdl == 2)
-        outs = chain(x)
-        ref = x.double()
-        for i, y in enumerate(outs):
-            ref = ref @ (w1 if i % 2 == 0 else w2).T
-            assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
-        x2 = torch.randn(M, 2048, device=DEV, generator=g).half()
-        check_graph_replay(chain, (x,), (x2,))
+        check_chain(step, x, w1, w2, g)
     finally:
         kbit._C._set_wgmma_x_staging(previous[0]), kbit._C._set_wgmma_image_dependent_launch(previous[1])
 
