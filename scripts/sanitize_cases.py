@@ -48,12 +48,14 @@ def gemv_unit_slot_cases(dev="cuda"):
 
 def wgmma_split_cases(dev="cuda"):
     """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory)
-    with x staged by the producers and from the image pass: 2, 3 and 8 splits, a partly filled row
-    block, a K tail, token chunks of 16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or
-    128 tokens, the producers staging x in batches; 16: chunks of 64)."""
+    with x staged by the producers and from the image pass (launched with PDL and without: the GEMM
+    reads all but the image before its wait either way): 2, 3 and 8 splits, a partly filled row block,
+    a K tail, token chunks of 16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128
+    tokens, the producers staging x in batches; 16: chunks of 64)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
-    prev = kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0), kbit._C._set_wgmma_row_tiles(0)
+    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0), kbit._C._set_wgmma_row_tiles(0),
+            kbit._C._set_wgmma_image_dependent_launch(0))
     try:
         for N, K, M in ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100)):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
@@ -61,17 +63,19 @@ def wgmma_split_cases(dev="cuda"):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             for row_tiles in ((8, 16) if M > 32 else (0,)):
                 for splits in (2, 3, 8):
-                    for staging in (1, 2):
+                    for staging, image_pdl in ((1, 0), (2, 1), (2, 2)):  # staged; the image without / with PDL
                         kbit._C._set_wgmma_row_tiles(row_tiles)
                         kbit._C._set_wgmma_splits(splits)
                         kbit._C._set_wgmma_x_staging(staging)
+                        kbit._C._set_wgmma_image_dependent_launch(image_pdl)
                         y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
-                        check(y, x.double() @ ref_w.T,
-                              f"wgmma_gemm N={N} K={K} M={M} row_tiles={row_tiles} splits={splits} staging={staging}")
+                        check(y, x.double() @ ref_w.T, f"wgmma_gemm N={N} K={K} M={M} row_tiles={row_tiles} "
+                              f"splits={splits} staging={staging} image_pdl={image_pdl}")
     finally:
         kbit._C._set_wgmma_splits(prev[0])
         kbit._C._set_wgmma_x_staging(prev[1])
         kbit._C._set_wgmma_row_tiles(prev[2])
+        kbit._C._set_wgmma_image_dependent_launch(prev[3])
 
 
 def grouped_schedule_cases(dev="cuda"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 24, device run 3 (carried build; ab_base/ = main 0dac313's build): the x image pass launched
 # without PDL (the default now: its CTAs spread over the GPU) against with PDL (its CTAs start early on the
-# SMs the GEMM before it leaves free: 8B gate/up at M = 96-128 lost 0.5-0.9 us in runs 1-2), and the base;
+# SMs the GEMM before it leaves free: 8B gate/up at M = 96-128 lost 0.3-1.0 us in runs 1-2), and the base;
 # the wgmma op at M = 96-128 on the Qwen3 and Llama-3 shapes, three rounds; then the PDL and wgmma tests.
 # (Ran on 1d7f14a, where the aid took a bool: on = PDL. Since then it takes a mode, 1 never / 2 always,
 # and rejects bools: pass 1 for False and 2 for True to repeat this run.)

@@ -123,9 +123,10 @@ def test_chained_calls_feed_each_other(k, M):
 @pytest.mark.parametrize("image_pdl", [1, 2])
 def test_chained_wgmma_image_calls(image_pdl):
     # The wgmma kernel with x from the image pass, each call's x the previous call's output: the pass
-    # runs right after a wgmma kernel that lets the next kernel start at its top, so a pass that let
-    # the GEMM start before its own wait (or read x before it) would give the GEMM a stale image or
-    # weights not yet visible. The pass without PDL (1) and with (2); eagerly and from a CUDA graph.
+    # runs right after a wgmma kernel that lets the next kernel start at its top, so with PDL (2) a
+    # pass that read x before its wait, and either way a GEMM that copied the image before its own,
+    # would read a stale x. (Not caught here: a pass that let the GEMM start before the pass's own
+    # wait; the GEMM's early reads are of weights no kernel just wrote.) Eagerly and from a CUDA graph.
     M, k = 128, 4
     if not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
