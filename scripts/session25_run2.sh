@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s25; R=$LOGS/r${RUN:-2}; mkdir -p $R; start_device_run || exit 1
-for d in expX expW; do (cd $d && xz -dkf kbit/_C.cpython-312-x86_64-linux-gnu.so.xz); done
+for d in expX expW; do  # each carries only its .so.xz (the 64 MiB cap): main's Python packages around it
+  mkdir -p $d/kbit && cp -r kbit/*.py kbit/integrations kbit/nn $d/kbit/ && cp -r benchmarks $d/
+  xz -dc $d/_C.cpython-312-x86_64-linux-gnu.so.xz > $d/kbit/_C.cpython-312-x86_64-linux-gnu.so
+done
 AB="python3 -m benchmarks.ab_paths --ops wgmma_gemm --shapes Q,gateup,down,llama8b_gu --ms 128,512,1024 --ks 4"
 row() { grep "k=4" $1 | tr -s ' ' | sed 's/ wgmma_gemm//; s/k=4 //' | tr '\n' ';'; echo; }
 timeout 90 $AB --out $R/ab-main > $R/ab-main.log 2>&1; echo "== main: $(row $R/ab-main.log)"
