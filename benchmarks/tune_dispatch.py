@@ -42,7 +42,13 @@ from .session import tuning_parser, tuning_run
 # 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
 # GLM shared-expert down ran the tile kernel at M = 33-47, 19.6 us against wgmma's 16.2, because the grid
 # had 32 (tile won) then 48)
-MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128]
+# From 192 up: prefill chunks. Above 128 only wgmma (the tile kernel where wgmma does not run) and
+# dequantize + cuBLAS are timed: the small-M kernel and the tile kernel lost to wgmma from M = 48 or less
+# on every shape, and session 25's run 1 had the wgmma kernel ahead of dequantize + cuBLAS up to M = 1024
+# on every shape (KV at 512-1024 within 0.1 us) while the table's grid ended at 128, so everything above
+# went to dequantize + cuBLAS (0.36-0.65x of cuBLAS fp16 at M = 192-1024).
+MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+SMALL_KERNELS_MAX_M = 128  # the small-M kernel's and (where wgmma runs) the tile kernel's top grid M
 KS = [2, 3, 4, 5]
 WPU_BUCKETS = [1, 4, 8, 16]  # kWpuBucketM (csrc/cuda/gemm/tc_dispatch.h)
 WPUS = [8, 4, 2, 1]          # small-M kernel warps per unit, the default first (ties go to it)
@@ -63,7 +69,9 @@ def runs_path(path: str, k: int, M: int, K: int, wgmma_runs) -> bool:
     if path == "gemv":
         return M <= GEMV_MAX_ROWS
     if path == "kernel":  # above the warps-per-unit buckets: the launch rule (the table has no value there)
-        return M > WPU_BUCKETS[-1]
+        return WPU_BUCKETS[-1] < M <= SMALL_KERNELS_MAX_M
+    if path == "tile":
+        return M <= SMALL_KERNELS_MAX_M or not wgmma_runs(k, M)
     if path.startswith("kernel/w"):  # every M the buckets cover, so no timing depends on the table being tuned
         return M <= WPU_BUCKETS[-1] and int(path[len("kernel/w"):]) <= wpu_cap(K)
     return True
@@ -159,14 +167,14 @@ def size_rows(run: Dict) -> List[Dict]:
             tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in run["ms"]}
             gemv = 0  # the scalar GEMV first, while it beats every other path
             for M in (m for m in run["ms"] if m <= GEMV_MAX_ROWS):
-                others = min(t[(name, M, k, "kernel")], tiled[M], t[(name, M, k, "dequant_cublas")])
+                others = min(t.get((name, M, k, "kernel"), inf), tiled[M], t[(name, M, k, "dequant_cublas")])
                 if t.get((name, M, k, "gemv"), inf) < others:
                     gemv = M
                 else:
                     break
             small = gemv  # M <= gemv is the scalar GEMV's: the small-M kernel's range starts after it
             for M in (m for m in run["ms"] if m > gemv):
-                if t[(name, M, k, "kernel")] <= min(tiled[M], t[(name, M, k, "dequant_cublas")]):
+                if t.get((name, M, k, "kernel"), inf) <= min(tiled[M], t[(name, M, k, "dequant_cublas")]):
                     small = M
                 else:
                     break
@@ -301,10 +309,11 @@ def write_markdown(run: Dict, path: str) -> None:
             fp = t[(name, M, None, "fp16")]
             cells = []
             for k in run["ks"]:
-                a, b = t[(name, M, k, "kernel")], t[(name, M, k, "dequant_cublas")]
+                a, b = t.get((name, M, k, "kernel")), t[(name, M, k, "dequant_cublas")]
                 c, w = t.get((name, M, k, "tile")), t.get((name, M, k, "wgmma"))
-                cells += [f"{a:.1f}", "-" if c is None else f"{c:.1f}", "-" if w is None else f"{w:.1f}", f"{b:.1f}",
-                          f"{fp / min(a, b, c or float('inf'), w or float('inf')):.2f}x"]
+                cells += ["-" if a is None else f"{a:.1f}", "-" if c is None else f"{c:.1f}",
+                          "-" if w is None else f"{w:.1f}", f"{b:.1f}",
+                          f"{fp / min(b, *(v for v in (a, c, w) if v is not None)):.2f}x"]
             lines.append(f"| {M} | {fp:.1f} | " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -180,3 +180,28 @@ def test_committed_table_rows_all_parse():
         assert all(0 <= v <= T.GEMV_MAX_ROWS for v in r["max_gemv_m"])
     with pytest.raises(ValueError, match="does not parse"):
         T.read_table("    {1048576, 0, 0, {16, 16}},\n")
+
+
+def test_above_128_only_wgmma_and_dequantize_cublas_are_timed_and_the_range_runs_to_the_grids_top(tmp_path):
+    wgmma = lambda k, M: True  # noqa: E731
+    top = T.SMALL_KERNELS_MAX_M
+    assert T.runs_path("kernel", 4, top, 2048, wgmma) and not T.runs_path("kernel", 4, top + 64, 2048, wgmma)
+    assert T.runs_path("tile", 4, top, 2048, wgmma) and not T.runs_path("tile", 4, top + 64, 2048, wgmma)
+    assert T.runs_path("tile", 4, top + 64, 2048, lambda k, M: False)  # no wgmma: the tile kernel all the way
+    assert T.runs_path("wgmma", 4, 1024, 2048, wgmma) and T.runs_path("dequant_cublas", 4, 1024, 2048, wgmma)
+    assert T.MS[-1] == 1024 and top in T.MS
+    ms = (1, 64, 128, 256, 512, 1024)
+    run = run_of({
+        # a: wgmma beats dequantize + cuBLAS up to 512 -> the tiled range ends there
+        ("a", "kernel"): [1, 20, 40, 0, 0, 0], ("a", "tile"): [5, 9, 12, 0, 0, 0],
+        ("a", "wgmma"): [6, 5, 9, 15, 30, 70], ("a", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+        # c: wgmma wins everywhere from 64 -> its range runs to the grid's top
+        ("c", "kernel"): [1, 20, 40, 0, 0, 0], ("c", "tile"): [5, 9, 12, 0, 0, 0],
+        ("c", "wgmma"): [6, 5, 9, 15, 30, 50], ("c", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+    }, ms=ms, ks=(4,))
+    run["rows"] = [r for r in run["rows"] if r["us"] != 0]  # what runs_path leaves unmeasured
+    a, c = sized(T.crossovers(run))
+    assert a["max_kernel_m"] == {4: 1} and a["max_tile_m"] == {4: 512} and a["min_wgmma_m"] == {4: 64}
+    assert c["max_tile_m"] == {4: 1024} and c["min_wgmma_m"] == {4: 64}
+    T.write_markdown(run, str(tmp_path / "t.md"))
+    assert "| 1024 | 10.0 | - | - | 70.0 | 60.0 | 0.17x |" in (tmp_path / "t.md").read_text()
