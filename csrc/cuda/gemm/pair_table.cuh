@@ -127,15 +127,37 @@ __device__ __forceinline__ void block_scale_splats(const uint32_t (&scales)[4][2
   hi = __byte_perm(scales[2 + q][j4 & 1], 0u, sel);
 }
 
+// The lane's view of the pair table: the shared-window address of its copy of entry 0 (table + 4 lane
+// where there are 32 copies), made opaque to the compiler by an asm mov so that a lookup's address
+// stays one IMAD from the code byte at k = 4 (byte x 128 + this address). With the sum visible, ptxas
+// re-associated it into (byte x 128 + 4 lane) + the table's base: one more add per lookup, four a
+// wgmma step (session 25, the SASS).
+template <int K>
+__device__ __forceinline__ uint32_t lane_pair_table(const unsigned char* table, uint32_t lane4) {
+  uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(table)) + (PairTable<K>::kCopies == 32 ? lane4 : 0u);
+  asm("mov.b32 %0, %0;" : "+r"(address));
+  return address;
+}
+
+// A word of the pair table (immutable once built: no ordering against other memory operations is
+// needed past the barrier after its build, which every lookup's address depends on through the
+// codes loaded after it).
+__device__ __forceinline__ uint32_t pair_table_word(uint32_t address) {
+  uint32_t word;
+  asm("ld.shared.b32 %0, [%1];" : "=r"(word) : "r"(address));
+  return word;
+}
+
 // The A fragment of step s (docs/format.md section 5) in T: register r = the pair-table entry of
 // code 4 s + r times the block scale of its row (lo: g for even r, hi: g + 8 for odd r), an fp16
-// product rounded once to T. table = the pair table at the start of dynamic shared memory.
+// product rounded once to T. lane_table = lane_pair_table(the pair table at the start of dynamic
+// shared memory, 4 lane).
 template <typename T, int K>
-__device__ __forceinline__ void decode_a_fragment(const unsigned char* table, const uint32_t* stream, int s,
-                                                  uint32_t lane4, uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
+__device__ __forceinline__ void decode_a_fragment(uint32_t lane_table, const uint32_t* stream, int s,
+                                                  uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const uint32_t wv = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 4 * s + r, lane4));
+    const uint32_t wv = pair_table_word(lane_table + lut_offset<K>(stream, 4 * s + r, 0u));
     a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? hi : lo));
   }
 }

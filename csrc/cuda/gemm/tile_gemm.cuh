@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
     return w;
   };
 
-  const uint32_t lane4 = 4u * lane;
+  const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
 
   const int64_t units = sched.units();
   for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             uint32_t a[4];
-            decode_a_fragment<T, K>(dyn_smem, stream[i], 2 * blk + h, lane4, s_lo, s_hi, a);
+            decode_a_fragment<T, K>(lane_table, stream[i], 2 * blk + h, s_lo, s_hi, a);
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt)
               mma_m16n8k16<T>(acc[i][mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);

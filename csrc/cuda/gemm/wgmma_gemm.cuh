@@ -314,7 +314,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
 
   // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
   const bool has_tile = cta_tile0 + warp < NT;
-  const uint32_t lane4 = 4u * lane;
+  const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
   float acc[TN / 2];
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
@@ -346,7 +346,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * blk + h;
-        decode_a_fragment<T, K>(dyn_smem, stream, s, lane4, s_lo, s_hi, a[s % kWgInFlight]);
+        decode_a_fragment<T, K>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
         wgmma_fence();
         wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + ((s * kStepBytes) >> 4));
         wgmma_commit();
