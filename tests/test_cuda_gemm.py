@@ -728,6 +728,21 @@ def test_gemm_cuda_misaligned_activation_storage():
                          kbit.gemm(x.clone(), qw))
 
 
+@pytest.mark.parametrize("M", [257, 384, 513, 1000, 1024, 1025])
+@pytest.mark.parametrize("nk", [(257, 5120), (4097, 96)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemm_cuda_prefill_m(k, dtype, nk, M, poisoned_cuda):
+    # prefill chunks: on the H100 the table (session 25) sends M up to 1024 (k = 5: 384-1024 by shape) to the
+    # wgmma kernel (token chunks of 128, the last one partial), dequantize + cuBLAS above; gemm matches the
+    # reference and, bit for bit, the kernel it names
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "prefill")
+    y = check_call(lambda x: kbit.gemm(x, qw), x, W_hat, dtype)
+    op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, *nk, k)[0]])
+    assert_bitwise_equal(op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
+
+
 @pytest.mark.parametrize("M", [1, 16, 100])
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_graph(k, M):
@@ -1402,7 +1417,7 @@ def test_gemm_dispatch_follows_the_measured_table():
     else:
         assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)
-    for M in (1, 4, 16, 17, 40, 200, 300):
+    for M in (1, 4, 16, 17, 40, 200, 300, 1000, 1025):
         x = acts(M, 5120, torch.float16, "dispatch")
         op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]])
         assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))

@@ -97,10 +97,14 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4
   // and -session5): the small-M kernel up to M = 8, a tile kernel up to M = 128 (64 on weights of
   // < 16M elements, where dequantize + cuBLAS catches up sooner), the wgmma one from M = 16 on
-  // weights of >= 16M elements (from 64 below: its pass over x costs ~1-2 us there).
+  // weights of >= 16M elements (from 64 below: its pass over x costs ~1-2 us there). Where wgmma
+  // runs it goes on to M = 1024 (k = 5: 384): on the H100 it beat dequantize + cuBLAS there on
+  // every benchmark shape at k = 2-4, and at k = 5 up to 384-1024 by shape (session 25's table).
   const bool large = N * K >= (int64_t(16) << 20);
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
-  const int64_t max_tile = row ? row->max_tile_m[k - 2] : (large ? 128 : 64);
+  const int64_t max_tile = row ? row->max_tile_m[k - 2]
+                           : wgmma_gemm_available(k, 1024, prop) ? (k == 5 ? 384 : 1024)
+                                                                  : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
   const int64_t max_gemv = row ? std::min<int64_t>(row->max_gemv_m[k - 2], kGemvMaxRows) : 0;
   if (M <= max_gemv) return DensePath::kGemv;
