@@ -24,7 +24,7 @@ M the value with the least worst-case loss over the size's shapes goes into the 
 that grid point, above the previous one) and its time is the kernel's time in the crossovers (at
 grid points between buckets, e.g. M = 2, every value is timed too and the bucket's choice counts).
 
-    python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~3 min
+    python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~1.5 min (H100, session 25)
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
 """
 from __future__ import annotations
