@@ -44,9 +44,9 @@ from .session import tuning_parser, tuning_run
 # had 32 (tile won) then 48)
 # From 192 up: prefill chunks. Above 128 only wgmma (the tile kernel where wgmma does not run) and
 # dequantize + cuBLAS are timed: the small-M kernel and the tile kernel lost to wgmma from M = 48 or less
-# on every shape, and session 25's run 1 had the wgmma kernel ahead of dequantize + cuBLAS up to M = 1024
-# on every shape (KV at 512-1024 within 0.1 us) while the table's grid ended at 128, so everything above
-# went to dequantize + cuBLAS (0.36-0.65x of cuBLAS fp16 at M = 192-1024).
+# on every shape, and session 25's run 1 (k = 4) had the wgmma kernel ahead of dequantize + cuBLAS up to
+# M = 1024 on every shape (KV at 512-1024 within 0.5 us) while the table's grid ended at 128, so everything
+# above went to dequantize + cuBLAS (0.38-0.75x of cuBLAS fp16 at M = 192-1024).
 MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 SMALL_KERNELS_MAX_M = 128  # the small-M kernel's and (where wgmma runs) the tile kernel's top grid M
 KS = [2, 3, 4, 5]

@@ -205,3 +205,13 @@ def test_above_128_only_wgmma_and_dequantize_cublas_are_timed_and_the_range_runs
     assert c["max_tile_m"] == {4: 1024} and c["min_wgmma_m"] == {4: 64}
     T.write_markdown(run, str(tmp_path / "t.md"))
     assert "| 1024 | 10.0 | - | - | 70.0 | 60.0 | 0.17x |" in (tmp_path / "t.md").read_text()
+
+
+def test_small_kernels_top_m_matches_the_dispatchers():
+    # tc_dispatch.cpp reads a table's tiled range past kTileTimedMaxM as wgmma's (the tile kernel was not
+    # timed there): the two constants must agree
+    import re
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "tc_dispatch.h")
+    with open(header) as f:
+        (value,) = re.findall(r"kTileTimedMaxM = (\d+);", f.read())
+    assert int(value) == T.SMALL_KERNELS_MAX_M

@@ -37,7 +37,8 @@ struct PairTable {
 
 // Byte offset in the pair table of the entry of code c of the lane's stream, with lane
 // l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
-// shared memory, whose address the compiler folds into the load's immediate.
+// shared memory, whose address the compiler folds into the load's immediate in the GEMV and
+// small-M kernels (decode_a_fragment's callers: lane_pair_table below).
 //   k = 4: PRMT + IMAD;  k = 2, 3: shift (k = 3: a funnel shift where the code straddles
 //   two words) + LOP3;  k = 5: one copy, index * 4
 template <int K>
@@ -130,8 +131,8 @@ __device__ __forceinline__ void block_scale_splats(const uint32_t (&scales)[4][2
 // The lane's view of the pair table: the shared-window address of its copy of entry 0 (table + 4 lane
 // where there are 32 copies), made opaque to the compiler by an asm mov so that a lookup's address
 // stays one IMAD from the code byte at k = 4 (byte x 128 + this address). With the sum visible, ptxas
-// re-associated it into (byte x 128 + 4 lane) + the table's base: one more add per lookup, four a
-// wgmma step (session 25, the SASS).
+// re-associated it into (byte x 128 + 4 lane) + the table's base in the two-warpgroup wgmma kernels:
+// one more add per lookup, four a step (session 25, the SASS).
 template <int K>
 __device__ __forceinline__ uint32_t lane_pair_table(const unsigned char* table, uint32_t lane4) {
   uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(table)) + (PairTable<K>::kCopies == 32 ? lane4 : 0u);
@@ -139,12 +140,12 @@ __device__ __forceinline__ uint32_t lane_pair_table(const unsigned char* table, 
   return address;
 }
 
-// A word of the pair table (immutable once built: no ordering against other memory operations is
-// needed past the barrier after its build, which every lookup's address depends on through the
-// codes loaded after it).
+// A word of the pair table. volatile: the compiler keeps each load where the source has it, after the
+// barrier that ends the table's build (most lookups' addresses depend on codes loaded after it, but a
+// wgmma warp with no rows looks up constant codes); no "memory" clobber: the table is immutable once built.
 __device__ __forceinline__ uint32_t pair_table_word(uint32_t address) {
   uint32_t word;
-  asm("ld.shared.b32 %0, [%1];" : "=r"(word) : "r"(address));
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(word) : "r"(address));
   return word;
 }
 

@@ -99,7 +99,8 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   // < 16M elements, where dequantize + cuBLAS catches up sooner), the wgmma one from M = 16 on
   // weights of >= 16M elements (from 64 below: its pass over x costs ~1-2 us there). Where wgmma
   // runs it goes on to M = 1024 (k = 5: 384): on the H100 it beat dequantize + cuBLAS there on
-  // every benchmark shape at k = 2-4, and at k = 5 up to 384-1024 by shape (session 25's table).
+  // every benchmark shape at k = 3-4, at k = 2 on all but the KV size (to 768), and at k = 5 up to
+  // 384-1024 by shape (session 25's table).
   const bool large = N * K >= (int64_t(16) << 20);
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
   const int64_t max_tile = row ? row->max_tile_m[k - 2]
@@ -111,7 +112,10 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   if (M <= max_small) return DensePath::kSmallM;
   if (M <= max_tile) {
     if (min_wgmma > 0 && M >= min_wgmma && wgmma_gemm_available(k, M, prop)) return DensePath::kWgmma;
-    if (tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
+    // Where the table's wgmma won, tune_dispatch timed the tile kernel only up to kTileTimedMaxM: the
+    // range past it is wgmma's (a build without sm_90a on the table's GPU takes dequantize + cuBLAS there).
+    const bool tile_timed = M <= kTileTimedMaxM || row == nullptr || min_wgmma == 0;
+    if (tile_timed && tile_gemm_fits(k, M, false, prop)) return DensePath::kTile;
   }
   return DensePath::kDequantCublas;
 }

@@ -32,6 +32,9 @@ struct TcCrossoverRow {
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
+// The largest M at which benchmarks/tune_dispatch.py times the small-M and tile kernels where the wgmma
+// kernel runs (its SMALL_KERNELS_MAX_M): above it a table's tiled range is wgmma's.
+inline constexpr int kTileTimedMaxM = 128;
 
 // kWgmma: the tile kernel's wgmma successor (sm_90a builds on compute-9.0 GPUs); kGemv: the
 // GEMV (scalar_gemv.cuh, M <= kGemvMaxRows).
