@@ -735,13 +735,19 @@ def test_gemm_cuda_misaligned_activation_storage():
 def test_gemm_cuda_prefill_m(k, dtype, nk, M, poisoned_cuda):
     # prefill chunks: on the H100 the table (session 25) sends M up to 1024 (k = 2 on KV-size weights such
     # as these: 768; k = 5: 384-1024 by shape) to the wgmma kernel (token chunks of 128, the last one
-    # partial), dequantize + cuBLAS above; gemm matches the reference and, bit for bit, the kernel it names
+    # partial), dequantize + cuBLAS above; on any GPU with a table, gemm follows its row; gemm matches the
+    # reference and, bit for bit, the kernel it names
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "prefill")
     y = check_call(lambda x: kbit.gemm(x, qw), x, W_hat, dtype)
     path, source = kbit._C.gemm_dispatch(M, *nk, k)
-    if source == "NVIDIA H100 80GB HBM3" and k in (3, 4) and kbit._C.wgmma_gemm_runs(k, M):
-        assert path == ("wgmma" if M <= 1024 else "dequant_cublas"), (M, path)
+    if source != "heuristic" and kbit._C.wgmma_gemm_runs(k, M):  # the table's wgmma range, then the fallback
+        row = _table_row(_tables()[source]["rows"], *nk)
+        start, top = row["min_wgmma_m"][k - 2], max(row["max_tile_m"][k - 2], row["max_kernel_m"][k - 2])
+        if start and M >= start:
+            assert path == ("wgmma" if M <= top else "dequant_cublas"), (M, path, top)
+        if source == "NVIDIA H100 80GB HBM3" and k in (3, 4):
+            assert path == ("wgmma" if M <= 1024 else "dequant_cublas"), (M, path)
     op = getattr(torch.ops.kbit, OP_OF_PATH[path])
     assert_bitwise_equal(op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k), y)
 
@@ -1363,31 +1369,43 @@ def test_wrong_device_inputs_raise():
         kbit.grouped_gemm(x.cpu(), qe, off)
 
 
-def _table_rows():
-    """The rows of the generated H100 table (csrc/cuda/gemm/tc_dispatch_table.h), read from its source
-    by the reader that belongs to its writer (benchmarks/tune_dispatch.py)."""
-    from benchmarks.tune_dispatch import read_table
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "cuda", "gemm",
-                        "tc_dispatch_table.h")
-    return read_table(open(path).read())
+def _tables():
+    """{device name: table} of the generated header (csrc/cuda/gemm/tc_dispatch_table.h), read from its
+    source by the reader that belongs to its writer (benchmarks/tune_dispatch.py)."""
+    from benchmarks.tune_dispatch import HEADER, read_tables
+    return {tb["device"]: tb for tb in read_tables(open(HEADER).read())}
+
+
+def _table_row(rows, N, K):
+    """The row tc_crossover_row takes for an N x K weight: the shape's own, else the size row of the
+    largest size <= N*K, else the first size row."""
+    own = [r for r in rows if (r["shape_n"], r["shape_k"]) == (N, K)]
+    if own:
+        return own[0]
+    sized = [r for r in rows if not r["shape_n"]]  # ascending
+    below = [r for r in sized if r["weights"] <= N * K]
+    return below[-1] if below else sized[0]
 
 
 OP_OF_PATH = {"gemv": "gemv_gemm", "kernel": "mma_gemm", "tile": "tile_gemm", "wgmma": "wgmma_gemm", "dequant_cublas": "dequant_cublas_gemm"}
 
 
 def test_gemm_dispatch_follows_the_measured_table():
-    # on the GPU the table was measured on (H100: 132 SMs, sm_90) the crossovers come from
-    # csrc/cuda/gemm/tc_dispatch_table.h; elsewhere from the heuristic. Either way small M goes
-    # to the small-M kernel, very large M to dequantize + cuBLAS, and gemm's result matches the
-    # path it names.
+    # the crossovers come from csrc/cuda/gemm/tc_dispatch_table.h: the table of the GPU's name, else one
+    # measured on a GPU of the same compute capability and SM count; elsewhere from the heuristic. Either
+    # way small M goes to the GEMV or the small-M kernel, very large M to dequantize + cuBLAS, and gemm's
+    # result matches the path it names.
     props = torch.cuda.get_device_properties(0)
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
-    on_table_gpu = (props.major, props.minor, props.multi_processor_count) == (9, 0, 132)
-    assert path == ("gemv" if on_table_gpu else "kernel")  # the H100 table sends Qwen3 gate/up M = 1 to the GEMV
+    tables = _tables()
+    same_chip = [d for d, tb in tables.items()
+                 if (tb["major"], tb["minor"], tb["sms"]) == (props.major, props.minor, props.multi_processor_count)]
+    assert source == (props.name if props.name in tables else same_chip[0] if same_chip else "heuristic")
     assert kbit._C.gemm_dispatch(4096, 5120, 2048, 4)[0] == "dequant_cublas"
-    if on_table_gpu:
-        assert source == "NVIDIA H100 80GB HBM3"
-        rows = _table_rows()
+    if source == "heuristic":
+        assert path == "kernel"
+    else:
+        rows = tables[source]["rows"]
         assert len(rows) >= 2
         shapes = {(r["shape_n"], r["shape_k"]) for r in rows if r["shape_n"]}
         for r in rows:  # a shape's own row; for a size row, a weight of exactly its size that has no row of its own
@@ -1397,6 +1415,7 @@ def test_gemm_dispatch_follows_the_measured_table():
                 N, K = r["shape_n"], r["shape_k"]
             else:
                 N, K = next((r["weights"] // c, c) for c in (2048, 1024, 512, 256) if (r["weights"] // c, c) not in shapes)
+            assert _table_row(rows, N, K) is r
             for k in (2, 4):
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
                 gv = min(max_gemv[k - 2], kbit._fake.GEMV_MAX_ROWS)
@@ -1419,8 +1438,6 @@ def test_gemm_dispatch_follows_the_measured_table():
                         assert kbit._C.gemm_dispatch(w - 1, N, K, k)[0] == tiled(w - 1)
                         assert kbit._C.gemm_dispatch(w, N, K, k)[0] == tiled(w)
                 assert kbit._C.gemm_dispatch(b + 1, N, K, k)[0] == "dequant_cublas"
-    else:
-        assert source == "heuristic"
     qw, W_hat = weight(4, 257, 5120)
     for M in (1, 4, 16, 17, 40, 200, 300, 1000, 1025):
         x = acts(M, 5120, torch.float16, "dispatch")

@@ -165,21 +165,51 @@ def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_
     assert row["max_gemv_m"] == {4: 1} and row["max_kernel_m"] == {4: 4}
 
 
-def test_committed_table_rows_all_parse():
-    # the generated C++ table (csrc/cuda/gemm/tc_dispatch_table.h) in the format write_header writes:
-    # read_table (which the GPU dispatch test uses too) reads every row, nothing is skipped silently
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "csrc", "cuda", "gemm", "tc_dispatch_table.h")
-    rows = T.read_table(open(path).read())
-    assert len(sized(rows)) >= 2
-    keys = [(r["weights"], r["shape_n"], r["shape_k"]) for r in rows]
-    assert keys == sorted(keys)
-    for r in rows:
-        assert r["shape_n"] * r["shape_k"] in (0, r["weights"])
-        assert {v for b in r["small_m_wpu"] for v in b} <= {0, 1, 2, 4, 8}
-        assert all(0 <= v <= T.GEMV_MAX_ROWS for v in r["max_gemv_m"])
+def test_committed_tables_all_parse():
+    # the generated C++ header (csrc/cuda/gemm/tc_dispatch_table.h) in the format header_text writes:
+    # read_tables (which the GPU dispatch tests use too) reads every table and row, nothing is skipped silently
+    tables = T.read_tables(open(T.HEADER).read())
+    assert [tb["device"] for tb in tables][:2] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+    assert len({tb["device"] for tb in tables}) == len(tables)
+    for tb in tables:
+        rows = tb["rows"]
+        assert len(sized(rows)) >= 2 and tb["sms"] > 0 and "commit" in tb["note"]
+        keys = [(r["weights"], r["shape_n"], r["shape_k"]) for r in rows]
+        assert keys == sorted(keys)
+        for r in rows:
+            assert r["shape_n"] * r["shape_k"] in (0, r["weights"])
+            assert {v for b in r["small_m_wpu"] for v in b} <= {0, 1, 2, 4, 8}
+            assert all(0 <= v <= T.GEMV_MAX_ROWS for v in r["max_gemv_m"])
     with pytest.raises(ValueError, match="does not parse"):
         T.read_table("    {1048576, 0, 0, {16, 16}},\n")
+
+
+def test_a_new_gpus_table_is_merged_with_the_others(tmp_path):
+    # tune_dispatch on a second GPU keeps the first GPU's table and adds its own; on the first GPU
+    # again it replaces that GPU's table in place
+    def run_on(name, small):
+        run = run_of({("a", "kernel"): [1, 2, 3, 9, 20, 40], ("a", "tile"): [5, 5, 4, 5, 6, 30],
+                      ("a", "dequant_cublas"): [9] * 5 + [10]}, ks=(4,))
+        run["device"] = {**run["device"], "name": name}
+        if small:  # the small-M kernel wins to M = 32 here
+            for r in run["rows"]:
+                if r["path"] == "kernel" and r["M"] == 32:
+                    r["us"] = 1
+        return run
+    first, second, merged = (tmp_path / n for n in ("1.h", "2.h", "3.h"))
+    T.write_header(run_on("GPU A", False), str(first))
+    T.write_header(run_on("GPU B", True), str(second), merge_with=str(first))
+    tables = T.read_tables(second.read_text())
+    assert [tb["device"] for tb in tables] == ["GPU A", "GPU B"]
+    assert [tb["rows"][0]["max_kernel_m"][2] for tb in tables] == [16, 32]
+    assert 'kTcRows1, 1},' in second.read_text() and "kNumTcCrossoverTables = 2;" in second.read_text()
+    T.write_header(run_on("GPU A", True), str(merged), merge_with=str(second))
+    tables = T.read_tables(merged.read_text())
+    assert [(tb["device"], tb["rows"][0]["max_kernel_m"][2]) for tb in tables] == [("GPU A", 32), ("GPU B", 32)]
+    with pytest.raises(ValueError, match="in order"):
+        T.read_tables(merged.read_text().replace("kTcRows1, 1},", "kTcRows0, 1},"))
+    with pytest.raises(ValueError, match="provenance"):
+        T.read_tables(merged.read_text().replace("// GPU B (132 SMs", "// GPU B (132 cores"))
 
 
 def test_above_128_only_wgmma_and_dequantize_cublas_are_timed_and_the_range_runs_to_the_grids_top(tmp_path):

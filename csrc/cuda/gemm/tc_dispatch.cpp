@@ -2,6 +2,7 @@
 #include "tc_dispatch.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tc_dispatch_table.h"
 
@@ -18,8 +19,12 @@ namespace cuda {
 
 namespace {
 
-// The table measured on this kind of GPU (same compute capability and SM count), or nullptr.
+// The table measured on this GPU (its device name), else the first one measured on a GPU with the same
+// compute capability and SM count (the same chip with another memory system: the H200 took the H100's
+// table until it had its own, session 26), else nullptr. A few short string compares per call.
 const TcCrossoverTable* table_for(const cudaDeviceProp& prop) {
+  for (int t = 0; t < kNumTcCrossoverTables; ++t)
+    if (std::strcmp(kTcCrossoverTables[t].device, prop.name) == 0) return &kTcCrossoverTables[t];
   for (int t = 0; t < kNumTcCrossoverTables; ++t) {
     const TcCrossoverTable& table = kTcCrossoverTables[t];
     if (table.major == prop.major && table.minor == prop.minor && table.sms == prop.multiProcessorCount)

@@ -4,8 +4,8 @@
 // dequantize + cuBLAS.
 //
 // Where tc_dispatch_table.h (generated on the device by `python -m benchmarks.tune_dispatch`)
-// has a table for this GPU (same compute capability and SM count), the crossovers come from
-// it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
+// has a table for this GPU (its device name; else one of the same compute capability and SM
+// count), the crossovers come from it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
 // small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
 // two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
 // one; per k and M bucket the small-M kernel's warps per 16-row unit; and per k the M up to which
@@ -41,7 +41,8 @@ inline constexpr int kTileTimedMaxM = 128;
 enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 
 struct TcCrossoverTable {
-  const char* device;       // the GPU it was measured on (for people; matching uses the rest)
+  const char* device;       // the GPU it was measured on (cudaDeviceProp::name), matched first
+  // then, where no table has the GPU's name, the first table of the same compute capability and SM count
   int major, minor, sms;
   const TcCrossoverRow* rows;  // ascending weights; at least one size row (shape 0 x 0)
   int num_rows;
@@ -66,7 +67,7 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
 bool grouped_tile_wins(int64_t T, int64_t E, int64_t N, int k, const cudaDeviceProp& prop);
 
 // Grouped gemm (E <= kTcMaxExperts): the grouped GEMV before either, from T rows over E
-// experts of K columns (measured on the H100 only; false on GPUs without a table).
+// experts of K columns (a rule measured on the H100, used on every GPU with a table; false without).
 bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& prop);
 
 // What grouped_gemm runs for T rows over E <= kTcMaxExperts experts of N x K at k bits:
