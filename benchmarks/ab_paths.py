@@ -25,7 +25,7 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
     """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
     runs(label, k, M, K)) and cuBLAS fp16 on the unquantized weight (label "fp16", k None) for every
     shape, k and M: fp16 activations, cold L2 (rotated weight copies), CUDA-graph medians. Rows:
-    shape, N, K, M, k, path, us, spread."""
+    shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing)."""
     import kbit
     dev, info, timer = tuning_setup()
     rows = []
@@ -38,7 +38,7 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
         for M in ms:
             t = timer.measure([lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
             rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": t.median_us,
-                         "spread": t.spread})
+                         "spread": t.spread, "sm_mhz": t.sm_mhz, "settle_ms": t.settle_ms})
         del fp16_copies
         for k in ks:
             qw = kbit.quantize(W, k=k)
@@ -59,7 +59,7 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
                             raise
                         continue
                     rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": label, "us": t.median_us,
-                                 "spread": t.spread})
+                                 "spread": t.spread, "sm_mhz": t.sm_mhz, "settle_ms": t.settle_ms})
                     line.append(f"{label} {t.median_us:8.1f} us")
                 print(f"{name:12s} k={k} M={M:4d} " + "  ".join(line), flush=True)
             del copies, qw

@@ -8,6 +8,11 @@ different weight copies (call i uses copy i % C) so each copy is re-read only af
 other weights; for a hot L2 there is one copy. If a callable cannot be captured (it syncs with
 the host, say) the same loop is timed eagerly with events and the timing is marked "eager".
 
+Before the timed replays the timer waits (up to TimerConfig.settle_s) while NVML says the GPU's clocks are held
+down by its power or thermal limits: a heavy timing (cuBLAS at M = 1024) leaves an H200 at 1365 MHz instead of
+1980 for a moment, and a decode kernel timed right after it read 40% slow (session 26, scripts/probe_heat.py).
+Each timing records the SM clock NVML reports after its replays and how long it waited.
+
 FakeTimer returns made-up timings from a bytes/flops model, for --dry-run on a machine
 without a GPU: it exercises everything but the numbers.
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 import zlib
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, List, Optional, Sequence
@@ -41,6 +47,8 @@ class Timing:
     replays: int
     method: str                  # "graph", "eager" or "fake"
     note: str = ""
+    sm_mhz: Optional[int] = None # the SM clock NVML reported after the replays (its last sample period)
+    settle_ms: float = 0.0       # waited for the power / thermal clock limits to lift before the replays
 
     @property
     def median_us(self) -> float:
@@ -74,6 +82,7 @@ class TimerConfig:
     graph_target_us: float = 2000.0  # longer kernels: about this much work per graph, >= 2 calls
     max_seconds: float = 0.25    # cap on replays * graph time per timing
     warmup: int = 2
+    settle_s: float = 2.0        # at most this long waiting for power / thermal clock limits to lift
 
 
 def calls_per_graph(est_us: float, copies: int, cfg: TimerConfig) -> int:
@@ -90,6 +99,39 @@ def replays_for(graph_us: float, cfg: TimerConfig) -> int:
     return max(cfg.min_replays, min(cfg.replays, fit))
 
 
+class ClockWatch:
+    """The GPU's SM clock and clock-limit reasons through NVML (pynvml, as torch.cuda.clock_rate);
+    inert (no waiting, no clock) where NVML cannot be read."""
+    # SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake (nvmlClocksEventReason*)
+    LIMITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+    def __init__(self, device: torch.device):
+        self._nvml = self._handle = self._reasons = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda._get_nvml_device_index(device))
+            self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+                pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            self._nvml = pynvml
+            self.limited()
+        except Exception:  # no pynvml, no driver access: time without it
+            self._nvml = None
+
+    def sm_mhz(self) -> Optional[int]:
+        return None if self._nvml is None else int(self._nvml.nvmlDeviceGetClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+
+    def limited(self) -> bool:
+        return self._nvml is not None and bool(self._reasons(self._handle) & self.LIMITS)
+
+    def settle(self, limit_s: float) -> float:
+        """Wait while a power or thermal limit holds the clocks down, at most limit_s; the seconds waited."""
+        start = time.monotonic()
+        while self.limited() and time.monotonic() - start < limit_s:
+            time.sleep(0.005)
+        return time.monotonic() - start
+
+
 class GraphTimer:
     method = "graph"
 
@@ -101,6 +143,7 @@ class GraphTimer:
         self.stream = torch.cuda.Stream(self.device)
         self._reserved_mark: Optional[int] = None
         self._failed_captures: Dict[str, str] = {}
+        self.clocks = ClockWatch(self.device)
 
     def measure(self, fns: Sequence[Fn], work: Optional[Work] = None) -> Timing:
         fns = list(fns)
@@ -129,11 +172,12 @@ class GraphTimer:
             graph.replay()
             torch.cuda.synchronize(self.device)
             replays = replays_for(est * calls, self.cfg)
+            settle = self.clocks.settle(self.cfg.settle_s)
             samples = self._timed(graph.replay, replays, calls)
         finally:
             del graph
             self._trim_pools()
-        return Timing(samples, calls, replays, "graph")
+        return Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle)
 
     @staticmethod
     def _host_sync(fn: Fn) -> Optional[str]:
@@ -206,7 +250,9 @@ class GraphTimer:
                 fns[i % len(fns)]()
         replays = replays_for(est * calls, self.cfg)
         run_once()
-        return Timing(self._timed(run_once, replays, calls), calls, replays, "eager", why)
+        settle = self.clocks.settle(self.cfg.settle_s)
+        samples = self._timed(run_once, replays, calls)
+        return Timing(samples, calls, replays, "eager", why, sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle)
 
 
 class FakeTimer:

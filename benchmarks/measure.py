@@ -74,6 +74,7 @@ def record_for(case: Case, kernel_name: str, family: str, l2: str, dtype: Option
 def fill_timing(rec: Record, t: Timing, work: Work, copies: int, weight_bytes: int) -> Record:
     rec.median_us, rec.p10_us, rec.p90_us, rec.spread = t.median_us, t.p10_us, t.p90_us, t.spread
     rec.samples_us, rec.calls, rec.replays, rec.method = t.samples_us, t.calls, t.replays, t.method
+    rec.sm_mhz, rec.settle_ms = t.sm_mhz, t.settle_ms
     rec.copies, rec.weight_bytes, rec.bytes = copies, weight_bytes, work.bytes
     rec.gbps = work.bytes / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else None
     if t.note:

@@ -42,6 +42,8 @@ class Record:
     bytes: Optional[int] = None
     gbps: Optional[float] = None
     note: str = ""
+    sm_mhz: Optional[int] = None   # the SM clock after the timed replays (harness.Timing)
+    settle_ms: float = 0.0         # waited for power / thermal clock limits to lift before them
 
     @property
     def timed(self) -> bool:

@@ -1,5 +1,6 @@
 """Timing rules that do not need a GPU."""
-from benchmarks.harness import FakeTimer, Timing, TimerConfig, Work, calls_per_graph, replays_for, slug
+from benchmarks.harness import (ClockWatch, FakeTimer, Timing, TimerConfig, Work, calls_per_graph, replays_for,
+                                slug)
 
 
 def test_calls_per_graph():
@@ -24,6 +25,43 @@ def test_timing_statistics():
     assert abs(t.spread - (t.p90_us - t.p10_us) / 10.0) < 1e-12
     d = t.to_json()
     assert d["median_us"] == 10.0 and "spread" in d
+    assert d["sm_mhz"] is None and d["settle_ms"] == 0.0  # no NVML reading: recorded as unknown
+
+
+class FakeNvml:
+    """pynvml's calls that ClockWatch makes: the clocks held down by the power cap for `limited` reads."""
+    NVML_CLOCK_SM = 1
+
+    def __init__(self, limited):
+        self.left = limited
+
+    def nvmlDeviceGetClockInfo(self, handle, clock):
+        return 1365 if self.left else 1980
+
+    def reasons(self, handle):
+        if self.left:
+            self.left -= 1
+            return 0x4 | 0x1  # SW power cap (and idle, which does not count)
+        return 0x1
+
+
+def clock_watch(limited):
+    watch = ClockWatch.__new__(ClockWatch)
+    watch._nvml = FakeNvml(limited)
+    watch._handle, watch._reasons = None, watch._nvml.reasons
+    return watch
+
+
+def test_clock_watch_waits_while_the_power_cap_holds_and_no_longer_than_its_limit():
+    watch = clock_watch(limited=3)
+    assert watch.sm_mhz() == 1365
+    waited = watch.settle(5.0)
+    assert 0.01 <= waited < 1.0 and watch._nvml.left == 0 and watch.sm_mhz() == 1980
+    watch = clock_watch(limited=10**9)
+    assert 0.05 <= watch.settle(0.05) < 0.5  # a limit that never lifts: the timing goes on after limit_s
+    inert = clock_watch(0)
+    inert._nvml = None  # no NVML: nothing to wait for, no clock
+    assert inert.settle(5.0) < 0.01 and inert.sm_mhz() is None and not inert.limited()
 
 
 def test_fake_timer_calls_the_last_copy():
