@@ -24,46 +24,53 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
           runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True) -> Dict:
     """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
     runs(label, k, M, K)) and cuBLAS fp16 on the unquantized weight (label "fp16", k None) for every
-    shape, k and M: fp16 activations, cold L2 (rotated weight copies), CUDA-graph medians. Rows:
+    shape, k and M (per shape: M descending, cuBLAS then each k's ops at each M): fp16 activations,
+    cold L2 (rotated weight copies), CUDA-graph medians. Rows:
     shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing)."""
     import kbit
     dev, info, timer = tuning_setup()
     rows = []
+
+    def timed(label, fns, row):
+        t = timer.measure(fns, Work(0, 0, label))
+        rows.append({**row, "us": t.median_us, "spread": t.spread, "sm_mhz": t.sm_mhz, "settle_ms": t.settle_ms})
+        return t
+
     for name in shape_names:
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
         g = torch.Generator(device=dev).manual_seed(N * 131 + K)
         W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
         fp16_copies = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
         xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
-        for M in ms:
-            t = timer.measure([lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies], Work(0, 0, f"fp16 {name} {M}"))
-            rows.append({"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16", "us": t.median_us,
-                         "spread": t.spread, "sm_mhz": t.sm_mhz, "settle_ms": t.settle_ms})
-        del fp16_copies
+        quantized = {}
         for k in ks:
             qw = kbit.quantize(W, k=k)
             args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
             nbytes = sum(a.numel() * a.element_size() for a in args)
-            copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
-            for M in ms:
+            quantized[k] = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+        # The heaviest M first, and cuBLAS next to the ops at each M: a light cell right after a heavy one
+        # ran at the clocks the power cap left (session 26: an H200 decode cell after cuBLAS at M = 1024 read
+        # 15-35% slow, 1365 MHz instead of 1980), so each cell follows a heavier or equal one.
+        for M in sorted(ms, reverse=True):
+            timed(f"fp16 {name} {M}", [lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies],
+                  {"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16"})
+            for k in ks:
                 line = []
                 for label, op_name, *extra in paths:
                     if not runs(label, k, M, K):
                         continue
                     op = getattr(torch.ops.kbit, op_name)
                     try:
-                        t = timer.measure([lambda c=c, op=op, x=xs[M]: op(x, *c, k, *extra) for c in copies],
-                                          Work(0, 0, f"{label} {name} {k} {M}"))
+                        t = timed(f"{label} {name} {k} {M}",
+                                  [lambda c=c, op=op, x=xs[M]: op(x, *c, k, *extra) for c in quantized[k]],
+                                  {"shape": name, "N": N, "K": K, "M": M, "k": k, "path": label})
                     except RuntimeError as e:  # a tile kernel on a GPU without its shared memory
                         if "shared memory" not in str(e):
                             raise
                         continue
-                    rows.append({"shape": name, "N": N, "K": K, "M": M, "k": k, "path": label, "us": t.median_us,
-                                 "spread": t.spread, "sm_mhz": t.sm_mhz, "settle_ms": t.settle_ms})
                     line.append(f"{label} {t.median_us:8.1f} us")
                 print(f"{name:12s} k={k} M={M:4d} " + "  ".join(line), flush=True)
-            del copies, qw
-        del W
+        del fp16_copies, quantized, W
         torch.cuda.empty_cache()
     return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
 
