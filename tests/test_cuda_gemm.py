@@ -1395,6 +1395,7 @@ def test_gemm_dispatch_follows_the_measured_table():
     # measured on a GPU of the same compute capability and SM count; elsewhere from the heuristic. Either
     # way small M goes to the GEMV or the small-M kernel, very large M to dequantize + cuBLAS, and gemm's
     # result matches the path it names.
+    from benchmarks.tune_dispatch import SMALL_KERNELS_MAX_M  # tied to kTileTimedMaxM (benchmarks/tests)
     props = torch.cuda.get_device_properties(0)
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
     tables = _tables()
@@ -1420,10 +1421,10 @@ def test_gemm_dispatch_follows_the_measured_table():
                 a, b, w = max_small[k - 2], max(max_tile[k - 2], max_small[k - 2]), min_wgmma[k - 2]
                 gv = min(max_gemv[k - 2], kbit._fake.GEMV_MAX_ROWS)
 
-                def tiled(M):  # the tile kernel was timed only to 128 where wgmma won (tc_dispatch.h, kTileTimedMaxM)
+                def tiled(M):  # the tile kernel was timed only to SMALL_KERNELS_MAX_M (kTileTimedMaxM) where wgmma won
                     if w and M >= w and kbit._C.wgmma_gemm_runs(k, M):
                         return "wgmma"
-                    return "tile" if M <= 128 or not w else "dequant_cublas"
+                    return "tile" if M <= SMALL_KERNELS_MAX_M or not w else "dequant_cublas"
                 if gv:
                     assert kbit._C.gemm_dispatch(1, N, K, k)[0] == "gemv"
                     assert kbit._C.gemm_dispatch(gv, N, K, k)[0] == "gemv"
