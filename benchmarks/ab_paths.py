@@ -48,9 +48,9 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
             args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
             nbytes = sum(a.numel() * a.element_size() for a in args)
             quantized[k] = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
-        # The heaviest M first, and cuBLAS next to the ops at each M: a light cell right after a heavy one
-        # ran at the clocks the power cap left (session 26: an H200 decode cell after cuBLAS at M = 1024 read
-        # 15-35% slow, 1365 MHz instead of 1980), so each cell follows a heavier or equal one.
+        # The largest M first, and cuBLAS next to the ops at each M: a light cell right after a heavy one ran
+        # at the clocks the power cap left (session 26: H200 decode cells after cuBLAS at M = 1024 read 15-35%
+        # slow in a sweep), so each M's cells follow the next larger M's, not the largest's.
         for M in sorted(ms, reverse=True):
             timed(f"fp16 {name} {M}", [lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies],
                   {"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16"})

@@ -9,9 +9,11 @@ other weights; for a hot L2 there is one copy. If a callable cannot be captured 
 the host, say) the same loop is timed eagerly with events and the timing is marked "eager".
 
 Before the timed replays the timer waits (up to TimerConfig.settle_s) while NVML says the GPU's clocks are held
-down by its power or thermal limits: a heavy timing (cuBLAS at M = 1024) leaves an H200 at 1365 MHz instead of
-1980 for a moment, and a decode kernel timed right after it read 40% slow (session 26, scripts/probe_heat.py).
-Each timing records the SM clock NVML reports after its replays and how long it waited.
+down by its power or thermal limits, then replays once more: a heavy timing (cuBLAS at M = 1024) leaves an H200
+at 1365 MHz instead of 1980 for up to a second, and a decode kernel timed right after it read 40% slow (session
+26, scripts/probe_heat.py). The limit reasons clear before the clocks are back, so the benchmarks also order
+their cells so that none follows a much heavier one. Each timing records the SM clock NVML reports after its
+replays and how long it waited.
 
 FakeTimer returns made-up timings from a bytes/flops model, for --dry-run on a machine
 without a GPU: it exercises everything but the numbers.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import warnings
 import zlib
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, List, Optional, Sequence
@@ -100,36 +103,65 @@ def replays_for(graph_us: float, cfg: TimerConfig) -> int:
 
 
 class ClockWatch:
-    """The GPU's SM clock and clock-limit reasons through NVML (pynvml, as torch.cuda.clock_rate);
-    inert (no waiting, no clock) where NVML cannot be read."""
+    """The GPU's SM clock and clock-limit reasons through NVML (pynvml, as torch.cuda.clock_rate); inert
+    (no waiting, no clock) where NVML cannot be read, with one warning."""
     # SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake (nvmlClocksEventReason*)
     LIMITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+    STUCK_WAITS = 3  # waits in a row that hit the limit: a limit that never lifts; stop waiting
 
     def __init__(self, device: torch.device):
         self._nvml = self._handle = self._reasons = None
+        self._stuck = 0
         try:
             import pynvml
             pynvml.nvmlInit()
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda._get_nvml_device_index(device))
+            uuid = str(torch.cuda.get_device_properties(device).uuid)
+            self._handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else "GPU-" + uuid)
             self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
                 pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
             self._nvml = pynvml
             self.limited()
-        except Exception:  # no pynvml, no driver access: time without it
-            self._nvml = None
+        except Exception as exc:  # no pynvml (nvidia-ml-py), no driver access
+            self._off(f"cannot read NVML ({type(exc).__name__}: {exc})")
+
+    def _off(self, why: str) -> None:
+        if self._nvml is not None or self._handle is None:
+            warnings.warn(f"benchmarks: {why}; timings neither wait out clock limits nor record the SM clock",
+                          stacklevel=3)
+        self._nvml = None
 
     def sm_mhz(self) -> Optional[int]:
-        return None if self._nvml is None else int(self._nvml.nvmlDeviceGetClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+        if self._nvml is None:
+            return None
+        try:
+            return int(self._nvml.nvmlDeviceGetClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+        except Exception as exc:
+            self._off(f"NVML failed ({type(exc).__name__}: {exc})")
+            return None
 
     def limited(self) -> bool:
-        return self._nvml is not None and bool(self._reasons(self._handle) & self.LIMITS)
+        if self._nvml is None:
+            return False
+        try:
+            return bool(self._reasons(self._handle) & self.LIMITS)
+        except Exception as exc:
+            self._off(f"NVML failed ({type(exc).__name__}: {exc})")
+            return False
 
     def settle(self, limit_s: float) -> float:
-        """Wait while a power or thermal limit holds the clocks down, at most limit_s; the seconds waited."""
+        """Wait while a power or thermal limit holds the clocks down, at most limit_s; the seconds waited
+        (0.0 where no limit held). After STUCK_WAITS waits in a row that hit limit_s it stops waiting."""
+        if self._stuck >= self.STUCK_WAITS or not self.limited():
+            return 0.0
         start = time.monotonic()
         while self.limited() and time.monotonic() - start < limit_s:
             time.sleep(0.005)
-        return time.monotonic() - start
+        waited = time.monotonic() - start
+        self._stuck = self._stuck + 1 if waited >= limit_s else 0
+        if self._stuck == self.STUCK_WAITS:
+            warnings.warn(f"benchmarks: the GPU's clocks stayed limited through {self.STUCK_WAITS} waits of "
+                          f"{limit_s} s; timing on without waiting", stacklevel=2)
+        return waited
 
 
 class GraphTimer:
@@ -169,10 +201,10 @@ class GraphTimer:
             self._failed_captures[label] = why
             return self._eager(fns, calls, est, why)
         try:
+            settle = self.clocks.settle(self.cfg.settle_s)  # then one warm replay at the clocks it waited for
             graph.replay()
             torch.cuda.synchronize(self.device)
             replays = replays_for(est * calls, self.cfg)
-            settle = self.clocks.settle(self.cfg.settle_s)
             samples = self._timed(graph.replay, replays, calls)
         finally:
             del graph
@@ -249,8 +281,8 @@ class GraphTimer:
             for i in range(calls):
                 fns[i % len(fns)]()
         replays = replays_for(est * calls, self.cfg)
-        run_once()
         settle = self.clocks.settle(self.cfg.settle_s)
+        run_once()
         samples = self._timed(run_once, replays, calls)
         return Timing(samples, calls, replays, "eager", why, sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle)
 

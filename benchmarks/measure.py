@@ -82,6 +82,12 @@ def fill_timing(rec: Record, t: Timing, work: Work, copies: int, weight_bytes: i
     return rec
 
 
+def light_first_then_heavy_down(cases: Sequence[Case]) -> List[Case]:
+    """cases by M: the smallest first, then the rest from the largest down."""
+    by_m = sorted(cases, key=lambda c: c.m)
+    return by_m[:1] + by_m[:0:-1]
+
+
 class LayerRunner:
     """Runs the plan's layer groups into a ResultSet."""
 
@@ -163,9 +169,10 @@ class LayerRunner:
                     self.results.add(failed(new(case, l2=l2), "setup: " + msg))
             return
         bound = Bound(kernel.name, setup, weight_bytes, cold_copies(weight_bytes, self.env.l2_bytes), new)
-        # The heaviest M first: a light cell right after a heavy one ran at the clocks the power cap left
-        # (session 26: an H200 decode cell after cuBLAS at M = 1024 read 15-35% slow, 1365 MHz instead of 1980).
-        for case in sorted(cases, key=lambda c: c.m, reverse=True):
+        # The smallest M first (a deadline must not cut the decode cells; it follows the previous kernel's
+        # second smallest), then the largest down: a light cell right after a heavy one ran at the clocks the
+        # power cap left (session 26: an H200 decode cell after cuBLAS at M = 1024 read 15-40% slow).
+        for case in light_first_then_heavy_down(cases):
             if self.env.out_of_time():
                 return
             self.run_case(bound, case, g.l2_by_m[case.m], lw, copies)

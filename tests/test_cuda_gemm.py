@@ -1194,8 +1194,8 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
     y = check_grouped(qw, W_hat, x, [1] * E, torch.float16)
     off = offsets([1] * E)
     gemv = torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
-    props = torch.cuda.get_device_properties(0)
-    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+    on_table_gpu = _table_source(torch.cuda.get_device_properties(0), _tables()) != "heuristic"
+    if on_table_gpu:  # (the grouped rules are the H100's measurements, taken on every GPU with a table)
         assert_bitwise_equal(y, gemv)
         # decode='auto' is the mma decode (gemv_auto_decode)
         assert_bitwise_equal(gemv, torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale,
@@ -1227,7 +1227,7 @@ def test_grouped_gemm_takes_the_gemv_where_it_measured_fastest(poisoned_cuda):
         x = acts(sum(counts), K, torch.float16, f"gemv-rule-{E}-{K}")
         y = check_grouped(qw, W_hat, x, counts, torch.float16)
         off = offsets(counts)
-        if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+        if on_table_gpu:
             assert kbit._C.grouped_gemm_dispatch(sum(counts), E, 40, K, 4)[:2] == want
             args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
             expect = (torch.ops.kbit.grouped_gemv_gemm(*args, want[1]) if want[0] == "gemv"
@@ -1376,6 +1376,17 @@ def _tables():
     return {tb["device"]: tb for tb in read_tables(open(HEADER).read())}
 
 
+def _table_source(props, tables):
+    """The table tc_dispatch.cpp takes on this GPU: of its name and chip (compute capability and SM count),
+    else its chip's with the longest name in common (the first on a tie), else "heuristic"."""
+    chip = [d for d, tb in tables.items()
+            if (tb["major"], tb["minor"], tb["sms"]) == (props.major, props.minor, props.multi_processor_count)]
+    if props.name in chip:
+        return props.name
+    common = [len(os.path.commonprefix([d, props.name])) for d in chip]
+    return chip[common.index(max(common))] if chip else "heuristic"
+
+
 def _table_row(rows, N, K):
     """The row tc_crossover_row takes for an N x K weight: the shape's own, else the size row of the
     largest size <= N*K, else the first size row."""
@@ -1391,17 +1402,16 @@ OP_OF_PATH = {"gemv": "gemv_gemm", "kernel": "mma_gemm", "tile": "tile_gemm", "w
 
 
 def test_gemm_dispatch_follows_the_measured_table():
-    # the crossovers come from csrc/cuda/gemm/tc_dispatch_table.h: the table of the GPU's name, else one
-    # measured on a GPU of the same compute capability and SM count; elsewhere from the heuristic. Either
+    # the crossovers come from csrc/cuda/gemm/tc_dispatch_table.h: the table of the GPU's chip (compute
+    # capability and SM count) and name, else its chip's with the longest name in common (_table_source);
+    # elsewhere from the heuristic. Either
     # way small M goes to the GEMV or the small-M kernel, very large M to dequantize + cuBLAS, and gemm's
     # result matches the path it names.
     from benchmarks.tune_dispatch import SMALL_KERNELS_MAX_M  # tied to kTileTimedMaxM (benchmarks/tests)
     props = torch.cuda.get_device_properties(0)
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
     tables = _tables()
-    same_chip = [d for d, tb in tables.items()
-                 if (tb["major"], tb["minor"], tb["sms"]) == (props.major, props.minor, props.multi_processor_count)]
-    assert source == (props.name if props.name in tables else same_chip[0] if same_chip else "heuristic")
+    assert source == _table_source(props, tables)
     assert kbit._C.gemm_dispatch(4096, 5120, 2048, 4)[0] == "dequant_cublas"
     if source == "heuristic":
         assert path == "kernel"

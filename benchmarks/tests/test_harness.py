@@ -1,4 +1,6 @@
 """Timing rules that do not need a GPU."""
+import pytest
+
 from benchmarks.harness import (ClockWatch, FakeTimer, Timing, TimerConfig, Work, calls_per_graph, replays_for,
                                 slug)
 
@@ -48,7 +50,7 @@ class FakeNvml:
 def clock_watch(limited):
     watch = ClockWatch.__new__(ClockWatch)
     watch._nvml = FakeNvml(limited)
-    watch._handle, watch._reasons = None, watch._nvml.reasons
+    watch._handle, watch._reasons, watch._stuck = "handle", watch._nvml.reasons, 0
     return watch
 
 
@@ -57,11 +59,27 @@ def test_clock_watch_waits_while_the_power_cap_holds_and_no_longer_than_its_limi
     assert watch.sm_mhz() == 1365
     waited = watch.settle(5.0)
     assert 0.01 <= waited < 1.0 and watch._nvml.left == 0 and watch.sm_mhz() == 1980
+    assert clock_watch(limited=0).settle(5.0) == 0.0  # no limit: no wait at all
     watch = clock_watch(limited=10**9)
     assert 0.05 <= watch.settle(0.05) < 0.5  # a limit that never lifts: the timing goes on after limit_s
+    assert 0.05 <= watch.settle(0.05) < 0.5
+    with pytest.warns(UserWarning, match="stayed limited"):
+        watch.settle(0.05)
+    assert watch.settle(0.05) == 0.0  # three waits in a row hit the limit: no more waiting
     inert = clock_watch(0)
     inert._nvml = None  # no NVML: nothing to wait for, no clock
-    assert inert.settle(5.0) < 0.01 and inert.sm_mhz() is None and not inert.limited()
+    assert inert.settle(5.0) == 0.0 and inert.sm_mhz() is None and not inert.limited()
+
+
+def test_clock_watch_turns_itself_off_with_a_warning_when_nvml_fails():
+    watch = clock_watch(limited=0)
+
+    def broken(handle):
+        raise RuntimeError("NVML went away")
+    watch._reasons = broken
+    with pytest.warns(UserWarning, match="NVML failed"):
+        assert not watch.limited()
+    assert watch.sm_mhz() is None and watch.settle(1.0) == 0.0  # inert from then on, no second warning
 
 
 def test_fake_timer_calls_the_last_copy():

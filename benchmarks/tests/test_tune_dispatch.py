@@ -1,4 +1,5 @@
 """The crossover rule of benchmarks/tune_dispatch.py and the C++ table it writes (CPU only)."""
+import json
 import os
 
 import pytest
@@ -210,6 +211,19 @@ def test_a_new_gpus_table_is_merged_with_the_others(tmp_path):
         T.read_tables(merged.read_text().replace("kTcRows1, 1},", "kTcRows0, 1},"))
     with pytest.raises(ValueError, match="provenance"):
         T.read_tables(merged.read_text().replace("// GPU B (132 SMs", "// GPU B (132 cores"))
+    with pytest.raises(FileNotFoundError):  # a mistyped header to merge with: not silently the new table alone
+        T.write_header(run_on("GPU C", False), str(tmp_path / "4.h"), merge_with=str(tmp_path / "missing.h"))
+
+
+def test_a_run_over_fewer_k_or_shapes_writes_no_header(tmp_path, capsys):
+    # its table would send the k and sizes it did not time to dequantize + cuBLAS (zeros) on this GPU
+    run = run_of({("a", "kernel"): [1, 2, 3, 9, 20, 40], ("a", "dequant_cublas"): [9] * 6}, ks=(4,))
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    T.main(["--from-json", str(path), "--out", str(tmp_path / "out"), "--merge-with", ""])
+    assert not (tmp_path / "out" / "tc_dispatch_table.h").exists()
+    assert "no tc_dispatch_table.h written" in capsys.readouterr().out
+    assert (tmp_path / "out" / "dispatch-gpu.md").exists()
 
 
 def test_above_128_only_wgmma_and_dequantize_cublas_are_timed_and_the_range_runs_to_the_grids_top(tmp_path):

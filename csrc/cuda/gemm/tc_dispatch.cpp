@@ -2,7 +2,6 @@
 #include "tc_dispatch.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "tc_dispatch_table.h"
 
@@ -19,18 +18,22 @@ namespace cuda {
 
 namespace {
 
-// The table measured on this GPU (its device name), else the first one measured on a GPU with the same
-// compute capability and SM count (the same chip with another memory system: the H200 took the H100's
-// table until it had its own, session 26), else nullptr. A few short string compares per call.
+// The table measured on this GPU: the one of its name and chip (compute capability and SM count; a MIG
+// slice or another SM count is another chip), else among its chip's the one whose name shares the longest
+// start with the GPU's (an "NVIDIA H200 NVL" would take the H200's; on a tie, the first: the H200 took the
+// H100's until it had its own, session 26), else nullptr. A few short string compares a call.
 const TcCrossoverTable* table_for(const cudaDeviceProp& prop) {
-  for (int t = 0; t < kNumTcCrossoverTables; ++t)
-    if (std::strcmp(kTcCrossoverTables[t].device, prop.name) == 0) return &kTcCrossoverTables[t];
+  const TcCrossoverTable* best = nullptr;
+  size_t best_common = 0;
   for (int t = 0; t < kNumTcCrossoverTables; ++t) {
     const TcCrossoverTable& table = kTcCrossoverTables[t];
-    if (table.major == prop.major && table.minor == prop.minor && table.sms == prop.multiProcessorCount)
-      return &table;
+    if (table.major != prop.major || table.minor != prop.minor || table.sms != prop.multiProcessorCount) continue;
+    size_t common = 0;
+    while (table.device[common] != '\0' && table.device[common] == prop.name[common]) ++common;
+    if (table.device[common] == '\0' && prop.name[common] == '\0') return &table;  // its own
+    if (best == nullptr || common > best_common) best = &table, best_common = common;
   }
-  return nullptr;
+  return best;
 }
 
 }  // namespace

@@ -4,13 +4,13 @@
 // dequantize + cuBLAS.
 //
 // Where tc_dispatch_table.h (generated on the device by `python -m benchmarks.tune_dispatch`)
-// has a table for this GPU (its device name; else one of the same compute capability and SM
-// count), the crossovers come from it: rows of measured weight sizes N*K, each with, per k, the largest M up to which the
-// small-M kernel was fastest and the largest M up to which the tile kernel (the faster of the
-// two tile kernels) then beat the fallback, and the M from which the wgmma kernel is the faster
-// one; per k and M bucket the small-M kernel's warps per 16-row unit; and per k the M up to which
-// the GEMV (scalar_gemv.cuh, either decode) beat them all. Elsewhere a heuristic from the H100
-// measurements (no GEMV).
+// has a table for this GPU's chip (compute capability and SM count; its own name's first,
+// tc_dispatch.cpp), the crossovers come from it: rows of measured weight sizes N*K, each with,
+// per k, the largest M up to which the small-M kernel was fastest and the largest M up to which
+// the tile kernel (the faster of the two tile kernels) then beat the fallback, and the M from
+// which the wgmma kernel is the faster one; per k and M bucket the small-M kernel's warps per
+// 16-row unit; and per k the M up to which the GEMV (scalar_gemv.cuh, either decode) beat them
+// all. Elsewhere a heuristic from the H100 measurements (no GEMV).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -41,9 +41,9 @@ inline constexpr int kTileTimedMaxM = 128;
 enum class DensePath { kSmallM, kTile, kDequantCublas, kWgmma, kGemv };
 
 struct TcCrossoverTable {
-  const char* device;       // the GPU it was measured on (cudaDeviceProp::name), matched first
-  // then, where no table has the GPU's name, the first table of the same compute capability and SM count
-  int major, minor, sms;
+  const char* device;       // the GPU it was measured on (cudaDeviceProp::name): a chip's GPUs take
+                            // the table of their name, else the one with the longest name in common
+  int major, minor, sms;    // the chip: compute capability and SM count (a table applies only to its chip)
   const TcCrossoverRow* rows;  // ascending weights; at least one size row (shape 0 x 0)
   int num_rows;
 };
