@@ -11,8 +11,9 @@ the host, say) the same loop is timed eagerly with events and the timing is mark
 Before the timed replays the timer waits (up to TimerConfig.settle_s) while NVML says the GPU's clocks are held
 down by its power or thermal limits, then replays once more: a heavy timing (cuBLAS at M = 1024) leaves an H200
 at 1365 MHz instead of 1980 for up to a second, and a decode kernel timed right after it read 40% slow (session
-26, scripts/probe_heat.py). The limit reasons clear before the clocks are back, so the benchmarks also order
-their cells so that none follows a much heavier one. Each timing records the SM clock NVML reports after its
+26, scripts/probe_heat.py). The limit reasons clear before the clocks are back, so after a timing over 4x
+heavier per call it also waits for the draw to fall below 35% of the power limit, and the benchmarks order
+their cells so that few follow a much heavier one. Each timing records the SM clock NVML reports after its
 replays and how long it waited.
 
 FakeTimer returns made-up timings from a bytes/flops model, for --dry-run on a machine
@@ -108,10 +109,14 @@ class ClockWatch:
     # SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake (nvmlClocksEventReason*)
     LIMITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
     STUCK_WAITS = 3  # waits in a row that hit the limit: a limit that never lifts; stop waiting
+    # After a much heavier timing, also wait until the draw (NVML's average over its sample period) is below
+    # this fraction of the power limit: the limit reasons clear before the clocks are back (session 26: an
+    # H200 idles at ~90-180 W of its 700, runs at the 700 W limit under cuBLAS at M = 1024).
+    COOL_FRACTION = 0.35
 
     def __init__(self, device: torch.device):
         self._nvml = self._handle = self._reasons = None
-        self._stuck = 0
+        self._stuck, self._limit_mw = 0, 0
         try:
             import pynvml
             pynvml.nvmlInit()
@@ -119,6 +124,7 @@ class ClockWatch:
             self._handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else "GPU-" + uuid)
             self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
                 pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            self._limit_mw = pynvml.nvmlDeviceGetEnforcedPowerLimit(self._handle)
             self._nvml = pynvml
             self.limited()
         except Exception as exc:  # no pynvml (nvidia-ml-py), no driver access
@@ -148,13 +154,25 @@ class ClockWatch:
             self._off(f"NVML failed ({type(exc).__name__}: {exc})")
             return False
 
-    def settle(self, limit_s: float) -> float:
-        """Wait while a power or thermal limit holds the clocks down, at most limit_s; the seconds waited
-        (0.0 where no limit held). After STUCK_WAITS waits in a row that hit limit_s it stops waiting."""
-        if self._stuck >= self.STUCK_WAITS or not self.limited():
+    def hot(self) -> bool:
+        """Drawing more than COOL_FRACTION of the power limit (NVML's average over its sample period)."""
+        if self._nvml is None or self._limit_mw <= 0:
+            return False
+        try:
+            return self._nvml.nvmlDeviceGetPowerUsage(self._handle) > self.COOL_FRACTION * self._limit_mw
+        except Exception as exc:
+            self._off(f"NVML failed ({type(exc).__name__}: {exc})")
+            return False
+
+    def settle(self, limit_s: float, after_heavier: bool = False) -> float:
+        """Wait while a power or thermal limit holds the clocks down (and, after_heavier: after a much
+        heavier timing, while the GPU is hot()), at most limit_s; the seconds waited (0.0 where nothing
+        held). After STUCK_WAITS waits in a row that hit limit_s it stops waiting."""
+        held = (lambda: self.limited() or self.hot()) if after_heavier else self.limited
+        if self._stuck >= self.STUCK_WAITS or not held():
             return 0.0
         start = time.monotonic()
-        while self.limited() and time.monotonic() - start < limit_s:
+        while held() and time.monotonic() - start < limit_s:
             time.sleep(0.005)
         waited = time.monotonic() - start
         self._stuck = self._stuck + 1 if waited >= limit_s else 0
@@ -176,6 +194,7 @@ class GraphTimer:
         self._reserved_mark: Optional[int] = None
         self._failed_captures: Dict[str, str] = {}
         self.clocks = ClockWatch(self.device)
+        self._last_us: Optional[float] = None  # the previous timing's per-call median
 
     def measure(self, fns: Sequence[Fn], work: Optional[Work] = None) -> Timing:
         fns = list(fns)
@@ -201,7 +220,7 @@ class GraphTimer:
             self._failed_captures[label] = why
             return self._eager(fns, calls, est, why)
         try:
-            settle = self.clocks.settle(self.cfg.settle_s)  # then one warm replay at the clocks it waited for
+            settle = self._settle(est)  # then one warm replay at the clocks it waited for
             graph.replay()
             torch.cuda.synchronize(self.device)
             replays = replays_for(est * calls, self.cfg)
@@ -209,7 +228,15 @@ class GraphTimer:
         finally:
             del graph
             self._trim_pools()
-        return Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle)
+        return self._done(Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle))
+
+    def _settle(self, est_us: float) -> float:
+        """ClockWatch.settle, with the power wait where the previous timing was over 4x heavier per call."""
+        return self.clocks.settle(self.cfg.settle_s, after_heavier=self._last_us is not None and 4 * est_us < self._last_us)
+
+    def _done(self, t: Timing) -> Timing:
+        self._last_us = t.median_us
+        return t
 
     @staticmethod
     def _host_sync(fn: Fn) -> Optional[str]:
@@ -281,10 +308,11 @@ class GraphTimer:
             for i in range(calls):
                 fns[i % len(fns)]()
         replays = replays_for(est * calls, self.cfg)
-        settle = self.clocks.settle(self.cfg.settle_s)
+        settle = self._settle(est)
         run_once()
         samples = self._timed(run_once, replays, calls)
-        return Timing(samples, calls, replays, "eager", why, sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle)
+        return self._done(Timing(samples, calls, replays, "eager", why, sm_mhz=self.clocks.sm_mhz(),
+                                 settle_ms=1e3 * settle))
 
 
 class FakeTimer:
