@@ -21,14 +21,16 @@ from .weights import cold_copies
 
 
 def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
-          runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True) -> Dict:
+          runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True,
+          cool_s: float = 1.0) -> Dict:
     """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
     runs(label, k, M, K)) and cuBLAS fp16 on the unquantized weight (label "fp16", k None) for every
     shape, k and M (per shape: M descending, cuBLAS then each k's ops at each M): fp16 activations,
     cold L2 (rotated weight copies), CUDA-graph medians. Rows:
-    shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing)."""
+    shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing). cool_s: TimerConfig's (after a
+    timing over 4x heavier per call, idle that long first; 1 s: a sparse M grid such as 1024 then 1)."""
     import kbit
-    dev, info, timer = tuning_setup()
+    dev, info, timer = tuning_setup(cool_s)
     rows = []
 
     def timed(label, fns, row):

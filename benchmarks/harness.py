@@ -12,8 +12,8 @@ Before the timed replays the timer waits (up to TimerConfig.settle_s) while NVML
 down by its power or thermal limits, then replays once more: a heavy timing (cuBLAS at M = 1024) leaves an H200
 at 1365 MHz instead of 1980 for up to a second, and a decode kernel timed right after it read 40% slow (session
 26, scripts/probe_heat.py). The limit reasons clear before the clocks are back, so after a timing over 4x
-heavier per call it also waits for the draw to fall below 35% of the power limit, and the benchmarks order
-their cells so that few follow a much heavier one. Each timing records the SM clock NVML reports after its
+heavier per call it can first idle (TimerConfig.cool_s; ab_paths: 1 s), and the benchmarks order their cells
+so that few follow a much heavier one. Each timing records the SM clock NVML reports after its
 replays and how long it waited.
 
 FakeTimer returns made-up timings from a bytes/flops model, for --dry-run on a machine
@@ -87,6 +87,11 @@ class TimerConfig:
     max_seconds: float = 0.25    # cap on replays * graph time per timing
     warmup: int = 2
     settle_s: float = 2.0        # at most this long waiting for power / thermal clock limits to lift
+    # After a timing over 4x heavier per call, first idle this long (0: not): the limit reasons clear before
+    # the clocks are back (session 26, runs 9-10; 1 s after 3 s at the 700 W limit an H200 was back at
+    # 1980 MHz, scripts/probe_heat.py). ab_paths turns it on (1 s); the suite and the tuning sweeps, whose
+    # kernels or paths at one M differ by more than 4x, rely on their M order.
+    cool_s: float = 0.0
 
 
 def calls_per_graph(est_us: float, copies: int, cfg: TimerConfig) -> int:
@@ -109,14 +114,10 @@ class ClockWatch:
     # SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake (nvmlClocksEventReason*)
     LIMITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
     STUCK_WAITS = 3  # waits in a row that hit the limit: a limit that never lifts; stop waiting
-    # After a much heavier timing, also wait until the draw (NVML's average over its sample period) is below
-    # this fraction of the power limit: the limit reasons clear before the clocks are back (session 26: an
-    # H200 idles at ~90-180 W of its 700, runs at the 700 W limit under cuBLAS at M = 1024).
-    COOL_FRACTION = 0.35
 
     def __init__(self, device: torch.device):
         self._nvml = self._handle = self._reasons = None
-        self._stuck, self._limit_mw = 0, 0
+        self._stuck = 0
         try:
             import pynvml
             pynvml.nvmlInit()
@@ -124,7 +125,6 @@ class ClockWatch:
             self._handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else "GPU-" + uuid)
             self._reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
                 pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
-            self._limit_mw = pynvml.nvmlDeviceGetEnforcedPowerLimit(self._handle)
             self._nvml = pynvml
             self.limited()
         except Exception as exc:  # no pynvml (nvidia-ml-py), no driver access
@@ -154,25 +154,16 @@ class ClockWatch:
             self._off(f"NVML failed ({type(exc).__name__}: {exc})")
             return False
 
-    def hot(self) -> bool:
-        """Drawing more than COOL_FRACTION of the power limit (NVML's average over its sample period)."""
-        if self._nvml is None or self._limit_mw <= 0:
-            return False
-        try:
-            return self._nvml.nvmlDeviceGetPowerUsage(self._handle) > self.COOL_FRACTION * self._limit_mw
-        except Exception as exc:
-            self._off(f"NVML failed ({type(exc).__name__}: {exc})")
-            return False
-
-    def settle(self, limit_s: float, after_heavier: bool = False) -> float:
-        """Wait while a power or thermal limit holds the clocks down (and, after_heavier: after a much
-        heavier timing, while the GPU is hot()), at most limit_s; the seconds waited (0.0 where nothing
-        held). After STUCK_WAITS waits in a row that hit limit_s it stops waiting."""
-        held = (lambda: self.limited() or self.hot()) if after_heavier else self.limited
-        if self._stuck >= self.STUCK_WAITS or not held():
-            return 0.0
+    def settle(self, limit_s: float, cool_s: float = 0.0) -> float:
+        """Idle cool_s first, then wait while a power or thermal limit holds the clocks down, at most limit_s
+        in all; the seconds waited (0.0 where nothing held). After STUCK_WAITS limit waits in a row that hit
+        limit_s it stops waiting on the limits. (The idle needs no NVML.)"""
         start = time.monotonic()
-        while held() and time.monotonic() - start < limit_s:
+        if cool_s > 0:
+            time.sleep(min(cool_s, limit_s))
+        if self._stuck >= self.STUCK_WAITS or not self.limited():
+            return time.monotonic() - start if cool_s > 0 else 0.0
+        while self.limited() and time.monotonic() - start < limit_s:
             time.sleep(0.005)
         waited = time.monotonic() - start
         self._stuck = self._stuck + 1 if waited >= limit_s else 0
@@ -231,8 +222,9 @@ class GraphTimer:
         return self._done(Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle))
 
     def _settle(self, est_us: float) -> float:
-        """ClockWatch.settle, with the power wait where the previous timing was over 4x heavier per call."""
-        return self.clocks.settle(self.cfg.settle_s, after_heavier=self._last_us is not None and 4 * est_us < self._last_us)
+        """ClockWatch.settle, idling cfg.cool_s first where the previous timing was over 4x heavier per call."""
+        heavier = self._last_us is not None and 4 * est_us < self._last_us
+        return self.clocks.settle(self.cfg.settle_s, cool_s=self.cfg.cool_s if heavier else 0.0)
 
     def _done(self, t: Timing) -> Timing:
         self._last_us = t.median_us

@@ -88,8 +88,10 @@ def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
     import kbit
     # the wgmma kernel only where it runs (Hopper, sm_90a build); a tile kernel that the GPU lacks
     # the shared memory for is left out by sweep
+    # (cool_s = 0: at one M its paths differ by more than 4x (dequantize + cuBLAS, the GEMV), so an idle after
+    # heavier timings would cost minutes; its dense M grid, descending, is its protection)
     return sweep(PATHS, shape_names, ms, ks,
-                 runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
+                 runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs), cool_s=0.0)
 
 
 def shape_sizes(run: Dict) -> Dict[str, int]:
