@@ -219,7 +219,8 @@ class GraphTimer:
         finally:
             del graph
             self._trim_pools()
-        return self._done(Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle))
+        return self._done(Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(),
+                                 settle_ms=1e3 * settle))
 
     def _settle(self, est_us: float) -> float:
         """ClockWatch.settle, idling cfg.cool_s first where the previous timing was over 4x heavier per call."""
