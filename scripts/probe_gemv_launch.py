@@ -11,10 +11,13 @@ settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medi
 benchmarks/harness.py). Writes <out>/gemv-launch.json and prints a table.
 
     python3 scripts/probe_gemv_launch.py --shapes KV,Q,gateup --ms 1,4 --settings 1:0,8:0,1:1 --out DIR
+
+A shape is a name of benchmarks/shapes.py or N x K as "14336x4096".
 """
 import argparse
 import json
 import os
+import re
 import statistics
 
 import torch
@@ -46,7 +49,8 @@ def main():
               kbit._C._set_gemv_unit_warps(0))
     try:
         for name in args.shapes.split(","):
-            N, K = S.SHAPES[name].N, S.SHAPES[name].K
+            m = re.fullmatch(r"(\d+)x(\d+)", name)  # N x K, for sizes that are no model's
+            N, K = (int(m[1]), int(m[2])) if m else (S.SHAPES[name].N, S.SHAPES[name].K)
             g = torch.Generator(device=dev).manual_seed(N * 131 + K)
             qw = kbit.quantize(torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5, k=args.k)
             a = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
@@ -77,9 +81,12 @@ def main():
                         op = getattr(torch.ops.kbit, f"{b}_gemm")
                         fns = [lambda c=c, op=op: op(x, *c, args.k) for c in copies]
                     samples[b] = [timer.measure(fns, Work(0, 0, f"{name} {M} {b}")).median_us]
-                row = {"shape": name, "N": N, "K": K, "M": M, "us": {s: statistics.median(v) for s, v in samples.items()}}
+                plan = kbit._C._gemv_launch_plan(M, N, K, args.k, "mma")  # (under the default settings)
+                row = {"shape": name, "N": N, "K": K, "M": M, "plan": dict(plan),
+                       "us": {s: statistics.median(v) for s, v in samples.items()}}
                 rows.append(row)
-                print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels + bases) + " |", flush=True)
+                print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels + bases) +
+                      f" | grid {plan['grid']} x {plan['warps']} warps, {plan['ctas_per_sm']} per SM |", flush=True)
     finally:
         kbit._C._set_gemv_min_token_slots(before[0])
         kbit._C._set_gemv_spread(before[1])
