@@ -8,7 +8,8 @@ that is not a multiple of 256, split-K, small K with several units per CTA, two 
 on N >= 4096) and through
 dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
-resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone);
+resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone) and its
+cluster split (`... cuda gemv-split`: those alone);
 the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
@@ -44,6 +45,27 @@ def gemv_unit_slot_cases(dev="cuda"):
     finally:
         kbit._C._set_gemv_x_resident(prev_mode)
         kbit._C._set_gemv_unit_warps(prev_w)
+
+
+def gemv_cluster_split_cases(dev="cuda"):
+    """The dense GEMV's cluster split (scalar_gemv_split.cuh: pieces of a tile written into another CTA's
+    shared memory, added up after the cluster's barrier) in clusters of 2, 4 and 8: 301 tiles of 17 groups,
+    3 tiles with a K tail, 17 tiles of 20 groups."""
+    if dev != "cuda":
+        return
+    prev = kbit._C._set_gemv_split_cluster(2)
+    try:
+        for N, K, M in ((4801, 4352, 1), (33, 2080, 4), (257, 5120, 3)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            for cluster in (2, 4, 8):
+                kbit._C._set_gemv_split_cluster(cluster)
+                p = kbit._C._gemv_launch_plan(M, N, K, 4)
+                y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")
+                check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T,
+                      f"gemv cluster split N={N} K={K} M={M} cluster={p['split_cluster']}")
+    finally:
+        kbit._C._set_gemv_split_cluster(prev)
 
 
 def wgmma_split_cases(dev="cuda"):
@@ -150,6 +172,7 @@ def moe_glue_cases(dev="cuda"):
 def main(dev="cuda"):
     torch.manual_seed(0)
     gemv_unit_slot_cases(dev)
+    gemv_cluster_split_cases(dev)
     wgmma_split_cases(dev)
     grouped_schedule_cases(dev)
     moe_glue_cases(dev)
@@ -242,6 +265,9 @@ if __name__ == "__main__":
     if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
         print("sanitize_cases: gemv-slots ran")
+    elif sys.argv[2:] == ["gemv-split"]:  # only these cases
+        gemv_cluster_split_cases(sys.argv[1])
+        print("sanitize_cases: gemv-split ran")
     elif sys.argv[2:] == ["grouped-schedule"]:  # only these cases
         grouped_schedule_cases(sys.argv[1])
         print("sanitize_cases: grouped-schedule ran")

@@ -362,6 +362,94 @@ def test_gemv_remembered_plan_follows_the_aids(poisoned_cuda):
     assert_bitwise_equal(fn(), y_rule)
 
 
+def _split_whole_tiles(plan, N, K):
+    """The 16-row tiles a cluster-split launch (plan: _gemv_launch_plan's) writes out from one CTA: the
+    tiles inside one CTA's steps (scalar_gemv_split.cuh's schedule, mirrored)."""
+    C, warps = plan["split_cluster"], plan["warps"]
+    clusters, tiles, groups = plan["grid"] // C, (N + 15) // 16, (K + 255) // 256
+    n_steps = (groups + warps - 1) // warps
+    whole = []
+    for c in range(clusters):
+        t0, t1 = c * tiles // clusters, (c + 1) * tiles // clusters
+        steps = (t1 - t0) * n_steps
+        begins = [r * steps // C for r in range(C + 1)]
+        assert all(b < e for b, e in zip(begins, begins[1:])), "a CTA without steps"
+        for t in range(t0, t1):
+            first = (t - t0) * n_steps
+            whole += [t] * any(b <= first and first + n_steps <= e for b, e in zip(begins, begins[1:]))
+    return whole
+
+
+SPLIT_NK = [(4801, 4352), (257, 5120), (33, 2080), (12000, 1024), (17, 96)]  # the cluster split tests' weights
+
+
+@pytest.mark.parametrize("M", [1, 2, 3, 4])
+@pytest.mark.parametrize("nk", SPLIT_NK, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_cluster_split(k, dtype, nk, M, poisoned_cuda):
+    # the dense GEMV's cluster split (scalar_gemv_split.cuh) forced to clusters of 2, 4 and 8 CTAs, against
+    # the reference and, on the tiles one CTA covers whole, bitwise against the plain kernel (the same warps
+    # summed in the same order); tiles split over several CTAs (pieces added up in rank order through
+    # distributed shared memory) bitwise the same on a second run. 301 tiles of 17 groups (4 warps: one at
+    # a tile's last step), 17 tiles of 20 groups (8 warps), 3 tiles with a K tail (6 steps over the CTAs of
+    # one cluster), 750 tiles of one step each (no tile split), and 2 tiles of one partial group (no split
+    # of 4 or 8 fits: the plain kernel runs).
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-split")
+    fn = _mma_gemv(qw, k)
+    prev = kbit._C._set_gemv_split_cluster(0)
+    try:
+        plain = fn(x)
+        assert kbit._C._gemv_launch_plan(M, *nk, k)["split_cluster"] == 0
+        for cluster in (2, 4, 8):
+            kbit._C._set_gemv_split_cluster(cluster)
+            plan = kbit._C._gemv_launch_plan(M, *nk, k)
+            # (too few tiles for a cluster of 4 or 8 CTAs at one step per tile, or of 8 at two: plain)
+            fits = not ((nk == (17, 96) and cluster > 2) or (nk == (33, 2080) and cluster == 8))
+            assert plan["split_cluster"] == (cluster if fits else 0) and plan["grid"] % cluster == 0
+            y = check_call(fn, x, W_hat, dtype)
+            assert_bitwise_equal(fn(x), y)
+            if plan["split_cluster"]:
+                rows = [r for t in _split_whole_tiles(plan, *nk) for r in range(16 * t, min(16 * t + 16, nk[0]))]
+                assert_bitwise_equal(y[:, rows], plain[:, rows], f"whole tiles, clusters of {cluster}")
+    finally:
+        assert kbit._C._set_gemv_split_cluster(prev) in (0, 2, 4, 8)
+    if M == 3 and k == 4:
+        prev = kbit._C._set_gemv_split_cluster(4)
+        try:
+            check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-split-b")])
+        finally:
+            kbit._C._set_gemv_split_cluster(prev)
+
+
+def test_gemv_cluster_split_plan():
+    # the rule: a split where the busiest CTA takes fewer steps than with whole tiles per CTA; plain
+    # elsewhere; never past 4 rows, for the shuffle decode or x resident
+    plan = kbit._C._gemv_launch_plan
+    props = torch.cuda.get_device_properties(0)
+    assert plan(1, 512, 2048, 4)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
+    assert plan(5, 14336, 4096, 4)["split_cluster"] == 0 and plan(1, 14336, 4096, 4, "shuffle")["split_cluster"] == 0
+    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
+        # Qwen3 gate/up at M = 4: 320 tiles of 2 steps, one round on 528 CTAs (no cluster size makes the
+        # busiest CTA's 2 steps fewer): plain
+        assert plan(4, 5120, 2048, 4)["split_cluster"] == 0
+        # Llama-3 8B gate/up: 896 tiles of 4 steps over 528 CTAs, 8 steps plain; 132 clusters of 4, 7 steps
+        big = plan(1, 14336, 4096, 4)
+        assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (4, 528, 4, 4)
+        assert plan(4, 28672, 8192, 4)["split_cluster"] > 0
+    prev = kbit._C._set_gemv_split_cluster(0)
+    try:
+        assert plan(1, 14336, 4096, 4)["split_cluster"] == 0
+        kbit._C._set_gemv_split_cluster(8)
+        assert plan(1, 2048, 4096, 4)["split_cluster"] == 8
+    finally:
+        assert kbit._C._set_gemv_split_cluster(prev) == 8
+    for bad in (1, 3, 16, -2):
+        with pytest.raises(RuntimeError, match=f"_set_gemv_split_cluster: cluster must be -1 .*got {bad}"):
+            kbit._C._set_gemv_split_cluster(bad)
+
+
 XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)
 
 

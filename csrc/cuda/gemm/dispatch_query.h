@@ -48,6 +48,9 @@ int set_gemv_grouped_chunk_rows(int64_t rows);
 int set_gemv_x_resident(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
+// The dense GEMV's cluster split (scalar_gemv_split.cuh): -1 the rule, 0 never, 2 / 4 / 8 that cluster size
+// wherever the split applies; returns the previous value.
+int set_gemv_split_cluster(int64_t cluster);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);
@@ -78,6 +81,7 @@ struct GemvLaunchQuery {
   std::string decode;
   bool x_resident;
   int64_t ring_stages, warps, warps_per_unit, smem_bytes, launch_smem_bytes, ctas_per_sm, grid;
+  int64_t split_cluster;  // dense: the cluster split's CTAs per cluster (scalar_gemv_split.cuh), 0 without
   // Grouped (grouped_gemv_launch_plan): the rows per chunk asked for (gemv_grouped_chunk_rows) and the
   // schedule's form: "per_warp_static" (WarpSchedule with static first chunks), "per_warp",
   // "per_cta_rows" (RowSchedule) or "per_cta_scans" (build_grouped_schedule); dense: 0 and "".

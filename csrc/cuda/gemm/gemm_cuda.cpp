@@ -268,7 +268,15 @@ std::atomic<int> gemv_unit_warps_forced{0};
 std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
+std::atomic<int> gemv_split_mode{-1};
 }  // namespace
+
+int gemv_split_cluster() { return gemv_split_mode.load(std::memory_order_relaxed); }
+int set_gemv_split_cluster(int64_t cluster) {
+  TORCH_CHECK(cluster == -1 || cluster == 0 || cluster == 2 || cluster == 4 || cluster == 8, "kbit._C._set_gemv_split_cluster: "
+              "cluster must be -1 (the rule), 0 (never) or 2, 4, 8 (that cluster size wherever the split applies); got ", cluster);
+  return gemv_split_mode.exchange(static_cast<int>(cluster));
+}
 
 int gemv_resident_stages() { return gemv_resident_stages_set.load(std::memory_order_relaxed); }
 int set_gemv_resident_stages(int64_t stages) {
@@ -649,7 +657,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   args.gemv_decode = d;
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
-          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, 0, ""};
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, ""};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -673,7 +681,8 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                          : p.row_schedule ? "per_cta_rows"
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
-          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, args.tokens_per_unit, schedule};
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
+          args.tokens_per_unit, schedule};
 }
 
 }  // namespace cuda

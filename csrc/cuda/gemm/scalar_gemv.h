@@ -71,6 +71,9 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
+// And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged): -1 (the default) the
+// rule, where it shortens the critical path; 0 never; 2, 4 or 8: that many CTAs per cluster wherever it applies.
+int gemv_split_cluster();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -160,6 +163,7 @@ struct GemvLaunchPlan {
   int smem_bytes, launch_smem_bytes;
   int ctas_per_sm;
   int64_t grid;
+  int split_cluster;  // dense: CTAs per cluster of the cluster split (scalar_gemv_split.cuh; grid = clusters x it), 0 without
 };
 
 template <typename T, int K>
