@@ -1,13 +1,14 @@
 """The dense GEMV's launch settings A/B (GPU machine): token slots and the grid's spread.
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
 8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
-setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT]]]]] (the slot floor, kbit._C._set_gemv_min_token_slots, the
+setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL]]]]]] (the slot floor, kbit._C._set_gemv_min_token_slots, the
 shared-memory padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, x
 resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
 stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most unit slots per
 CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the warps per
 unit, kbit._C._set_gemv_unit_warps: 0 the rule (default), else that many, and the cluster split,
-kbit._C._set_gemv_split_cluster: -1 the rule (default), 0 never, 2 / 4 / 8 that size), alternating the
+kbit._C._set_gemv_split_cluster: -1 the rule (default), 0 never, 2 / 4 / 8 that size, and programmatic
+dependent launch, kbit._C.set_dependent_launch: 1 on (default), 0 off), alternating the
 settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py). Writes <out>/gemv-launch.json and prints a table.
 
@@ -41,13 +42,13 @@ def main():
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
-    settings = [tuple(int(p) for p in (v.split(":") + ["1", "1", "0", "8", "0", "-1"][len(v.split(":")) - 1:])[:7])
+    settings = [tuple(int(p) for p in (v.split(":") + ["1", "1", "0", "8", "0", "-1", "1"][len(v.split(":")) - 1:])[:8])
                 for v in args.settings.split(",")]
     labels = [":".join(map(str, st)) for st in settings]
     rows = []
     before = (kbit._C._set_gemv_min_token_slots(1), kbit._C._set_gemv_spread(True), kbit._C._set_gemv_x_resident(1),
               kbit._C._set_gemv_resident_stages(0), kbit._C._set_gemv_max_unit_slots(8),
-              kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_split_cluster(-1))
+              kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_split_cluster(-1), kbit._C.set_dependent_launch(True))
     try:
         for name in args.shapes.split(","):
             m = re.fullmatch(r"(\d+)x(\d+)", name)  # N x K, for sizes that are no model's
@@ -65,7 +66,7 @@ def main():
                 x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
                 samples = {s: [] for s in labels}
                 for _ in range(args.reps):
-                    for s, (slots, spread, xres, stages, uslots, uwarps, split) in zip(labels, settings):
+                    for s, (slots, spread, xres, stages, uslots, uwarps, split, pdl) in zip(labels, settings):
                         kbit._C._set_gemv_min_token_slots(slots)
                         kbit._C._set_gemv_spread(bool(spread))
                         kbit._C._set_gemv_x_resident(xres)
@@ -73,6 +74,7 @@ def main():
                         kbit._C._set_gemv_max_unit_slots(uslots)
                         kbit._C._set_gemv_unit_warps(uwarps)
                         kbit._C._set_gemv_split_cluster(split)
+                        kbit._C.set_dependent_launch(bool(pdl))
                         samples[s].append(timer.measure(
                             [lambda c=c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma") for c in copies],
                             Work(0, 0, f"{name} {M} {s}")).median_us)
@@ -86,7 +88,7 @@ def main():
                 for setter, default in ((kbit._C._set_gemv_min_token_slots, 1), (kbit._C._set_gemv_spread, True),
                                         (kbit._C._set_gemv_x_resident, 1), (kbit._C._set_gemv_resident_stages, 0),
                                         (kbit._C._set_gemv_max_unit_slots, 8), (kbit._C._set_gemv_unit_warps, 0),
-                                        (kbit._C._set_gemv_split_cluster, -1)):
+                                        (kbit._C._set_gemv_split_cluster, -1), (kbit._C.set_dependent_launch, True)):
                     setter(default)
                 plan = kbit._C._gemv_launch_plan(M, N, K, args.k, "mma")  # under the default settings
                 row = {"shape": name, "N": N, "K": K, "M": M, "plan": dict(plan),
@@ -103,6 +105,7 @@ def main():
         kbit._C._set_gemv_max_unit_slots(before[4])
         kbit._C._set_gemv_unit_warps(before[5])
         kbit._C._set_gemv_split_cluster(before[6])
+        kbit._C.set_dependent_launch(before[7])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gemv-launch.json"), "w") as f:
         json.dump({**run_meta(info), "k": args.k, "settings": labels, "baselines": args.baselines, "rows": rows}, f, indent=1)

@@ -99,7 +99,7 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
     const int64_t fit = std::min<int64_t>(resident_clusters(kernel, 32 * warps, smem, c),
                                           int64_t(per_sm) * prop.multiProcessorCount / c);
     const int64_t clusters = std::min<int64_t>(fit, tiles / ((c + n_steps - 1) / n_steps));  // >= c steps each
-    if (clusters < 1) continue;
+    if (clusters < 1 || (tiles + clusters - 1) / clusters * n_steps > kGemvSplitMaxSteps) continue;
     const int64_t steps = ((tiles + clusters - 1) / clusters * n_steps + c - 1) / c;
     if (forced > 0 || steps < best_steps) {
       best = GemvSplitChoice{c, smem, per_sm, clusters * c};

@@ -38,13 +38,16 @@ constexpr int gemv_split_smem_bytes(int k, int tokens, int warps, int cluster) {
 }
 
 // The steps of a cluster's S steps that rank r of C takes: [split_step_begin(r), split_step_begin(r + 1)).
-__host__ __device__ inline int64_t split_step_begin(int64_t r, int64_t steps, int64_t cluster) {
-  return r * steps / cluster;
+__host__ __device__ inline int split_step_begin(int r, int steps, int cluster) {
+  return static_cast<int>(int64_t(r) * steps / cluster);
 }
-// The rank whose steps hold step s (the largest r with split_step_begin(r) <= s; its range is not empty).
-__host__ __device__ inline int64_t split_step_owner(int64_t s, int64_t steps, int64_t cluster) {
-  return ((s + 1) * cluster + steps - 1) / steps - 1;
+// The rank whose steps hold step s (the largest r with split_step_begin(r) <= s; its range is not empty
+// where steps >= cluster).
+__host__ __device__ inline int split_step_owner(int s, int steps, int cluster) {
+  return static_cast<int>((int64_t(s + 1) * cluster + steps - 1) / steps - 1);
 }
+// The most steps a cluster may hold (they are counted in 32 bits).
+constexpr int64_t kGemvSplitMaxSteps = int64_t(1) << 30;
 
 __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
@@ -61,20 +64,26 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
-  const int64_t n_steps = (G + warps - 1) / warps;
+  // (a cluster's steps fit 32 bits: the launcher keeps them <= kGemvSplitMaxSteps)
+  const int n_steps = static_cast<int>((G + warps - 1) / warps);
   // Warps w < last_warps have a group at a tile's last step (all of them where W divides G).
-  const int last_warps = static_cast<int>(G - (n_steps - 1) * warps);
-  const int64_t cluster = gridDim.y, rank = blockIdx.y, clusters = gridDim.x;
+  const int last_warps = static_cast<int>(G - int64_t(n_steps - 1) * warps);
+  const int cluster = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
+  const int64_t clusters = gridDim.x;
   const int64_t tile0 = int64_t(blockIdx.x) * NT / clusters, tile1 = (int64_t(blockIdx.x) + 1) * NT / clusters;
-  const int64_t steps = (tile1 - tile0) * n_steps;  // the cluster's; relative step s = (tile - tile0) n_steps + j
-  const int64_t s_begin = split_step_begin(rank, steps, cluster), s_end = split_step_begin(rank + 1, steps, cluster);
-  const auto has_group = [&](int64_t s) { return warp < last_warps || s % n_steps != n_steps - 1; };
-  const int rows = static_cast<int>(args.M);  // <= kTokens
+  const int steps = static_cast<int>((tile1 - tile0) * n_steps);  // the cluster's; step s = (tile - tile0) n_steps + j
+  const int s_begin = split_step_begin(rank, steps, cluster), s_end = split_step_begin(rank + 1, steps, cluster);
+  const bool last_step_group = warp < last_warps;  // (every other step has one for every warp)
+  // (n_steps = 1 with a warp past last_warps: a warp without groups, which the launcher never makes)
+  const bool skips_last_step = !last_step_group && n_steps > 1;
+  const int rows = static_cast<int>(args.M);       // <= kTokens
+  const int j_begin = s_begin % n_steps;
+  const int64_t tile_begin = tile0 + s_begin / n_steps;
 
   allow_dependents();
-  if (lane == 0 && args.l2_prefetch_bytes > 0 && s_begin < s_end && has_group(s_begin)) {
+  if (lane == 0 && args.l2_prefetch_bytes > 0 && s_begin < s_end && (last_step_group || j_begin != n_steps - 1)) {
     // (dependent_launch.cuh: before the wait, only hints) the codes and absmax of the warp's first group
-    const int64_t tile = tile0 + s_begin / n_steps, grp = warp + (s_begin % n_steps) * warps;
+    const int64_t tile = tile_begin, grp = warp + int64_t(j_begin) * warps;
     prefetch_l2(args.packed + (tile * G + grp) * tile_words(K), static_cast<uint32_t>(4 * tile_words(K)));
     prefetch_l2(args.absmax + (tile * G + grp) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     if (warp == 0) {
@@ -95,16 +104,23 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * kGemvStages * Stage::kBytes);  // [2][warps][kTokens][16]
   float* piece_slots = red + gemv_sums_floats(kTokens, warps);                                 // [C][kTokens][16]
 
-  // The warp's items: the steps of [s_begin, s_end) where it has a group.
-  const int64_t items = (s_end - s_begin) - (warp < last_warps ? 0 : s_end / n_steps - s_begin / n_steps);
-  int64_t fill_s = s_begin;
-  while (fill_s < s_end && !has_group(fill_s)) ++fill_s;
-  const auto fill_next = [&](int64_t item) {
-    const int64_t tile = tile0 + fill_s / n_steps, grp = warp + (fill_s % n_steps) * warps;
+  // The warp's items: the steps of [s_begin, s_end) where it has a group (all but the tiles' last steps
+  // for warps w >= last_warps). The copies run one item ahead: fill_tile, fill_j the next item's step.
+  const int items = (s_end - s_begin) - (last_step_group ? 0 : s_end / n_steps - s_begin / n_steps);
+  int64_t fill_tile = tile_begin;
+  int fill_j = j_begin;
+  const auto fill_advance = [&]() {
+    do {
+      if (++fill_j == n_steps) fill_j = 0, ++fill_tile;
+    } while (skips_last_step && fill_j == n_steps - 1);
+  };
+  if (skips_last_step && fill_j == n_steps - 1) fill_advance();
+  const auto fill_next = [&](int item) {
+    const int64_t grp = warp + int64_t(fill_j) * warps;
     unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
-    gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, tile * G + grp, lane);
+    gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, fill_tile * G + grp, lane);
     gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + grp * 256, rows, cols, cols - grp * 256, lane);
-    do ++fill_s; while (fill_s < s_end && !has_group(fill_s));
+    fill_advance();
   };
   for (int s = 0; s < kGemvStages - 1; ++s) {
     if (s < items) fill_next(s);
@@ -123,7 +139,8 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
     const int64_t row = tile * kTileRows + out_r;
     return tid < kTokens * kTileRows && row < N ? __ldg(args.row_scale + row) * kHalfScaleFix : 0.0f;
   };
-  int64_t tile = tile0 + s_begin / n_steps, piece_begin = s_begin;
+  int64_t tile = tile_begin;
+  int piece_begin = s_begin;
   float rs = s_begin < s_end ? row_scale_of(tile) : 0.0f;
   // The tile this CTA adds up after the barrier (its first, where its range starts inside it and it
   // holds the tile's last step), its row scale and piece count.
@@ -133,16 +150,14 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   bool waited = false;  // the cluster barrier's first phase
   GemvAcc<kTokens, GemvDecode::kMma> acc;
   acc.zero();
-  int parity = 0;
-  int64_t item = 0;
-  for (int64_t s = s_begin; s < s_end; ++s) {
-    const int64_t j = s % n_steps;
-    if (has_group(s)) {
+  int parity = 0, item = 0, j = j_begin;
+  for (int s = s_begin; s < s_end; ++s, j = j + 1 == n_steps ? 0 : j + 1) {
+    if (last_step_group || j != n_steps - 1) {
       if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1);
       cp_async_commit();
       cp_async_wait<kGemvStages - 1>();
       __syncwarp();  // every lane's copies of this item landed
-      const int64_t grp = warp + j * warps;
+      const int64_t grp = warp + int64_t(j) * warps;
       const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
       const unsigned char* stage = ring + (item % kGemvStages) * Stage::kBytes;
       if (blocks == kBlocksPerTile)
@@ -159,16 +174,16 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
     acc.store(red_p + warp * kTokens * kTileRows, lane);
     acc.zero();
     __syncthreads();  // (red[parity] is rewritten two pieces later, after the next piece's barrier)
-    const int64_t tile_first = (tile - tile0) * n_steps;
+    const int tile_first = s - j;  // (the cluster's step of the tile's j = 0)
     const bool whole = piece_begin == tile_first && tile_end;
-    int64_t owner = rank, first_rank = rank;
+    int owner = rank, first_rank = rank;
     if (!whole) {
       first_rank = split_step_owner(tile_first, steps, cluster);
       owner = split_step_owner(tile_first + n_steps - 1, steps, cluster);
       if (owner == rank) {
         incoming_tile = tile;
         incoming_rs = rs;
-        incoming_pieces = static_cast<int>(owner - first_rank + 1);
+        incoming_pieces = owner - first_rank + 1;
       } else if (!waited) {
         cluster_wait();  // (every thread: the barrier is aligned)
         waited = true;
