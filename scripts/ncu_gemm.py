@@ -23,7 +23,10 @@ def main():
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--op", default="gemm", choices=("gemm", "gemv_gemm", "mma_gemm", "tile_gemm", "wgmma_gemm"),
                     help="dense: kbit.gemm (dispatch) or one kernel's op")
+    ap.add_argument("--split", type=int, default=-1,
+                    help="the dense GEMV's cluster split (kbit._C._set_gemv_split_cluster): -1 the rule, 0 never, 2/4/8")
     a = ap.parse_args()
+    kbit._C._set_gemv_split_cluster(a.split)
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
     qw = kbit.quantize(torch.randn(*shape, device="cuda", dtype=dtype), k=a.k)
