@@ -425,23 +425,26 @@ def test_gemv_cluster_split(k, dtype, nk, M, poisoned_cuda):
 
 
 def test_gemv_cluster_split_plan():
-    # the rule: a split where the busiest CTA takes fewer steps than with whole tiles per CTA; plain
-    # elsewhere; never past 4 rows, for the shuffle decode or x resident
+    # the rule: clusters of 2 where the plain grid takes the tiles in two or more rounds and the split makes
+    # the busiest CTA's steps fewer; plain elsewhere; never past 4 rows, for the shuffle decode or x resident
     plan = kbit._C._gemv_launch_plan
     props = torch.cuda.get_device_properties(0)
     assert plan(1, 512, 2048, 4)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
-    assert plan(5, 14336, 4096, 4)["split_cluster"] == 0 and plan(1, 14336, 4096, 4, "shuffle")["split_cluster"] == 0
+    assert plan(5, 28672, 8192, 4)["split_cluster"] == 0 and plan(1, 28672, 8192, 4, "shuffle")["split_cluster"] == 0
+    for M in (1, 4):  # 1792 tiles: more than two rounds on any GPU the tests run on
+        p = plan(M, 28672, 8192, 4)
+        assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
-        # Qwen3 gate/up at M = 4: 320 tiles of 2 steps, one round on 528 CTAs (no cluster size makes the
-        # busiest CTA's 2 steps fewer): plain
-        assert plan(4, 5120, 2048, 4)["split_cluster"] == 0
-        # Llama-3 8B gate/up: 896 tiles of 4 steps over 528 CTAs, 8 steps plain; 132 clusters of 4, 7 steps
-        big = plan(1, 14336, 4096, 4)
-        assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (4, 528, 4, 4)
-        assert plan(4, 28672, 8192, 4)["split_cluster"] > 0
+        # Llama-3 70B gate/up at M = 1: 1792 tiles of 8 steps, 32 steps a CTA on 528 plain CTAs, 28 in 264
+        # clusters of 2; 8B gate/up at M = 4: 896 tiles on 396 CTAs (2.3 rounds): split; at M = 1 on 528
+        # (1.7 rounds), Qwen3 gate/up (320 tiles, one round): plain
+        big = plan(1, 28672, 8192, 4)
+        assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 528, 4, 4)
+        assert plan(4, 14336, 4096, 4)["split_cluster"] == 2
+        assert plan(1, 14336, 4096, 4)["split_cluster"] == 0 and plan(4, 5120, 2048, 4)["split_cluster"] == 0
     prev = kbit._C._set_gemv_split_cluster(0)
     try:
-        assert plan(1, 14336, 4096, 4)["split_cluster"] == 0
+        assert plan(1, 28672, 8192, 4)["split_cluster"] == 0
         kbit._C._set_gemv_split_cluster(8)
         assert plan(1, 2048, 4096, 4)["split_cluster"] == 8
     finally:

@@ -74,11 +74,14 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
 
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
-// The rule: the cluster size whose busiest CTA takes the fewest steps (a step: one group per warp),
-// where that is fewer than whole tiles per CTA take on the plain grid (plain_grid CTAs): Llama-3 8B
-// gate/up at M = 1 on an H200, 896 tiles of 4 steps over 528 CTAs, is 8 steps a CTA plain and 7 in
-// clusters of 4 (132 clusters of 6-7 tiles). A forced size (gemv_split_cluster > 0) is taken
-// wherever it fits. Every cluster gets at least as many steps as it has CTAs (none left without work).
+// The rule (session 27, H200, us, plain / clusters of 2): where the plain grid (plain_grid CTAs) takes
+// the tiles in two or more rounds, clusters of 2 when that makes the busiest CTA's steps (a step: one
+// group per warp) fewer: Llama-3 70B gate/up M = 1 (3.4 rounds) 43.7 / 40.6, M = 4 (4.5) 50.6 / 49.0,
+// 8B gate/up M = 4 (2.3) 16.6 / 15.3. Under two rounds the plain kernel's second, partial round runs
+// faster than its step count says and the split lost: 8B M = 1 (1.7 rounds) 13.0 / 13.1, GLM shared
+// gate/up M = 1 (1.2) 6.9 / 7.3; and on one round (Qwen3 shapes) 0.7-1.2 us more. Clusters of 4 or 8
+// lost to 2 wherever measured. A forced size (gemv_split_cluster > 0) is taken wherever it fits.
+// Every cluster gets at least as many steps as it has CTAs (none left without work).
 struct GemvSplitChoice {
   int cluster, smem_bytes, ctas_per_sm;
   int64_t grid;
@@ -90,9 +93,10 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
   const int64_t groups = (cols + 255) / 256, n_steps = (groups + warps - 1) / warps;
   GemvSplitChoice best{0, 0, 0, 0};
+  if (forced < 0 && tiles < 2 * plain_grid) return best;
   int64_t best_steps = (tiles + plain_grid - 1) / plain_grid * n_steps;
   for (int c : {2, 4, 8}) {
-    if (forced > 0 && c != forced) continue;
+    if (forced > 0 ? c != forced : c != 2) continue;
     const int smem = gemv_split_smem_bytes(K, kTokens, warps, c);
     if (smem > optin) continue;
     const int per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, optin);
@@ -388,6 +392,10 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     if (plan.split_cluster > 0) {
       if constexpr (kDecode == GemvDecode::kMma && kTokens <= kGemvShuffleMaxTokens) {
         const unsigned c = static_cast<unsigned>(plan.split_cluster);
+        const int64_t clusters = plan.grid / c, tiles = (args.N + kTileRows - 1) / kTileRows;
+        a.split_tiles = static_cast<uint32_t>(tiles / clusters);
+        a.split_tiles_extra = static_cast<uint32_t>(tiles % clusters);
+        a.split_steps = static_cast<uint32_t>(((args.K + 255) / 256 + plan.warps - 1) / plan.warps);
         launch_kernel_in_clusters(scalar_gemv_split_kernel<T, K, kTokens>, dim3(static_cast<unsigned>(plan.grid) / c, c),
                                   dim3(1, c, 1), block, plan.launch_smem_bytes, stream, dependent, a);
         return;

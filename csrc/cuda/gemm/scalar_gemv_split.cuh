@@ -38,16 +38,17 @@ constexpr int gemv_split_smem_bytes(int k, int tokens, int warps, int cluster) {
 }
 
 // The steps of a cluster's S steps that rank r of C takes: [split_step_begin(r), split_step_begin(r + 1)).
+// (32-bit: the launcher keeps steps <= kGemvSplitMaxSteps)
 __host__ __device__ inline int split_step_begin(int r, int steps, int cluster) {
-  return static_cast<int>(int64_t(r) * steps / cluster);
+  return static_cast<int>(static_cast<uint32_t>(r * steps) / static_cast<uint32_t>(cluster));
 }
 // The rank whose steps hold step s (the largest r with split_step_begin(r) <= s; its range is not empty
 // where steps >= cluster).
 __host__ __device__ inline int split_step_owner(int s, int steps, int cluster) {
-  return static_cast<int>((int64_t(s + 1) * cluster + steps - 1) / steps - 1);
+  return static_cast<int>((static_cast<uint32_t>(s + 1) * cluster + steps - 1) / static_cast<uint32_t>(steps)) - 1;
 }
-// The most steps a cluster may hold (they are counted in 32 bits).
-constexpr int64_t kGemvSplitMaxSteps = int64_t(1) << 30;
+// The most steps a cluster may hold: its ranks' step arithmetic (8 x steps + steps) stays in 32 bits.
+constexpr int64_t kGemvSplitMaxSteps = int64_t(1) << 27;
 
 __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
@@ -65,20 +66,21 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
   // (a cluster's steps fit 32 bits: the launcher keeps them <= kGemvSplitMaxSteps)
-  const int n_steps = static_cast<int>((G + warps - 1) / warps);
+  const int n_steps = static_cast<int>(args.split_steps);
   // Warps w < last_warps have a group at a tile's last step (all of them where W divides G).
   const int last_warps = static_cast<int>(G - int64_t(n_steps - 1) * warps);
   const int cluster = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
-  const int64_t clusters = gridDim.x;
-  const int64_t tile0 = int64_t(blockIdx.x) * NT / clusters, tile1 = (int64_t(blockIdx.x) + 1) * NT / clusters;
-  const int steps = static_cast<int>((tile1 - tile0) * n_steps);  // the cluster's; step s = (tile - tile0) n_steps + j
+  const uint32_t c = blockIdx.x, extra = args.split_tiles_extra;
+  const int64_t tile0 = int64_t(c) * args.split_tiles + (c < extra ? c : extra);
+  const int steps = static_cast<int>((args.split_tiles + (c < extra ? 1u : 0u)) * args.split_steps);  // the cluster's
   const int s_begin = split_step_begin(rank, steps, cluster), s_end = split_step_begin(rank + 1, steps, cluster);
   const bool last_step_group = warp < last_warps;  // (every other step has one for every warp)
   // (n_steps = 1 with a warp past last_warps: a warp without groups, which the launcher never makes)
   const bool skips_last_step = !last_step_group && n_steps > 1;
-  const int rows = static_cast<int>(args.M);       // <= kTokens
-  const int j_begin = s_begin % n_steps;
-  const int64_t tile_begin = tile0 + s_begin / n_steps;
+  const int rows = static_cast<int>(args.M);  // <= kTokens
+  const int tile_offset = static_cast<uint32_t>(s_begin) / static_cast<uint32_t>(n_steps);
+  const int j_begin = s_begin - tile_offset * n_steps;
+  const int64_t tile_begin = tile0 + tile_offset;
 
   allow_dependents();
   if (lane == 0 && args.l2_prefetch_bytes > 0 && s_begin < s_end && (last_step_group || j_begin != n_steps - 1)) {
@@ -105,12 +107,12 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   float* piece_slots = red + gemv_sums_floats(kTokens, warps);                                 // [C][kTokens][16]
 
   // The warp's items: the steps of [s_begin, s_end) where it has a group (all but the tiles' last steps
-  // for warps w >= last_warps). The copies run one item ahead: fill_tile, fill_j the next item's step.
-  const int items = (s_end - s_begin) - (last_step_group ? 0 : s_end / n_steps - s_begin / n_steps);
+  // for warps w >= last_warps). The copies run one item ahead: fill_s, fill_tile, fill_j the next item's.
+  int fill_s = s_begin, fill_j = j_begin;
   int64_t fill_tile = tile_begin;
-  int fill_j = j_begin;
   const auto fill_advance = [&]() {
     do {
+      ++fill_s;
       if (++fill_j == n_steps) fill_j = 0, ++fill_tile;
     } while (skips_last_step && fill_j == n_steps - 1);
   };
@@ -122,10 +124,9 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
     gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + grp * 256, rows, cols, cols - grp * 256, lane);
     fill_advance();
   };
-  for (int s = 0; s < kGemvStages - 1; ++s) {
-    if (s < items) fill_next(s);
-    cp_async_commit();
-  }
+  static_assert(kGemvStages == 2, "the copies run one item ahead");
+  if (fill_s < s_end) fill_next(0);
+  cp_async_commit();
   if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
   __syncthreads();
   build_pair_table<T, K>(smem, red);
@@ -153,7 +154,7 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   int parity = 0, item = 0, j = j_begin;
   for (int s = s_begin; s < s_end; ++s, j = j + 1 == n_steps ? 0 : j + 1) {
     if (last_step_group || j != n_steps - 1) {
-      if (item + kGemvStages - 1 < items) fill_next(item + kGemvStages - 1);
+      if (fill_s < s_end) fill_next(item + 1);
       cp_async_commit();
       cp_async_wait<kGemvStages - 1>();
       __syncwarp();  // every lane's copies of this item landed

@@ -28,6 +28,9 @@ struct TcGemmArgs {
   // groups_per_warp (+1 if its first group < groups_extra) groups of each unit; a dense CTA
   // takes rounds_per_cta (+1 if blockIdx.x < rounds_extra) rounds.
   uint32_t groups_per_warp, groups_extra, rounds_per_cta, rounds_extra;
+  // The GEMV's cluster split (scalar_gemv_split.cuh; set by the launcher, so the kernel divides nothing
+  // 64-bit): cluster c takes split_tiles (+1 if c < split_tiles_extra) tiles of split_steps steps each.
+  uint32_t split_tiles, split_tiles_extra, split_steps;
   // Launched with PDL (dependent_launch.h): bytes of its first tile's codes the kernel asks L2
   // for before it waits on the previous kernel (0: none; set by the launcher).
   uint32_t l2_prefetch_bytes;
