@@ -369,9 +369,11 @@ def _split_whole_tiles(plan, N, K):
     C, warps = plan["split_cluster"], plan["warps"]
     clusters, tiles, groups = plan["grid"] // C, (N + 15) // 16, (K + 255) // 256
     n_steps = (groups + warps - 1) // warps
+    base, extra = divmod(tiles, clusters)  # cluster c: base tiles, one more for c < extra
     whole = []
     for c in range(clusters):
-        t0, t1 = c * tiles // clusters, (c + 1) * tiles // clusters
+        t0 = c * base + min(c, extra)
+        t1 = t0 + base + (c < extra)
         steps = (t1 - t0) * n_steps
         begins = [r * steps // C for r in range(C + 1)]
         assert all(b < e for b, e in zip(begins, begins[1:])), "a CTA without steps"
@@ -425,8 +427,8 @@ def test_gemv_cluster_split(k, dtype, nk, M, poisoned_cuda):
 
 
 def test_gemv_cluster_split_plan():
-    # the rule: clusters of 2 where the plain grid takes the tiles in two or more rounds and the split makes
-    # the busiest CTA's steps fewer; plain elsewhere; never past 4 rows, for the shuffle decode or x resident
+    # the rule: clusters of 2 where the plain grid takes the tiles in two or more rounds; plain elsewhere;
+    # never past 4 rows, for the shuffle decode or x resident
     plan = kbit._C._gemv_launch_plan
     props = torch.cuda.get_device_properties(0)
     assert plan(1, 512, 2048, 4)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
@@ -435,9 +437,9 @@ def test_gemv_cluster_split_plan():
         p = plan(M, 28672, 8192, 4)
         assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
-        # Llama-3 70B gate/up at M = 1: 1792 tiles of 8 steps, 32 steps a CTA on 528 plain CTAs, 28 in 264
-        # clusters of 2; 8B gate/up at M = 4: 896 tiles on 396 CTAs (2.3 rounds): split; at M = 1 on 528
-        # (1.7 rounds), Qwen3 gate/up (320 tiles, one round): plain
+        # Llama-3 70B gate/up at M = 1: 1792 tiles on 528 plain CTAs (3.4 rounds): 264 clusters of 2; 8B
+        # gate/up at M = 4: 896 tiles on 396 CTAs (2.3 rounds): split; at M = 1 on 528 (1.7 rounds), Qwen3
+        # gate/up (320 tiles, one round): plain
         big = plan(1, 28672, 8192, 4)
         assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 528, 4, 4)
         assert plan(4, 14336, 4096, 4)["split_cluster"] == 2

@@ -74,14 +74,14 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
 
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
-// The rule (session 27, H200, us, plain / clusters of 2): where the plain grid (plain_grid CTAs) takes
-// the tiles in two or more rounds, clusters of 2 when that makes the busiest CTA's steps (a step: one
-// group per warp) fewer: Llama-3 70B gate/up M = 1 (3.4 rounds) 43.7 / 40.6, M = 4 (4.5) 50.6 / 49.0,
-// 8B gate/up M = 4 (2.3) 16.6 / 15.3. Under two rounds the plain kernel's second, partial round runs
-// faster than its step count says and the split lost: 8B M = 1 (1.7 rounds) 13.0 / 13.1, GLM shared
-// gate/up M = 1 (1.2) 6.9 / 7.3; and on one round (Qwen3 shapes) 0.7-1.2 us more. Clusters of 4 or 8
-// lost to 2 wherever measured. A forced size (gemv_split_cluster > 0) is taken wherever it fits.
-// Every cluster gets at least as many steps as it has CTAs (none left without work).
+// The rule (session 27, H200, k = 4, us, plain / clusters of 2; run 5): clusters of 2 where the plain grid
+// (plain_grid CTAs) takes the tiles in two or more rounds: Llama-3 70B gate/up M = 1 (3.4 rounds) 43.4 /
+// 40.4, M = 2-4 (4.5) 46.3-50.5 / 44.6-47.9; 8B gate/up M = 2-4 (2.3) 15.3-16.6 / 14.7-15.3. The plain
+// kernel's partial last round runs faster than its share of the work (fewer warps share each SM), so
+// under two rounds the split lost or tied: 8B M = 1 (1.7 rounds) 13.0 / 13.2, GLM shared gate/up M = 1
+// (1.2) 6.9 / 7.1, M = 2-4 (1.6) even; on one round (the Qwen3 shapes) it took 0.3-0.9 us more. Clusters
+// of 4 lost to 2 everywhere (70B M = 1 41.8, 8B M = 4 16.0). A forced size (gemv_split_cluster > 0) is
+// taken wherever it fits. Every cluster gets at least as many steps as it has CTAs (none without work).
 struct GemvSplitChoice {
   int cluster, smem_bytes, ctas_per_sm;
   int64_t grid;
@@ -92,25 +92,16 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
   const int forced = gemv_split_cluster();
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
   const int64_t groups = (cols + 255) / 256, n_steps = (groups + warps - 1) / warps;
-  GemvSplitChoice best{0, 0, 0, 0};
-  if (forced < 0 && tiles < 2 * plain_grid) return best;
-  int64_t best_steps = (tiles + plain_grid - 1) / plain_grid * n_steps;
-  for (int c : {2, 4, 8}) {
-    if (forced > 0 ? c != forced : c != 2) continue;
-    const int smem = gemv_split_smem_bytes(K, kTokens, warps, c);
-    if (smem > optin) continue;
-    const int per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, optin);
-    const int64_t fit = std::min<int64_t>(resident_clusters(kernel, 32 * warps, smem, c),
-                                          int64_t(per_sm) * prop.multiProcessorCount / c);
-    const int64_t clusters = std::min<int64_t>(fit, tiles / ((c + n_steps - 1) / n_steps));  // >= c steps each
-    if (clusters < 1 || (tiles + clusters - 1) / clusters * n_steps > kGemvSplitMaxSteps) continue;
-    const int64_t steps = ((tiles + clusters - 1) / clusters * n_steps + c - 1) / c;
-    if (forced > 0 || steps < best_steps) {
-      best = GemvSplitChoice{c, smem, per_sm, clusters * c};
-      best_steps = steps;
-    }
-  }
-  return best;
+  if (forced < 0 && tiles < 2 * plain_grid) return GemvSplitChoice{0, 0, 0, 0};
+  const int c = forced > 0 ? forced : 2;
+  const int smem = gemv_split_smem_bytes(K, kTokens, warps, c);
+  if (smem > optin) return GemvSplitChoice{0, 0, 0, 0};
+  const int per_sm = resident_ctas_per_sm(kernel, 32 * warps, smem, optin);
+  const int64_t fit = std::min<int64_t>(resident_clusters(kernel, 32 * warps, smem, c),
+                                        int64_t(per_sm) * prop.multiProcessorCount / c);
+  const int64_t clusters = std::min<int64_t>(fit, tiles / ((c + n_steps - 1) / n_steps));  // >= c steps each
+  if (clusters < 1 || (tiles + clusters - 1) / clusters * n_steps > kGemvSplitMaxSteps) return GemvSplitChoice{0, 0, 0, 0};
+  return GemvSplitChoice{c, smem, per_sm, clusters * c};
 }
 
 template <typename T, int K, int kTokens, GemvDecode kDecode>

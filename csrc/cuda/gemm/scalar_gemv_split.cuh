@@ -3,19 +3,21 @@
 // decode, copy ring and sums as scalar_gemv_kernel (mma decode, x staged, one unit slot), over a
 // different schedule.
 //
-// Why: scalar_gemv_kernel gives each CTA whole 16-row tiles, units b, b + grid, ...; Llama-3 8B
-// gate/up at M = 1 has 896 tiles for 528 CTAs (4 per SM on an H200), so 368 CTAs take two tiles and
-// 160 one, and the call takes two tiles' time for 1.7 tiles of work per CTA (session 27 run 1: 896
-// tiles 13.0 us, 1056 tiles 13.2 us, 528 tiles 7.7 us).
+// Why: scalar_gemv_kernel gives each CTA whole 16-row tiles, units b, b + grid, ...; Llama-3 70B
+// gate/up at M = 1 has 1792 tiles for 528 CTAs (4 per SM on an H200), so 208 CTAs take four tiles and
+// the others three: the call took 43.4 us, 40.4 split (session 27 run 5; where the split is taken:
+// scalar_gemv_launch.cuh, choose_gemv_split).
 //
 // Steps: a CTA of W warps decodes a tile in n_steps = ceil(G / W) steps, step j being groups
 // j W .. j W + W - 1 (warp w takes group j W + w; at the tile's last step warps w >= G - (n_steps -
 // 1) W have none), so each warp's groups of a tile are scalar_gemv_kernel's (warp_u = w).
 // Grid: (clusters, C) with clusters of C CTAs (cluster dims (1, C, 1): rank = blockIdx.y). Cluster c
-// takes tiles [c NT / clusters, (c + 1) NT / clusters) (whole tiles: no sum crosses clusters), and
-// its S = tiles x n_steps steps are split evenly over its CTAs: rank r takes the steps
-// [r S / C, (r + 1) S / C) of the cluster's, in order. So every CTA takes within one step of the
-// same work.
+// takes whole tiles (no sum crosses clusters): args.split_tiles, one more for c < args.split_tiles_extra,
+// from c split_tiles + min(c, split_tiles_extra) on; its S = tiles x n_steps steps are split evenly
+// over its CTAs: rank r takes the steps [r S / C, (r + 1) S / C) of the cluster's, in order. So the
+// CTAs of a cluster take within one step of the same work, and clusters within one tile's steps.
+// (The launcher sets the counts: the kernel does no 64-bit division, which before the first copies cost
+// ~7% more instructions on Llama-3 8B gate/up, session 27 run 4.)
 // Sums: a CTA sums its warps' accumulators of each tile it touches in warp order (as
 // scalar_gemv_kernel does a unit's). A tile the CTA covers whole is written out then (the same
 // bits as scalar_gemv_kernel). A tile split over ranks r0 .. r1 (a piece per rank) is added up by
