@@ -427,15 +427,17 @@ def test_gemv_cluster_split(k, dtype, nk, M, poisoned_cuda):
 
 
 def test_gemv_cluster_split_plan():
-    # the rule: clusters of 2 where the plain grid takes the tiles in two or more rounds; plain elsewhere;
-    # never past 4 rows, for the shuffle decode or x resident
+    # the rule: at k >= 4, clusters of 2 where the plain grid takes the tiles in two or more rounds; plain
+    # elsewhere; never past 4 rows, for the shuffle decode or x resident
     plan = kbit._C._gemv_launch_plan
     props = torch.cuda.get_device_properties(0)
     assert plan(1, 512, 2048, 4)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
     assert plan(5, 28672, 8192, 4)["split_cluster"] == 0 and plan(1, 28672, 8192, 4, "shuffle")["split_cluster"] == 0
     for M in (1, 4):  # 1792 tiles: more than two rounds on any GPU the tests run on
-        p = plan(M, 28672, 8192, 4)
-        assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
+        for k in (4, 5):
+            p = plan(M, 28672, 8192, k)
+            assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
+        assert plan(M, 28672, 8192, 2)["split_cluster"] == plan(M, 28672, 8192, 3)["split_cluster"] == 0
     if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
         # Llama-3 70B gate/up at M = 1: 1792 tiles on 528 plain CTAs (3.4 rounds): 264 clusters of 2; 8B
         # gate/up at M = 4: 896 tiles on 396 CTAs (2.3 rounds): split; at M = 1 on 528 (1.7 rounds), Qwen3

@@ -74,9 +74,12 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
 
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
-// The rule (session 27, H200, k = 4, us, plain / clusters of 2; run 5): clusters of 2 where the plain grid
-// (plain_grid CTAs) takes the tiles in two or more rounds: Llama-3 70B gate/up M = 1 (3.4 rounds) 43.4 /
-// 40.4, M = 2-4 (4.5) 46.3-50.5 / 44.6-47.9; 8B gate/up M = 2-4 (2.3) 15.3-16.6 / 14.7-15.3. The plain
+// The rule (session 27, H200, us, plain / clusters of 2; runs 5 and 7): at k >= 4, clusters of 2 where the
+// plain grid (plain_grid CTAs) takes the tiles in two or more rounds: k = 4, Llama-3 70B gate/up M = 1 (3.4
+// rounds) 43.4 / 40.4, M = 2-4 (4.5) 46.3-50.5 / 44.6-47.9, 8B gate/up M = 2-4 (2.3) 15.3-16.6 / 14.7-15.3;
+// k = 5, 70B M = 1-4 78.5-90.5 / 75.9-82.3. At k = 2 and 3 a step is cheaper and the split's own work
+// (its pieces' sums, the cluster barrier) did not pay: 70B k = 2 M = 1-4 37.9-44.7 / 39.1-45.4, k = 3
+// 39.4-46.0 / 39.9-46.2. The
 // kernel's partial last round runs faster than its share of the work (fewer warps share each SM), so
 // under two rounds the split lost or tied: 8B M = 1 (1.7 rounds) 13.0 / 13.2, GLM shared gate/up M = 1
 // (1.2) 6.9 / 7.1, M = 2-4 (1.6) even; on one round (the Qwen3 shapes) it took 0.3-0.9 us more. Clusters
@@ -92,7 +95,7 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
   const int forced = gemv_split_cluster();
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
   const int64_t groups = (cols + 255) / 256, n_steps = (groups + warps - 1) / warps;
-  if (forced < 0 && tiles < 2 * plain_grid) return GemvSplitChoice{0, 0, 0, 0};
+  if (forced < 0 && (K < 4 || tiles < 2 * plain_grid)) return GemvSplitChoice{0, 0, 0, 0};
   const int c = forced > 0 ? forced : 2;
   const int smem = gemv_split_smem_bytes(K, kTokens, warps, c);
   if (smem > optin) return GemvSplitChoice{0, 0, 0, 0};
