@@ -23,7 +23,9 @@
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
-// b slots + s, + gridDim.x slots, ...
+// b slots + s, + gridDim.x slots, ... (Dense calls of M <= 4 at k >= 4 whose tiles take two or more
+// rounds of that grid run scalar_gemv_split.cuh instead: the same decode, the tiles' steps split evenly
+// over the CTAs of clusters.)
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
 // slots whichever of 4 and 8 keeps more warps resident; x resident up to 16: scalar_gemv_launch.cuh) warps; warp w takes
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
