@@ -229,8 +229,9 @@ PYBIND11_MODULE(_C, m) {
         "decode, slots of warps that each take their own units); returns the previous value");
   m.def("_set_gemv_split_cluster", &kbit::cuda::set_gemv_split_cluster, pybind11::arg("cluster"),
         "Tuning aid: the dense GEMV's cluster split, each CTA within one step of the same work (-1, the default: "
-        "the rule, where it shortens the critical path; 0 never; 2, 4 or 8: clusters of that many CTAs wherever "
-        "the split applies: M <= 4, mma decode, x staged); returns the previous value");
+        "the rule, clusters of 2 at k >= 4 where the tiles take two or more rounds of the plain grid; 0 never; 2, 4 "
+        "or 8: clusters of that many CTAs wherever the split applies: M <= 4, mma decode, x staged, sm_90+); "
+        "returns the previous value");
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");

@@ -50,20 +50,22 @@ def gemv_unit_slot_cases(dev="cuda"):
 def gemv_cluster_split_cases(dev="cuda"):
     """The dense GEMV's cluster split (scalar_gemv_split.cuh: pieces of a tile written into another CTA's
     shared memory, added up after the cluster's barrier) in clusters of 2, 4 and 8: 301 tiles of 17 groups,
-    3 tiles with a K tail, 17 tiles of 20 groups."""
+    3 tiles with a K tail, 17 tiles of 20 groups (k = 4, fp16); and k = 2 and 5 with bf16 on the first."""
     if dev != "cuda":
         return
     prev = kbit._C._set_gemv_split_cluster(2)
     try:
-        for N, K, M in ((4801, 4352, 1), (33, 2080, 4), (257, 5120, 3)):
-            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
-            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+        for N, K, M, k, dt in ((4801, 4352, 1, 4, torch.float16), (33, 2080, 4, 4, torch.float16),
+                               (257, 5120, 3, 4, torch.float16), (4801, 4352, 2, 2, torch.bfloat16),
+                               (4801, 4352, 4, 5, torch.bfloat16)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=k)
+            x = torch.randn(M, K, device=dev, dtype=dt)
             for cluster in (2, 4, 8):
                 kbit._C._set_gemv_split_cluster(cluster)
-                p = kbit._C._gemv_launch_plan(M, N, K, 4)
-                y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")
+                p = kbit._C._gemv_launch_plan(M, N, K, k)
+                y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k, "mma")
                 check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T,
-                      f"gemv cluster split N={N} K={K} M={M} cluster={p['split_cluster']}")
+                      f"gemv cluster split N={N} K={K} M={M} k={k} {dt} cluster={p['split_cluster']}")
     finally:
         kbit._C._set_gemv_split_cluster(prev)
 

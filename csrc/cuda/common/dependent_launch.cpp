@@ -60,7 +60,9 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes) {
 
 bool dependent_launch_enabled(const cudaDeviceProp& prop) { return dependent_launch_allowed() && prop.major >= 9; }
 
-bool kernel_waits_for_dependencies(const void* kernel) {
+bool kernel_waits_for_dependencies(const void* kernel) { return kernel_built_for_sm90(kernel); }
+
+bool kernel_built_for_sm90(const void* kernel) {
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;

@@ -35,6 +35,10 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes);
 // an sm_90 target runs on Hopper from older PTX, with dependent_launch.cuh's helpers compiled out,
 // and must not be launched with PDL (it would not wait). Cached per (kernel, device).
 bool kernel_waits_for_dependencies(const void* kernel);
+// Whether the code the current device runs for `kernel` was compiled for compute 9.0 or newer (the same
+// lookup): kernels whose sm_90 instructions (clusters, distributed shared memory) are compiled out for older
+// targets must not be launched from such code.
+bool kernel_built_for_sm90(const void* kernel);
 
 // kernel<<<grid, block, smem, stream>>>(args...), with PDL when `dependent` is true and the
 // kernel's code has the wait (kernel_waits_for_dependencies), in clusters of `cluster` CTAs

@@ -71,8 +71,9 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
-// And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged): -1 (the default) the
-// rule, where it shortens the critical path; 0 never; 2, 4 or 8: that many CTAs per cluster wherever it applies.
+// And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged, sm_90+): -1 (the default)
+// the rule (choose_gemv_split: k >= 4, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
+// many CTAs per cluster wherever it applies.
 int gemv_split_cluster();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most

@@ -83,7 +83,8 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
 // kernel's partial last round runs faster than its share of the work (fewer warps share each SM), so
 // under two rounds the split lost or tied: 8B M = 1 (1.7 rounds) 13.0 / 13.2, GLM shared gate/up M = 1
 // (1.2) 6.9 / 7.1, M = 2-4 (1.6) even; on one round (the Qwen3 shapes) it took 0.3-0.9 us more. Clusters
-// of 4 lost to 2 everywhere (70B M = 1 41.8, 8B M = 4 16.0). A forced size (gemv_split_cluster > 0) is
+// of 4 lost to 2 but on KV (70B M = 1 41.8, 8B M = 4 16.0; KV 3.0-3.2 against 3.1-3.2, where neither pays). Only on
+// sm_90+ (clusters). A forced size (gemv_split_cluster > 0) is
 // taken wherever it fits. Every cluster gets at least as many steps as it has CTAs (none without work).
 struct GemvSplitChoice {
   int cluster, smem_bytes, ctas_per_sm;
@@ -96,6 +97,8 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
   const int64_t groups = (cols + 255) / 256, n_steps = (groups + warps - 1) / warps;
   if (forced < 0 && (K < 4 || tiles < 2 * plain_grid)) return GemvSplitChoice{0, 0, 0, 0};
+  // clusters: sm_90+, and this GPU's code for the kernel built for it (else its body is compiled out)
+  if (prop.major < 9 || !kernel_built_for_sm90(kernel)) return GemvSplitChoice{0, 0, 0, 0};
   const int c = forced > 0 ? forced : 2;
   const int smem = gemv_split_smem_bytes(K, kTokens, warps, c);
   if (smem > optin) return GemvSplitChoice{0, 0, 0, 0};

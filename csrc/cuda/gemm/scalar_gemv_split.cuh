@@ -16,8 +16,8 @@
 // from c split_tiles + min(c, split_tiles_extra) on; its S = tiles x n_steps steps are split evenly
 // over its CTAs: rank r takes the steps [r S / C, (r + 1) S / C) of the cluster's, in order. So the
 // CTAs of a cluster take within one step of the same work, and clusters within one tile's steps.
-// (The launcher sets the counts: the kernel does no 64-bit division, which before the first copies cost
-// ~7% more instructions on Llama-3 8B gate/up, session 27 run 4.)
+// (The launcher sets the counts: the kernel does no 64-bit division; before the first copies they cost
+// ~110 instructions a warp on Llama-3 8B gate/up, a third of the split's extra then, session 27 runs 4-5.)
 // Sums: a CTA sums its warps' accumulators of each tile it touches in warp order (as
 // scalar_gemv_kernel does a unit's). A tile the CTA covers whole is written out then (the same
 // bits as scalar_gemv_kernel). A tile split over ranks r0 .. r1 (a piece per rank) is added up by
@@ -62,11 +62,14 @@ __device__ __forceinline__ void store_cluster_shared(uint32_t address, float v) 
 
 template <typename T, int K, int kTokens>
 __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_kernel(const TcGemmArgs args) {
+  // (clusters are sm_90+: for older targets the body is compiled out, and the launcher never takes the split
+  // there, nor from code built for them: choose_gemv_split)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Stage = GemvStage<K, kTokens>;
   constexpr int kTableBytes = gemv_table_bytes(K, GemvDecode::kMma);
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
+  const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256;
   // (a cluster's steps fit 32 bits: the launcher keeps them <= kGemvSplitMaxSteps)
   const int n_steps = static_cast<int>(args.split_steps);
   // Warps w < last_warps have a group at a tile's last step (all of them where W divides G).
@@ -226,6 +229,7 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
       }
     }
   }
+#endif
 }
 
 }  // namespace cuda
