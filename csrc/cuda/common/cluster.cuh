@@ -2,7 +2,8 @@
 // Thread-block clusters (sm_90; PTX ISA "mapa", "ld.shared::cluster", "barrier.cluster"): the CTAs
 // of a cluster run at the same time on one GPC and read each other's shared memory (distributed
 // shared memory). The wgmma GEMM's K-splits of one output tile form a cluster and add their
-// partial sums through it (wgmma_gemm.cuh).
+// partial sums through it (wgmma_gemm.cuh); the decode GEMV's cluster split stores split tiles' pieces into
+// the CTA that adds them up (scalar_gemv_split.cuh).
 #include <cstdint>
 
 #include "mbarrier.cuh"
@@ -33,11 +34,22 @@ __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
 }
 
+// The two halves of cluster_sync, for a CTA that arrives early and waits later (a barrier phase each): arrive
+// without ordering anything, and wait (acquire). Whole warps only; each thread alternates them.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
+
 // The distributed-shared-memory address of `p` (in this CTA's shared memory) in CTA `rank`.
 __device__ __forceinline__ uint32_t cluster_shared_address(const void* p, uint32_t rank) {
   uint32_t address;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(address) : "r"(smem_address(p)), "r"(rank));
   return address;
+}
+
+__device__ __forceinline__ void store_cluster_shared(uint32_t address, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(address), "f"(v) : "memory");
 }
 
 __device__ __forceinline__ float4 load_cluster_shared(uint32_t address) {

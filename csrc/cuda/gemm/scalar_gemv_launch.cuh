@@ -95,7 +95,7 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
                                   const cudaDeviceProp& prop, int optin) {
   const int forced = gemv_split_cluster();
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
-  const int64_t groups = (cols + 255) / 256, n_steps = (groups + warps - 1) / warps;
+  const int64_t n_steps = gemv_split_steps(cols, warps);
   if (forced < 0 && (K < 4 || tiles < 2 * plain_grid)) return GemvSplitChoice{0, 0, 0, 0};
   // clusters: sm_90+, and this GPU's code for the kernel built for it (else its body is compiled out)
   if (prop.major < 9 || !kernel_built_for_sm90(kernel)) return GemvSplitChoice{0, 0, 0, 0};
@@ -392,7 +392,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
         const int64_t clusters = plan.grid / c, tiles = (args.N + kTileRows - 1) / kTileRows;
         a.split_tiles = static_cast<uint32_t>(tiles / clusters);
         a.split_tiles_extra = static_cast<uint32_t>(tiles % clusters);
-        a.split_steps = static_cast<uint32_t>(((args.K + 255) / 256 + plan.warps - 1) / plan.warps);
+        a.split_steps = static_cast<uint32_t>(gemv_split_steps(args.K, plan.warps));
         launch_kernel_in_clusters(scalar_gemv_split_kernel<T, K, kTokens>, dim3(static_cast<unsigned>(plan.grid) / c, c),
                                   dim3(1, c, 1), block, plan.launch_smem_bytes, stream, dependent, a);
         return;

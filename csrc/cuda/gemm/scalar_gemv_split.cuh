@@ -52,13 +52,9 @@ __host__ __device__ inline int split_step_owner(int s, int steps, int cluster) {
 // The most steps a cluster may hold: its ranks' step arithmetic (8 x steps + steps) stays in 32 bits.
 constexpr int64_t kGemvSplitMaxSteps = int64_t(1) << 27;
 
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void store_cluster_shared(uint32_t address, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(address), "f"(v) : "memory");
-}
+// Steps per tile for `warps` warps a CTA: one 256-column group per warp a step (the launcher's count,
+// TcGemmArgs::split_steps).
+inline int64_t gemv_split_steps(int64_t cols, int warps) { return ((cols + 255) / 256 + warps - 1) / warps; }
 
 template <typename T, int K, int kTokens>
 __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_kernel(const TcGemmArgs args) {
