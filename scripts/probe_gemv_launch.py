@@ -1,14 +1,15 @@
 """The dense GEMV's launch settings A/B (GPU machine): token slots and the grid's spread.
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
 8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
-setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL]]]]]] (the slot floor, kbit._C._set_gemv_min_token_slots, the
+setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:WIDE]]]]]]] (the slot floor, kbit._C._set_gemv_min_token_slots, the
 shared-memory padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, x
 resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
 stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most unit slots per
 CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the warps per
 unit, kbit._C._set_gemv_unit_warps: 0 the rule (default), else that many, and the cluster split,
 kbit._C._set_gemv_split_cluster: -1 the rule (default), 0 never, 2 / 4 / 8 that size, and programmatic
-dependent launch, kbit._C.set_dependent_launch: 1 on (default), 0 off), alternating the
+dependent launch, kbit._C.set_dependent_launch: 1 on (default), 0 off, and the wide pair table,
+kbit._C._set_gemv_wide_table: -1 the rule (default), 0 never, 1 where it applies), alternating the
 settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py). Writes <out>/gemv-launch.json and prints a table.
 
@@ -42,13 +43,19 @@ def main():
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
-    settings = [tuple(int(p) for p in (v.split(":") + ["1", "1", "0", "8", "0", "-1", "1"][len(v.split(":")) - 1:])[:8])
-                for v in args.settings.split(",")]
+    # the settings' fields in order: (setter, default)
+    aids = [(kbit._C._set_gemv_min_token_slots, 1), (lambda v: kbit._C._set_gemv_spread(bool(v)), 1),
+            (kbit._C._set_gemv_x_resident, 1), (kbit._C._set_gemv_resident_stages, 0),
+            (kbit._C._set_gemv_max_unit_slots, 8), (kbit._C._set_gemv_unit_warps, 0),
+            (kbit._C._set_gemv_split_cluster, -1), (lambda v: kbit._C.set_dependent_launch(bool(v)), 1),
+            (kbit._C._set_gemv_wide_table, -1)]
+    settings = []
+    for v in args.settings.split(","):
+        given = [int(p) for p in v.split(":")]
+        settings.append(tuple(given + [d for _, d in aids[len(given):]]))
     labels = [":".join(map(str, st)) for st in settings]
     rows = []
-    before = (kbit._C._set_gemv_min_token_slots(1), kbit._C._set_gemv_spread(True), kbit._C._set_gemv_x_resident(1),
-              kbit._C._set_gemv_resident_stages(0), kbit._C._set_gemv_max_unit_slots(8),
-              kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_split_cluster(-1), kbit._C.set_dependent_launch(True))
+    before = [setter(default) for setter, default in aids]
     try:
         for name in args.shapes.split(","):
             m = re.fullmatch(r"(\d+)x(\d+)", name)  # N x K, for sizes that are no model's
@@ -65,16 +72,12 @@ def main():
             for M in (int(v) for v in args.ms.split(",")):
                 x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
                 samples = {s: [] for s in labels}
+                plans = {}
                 for _ in range(args.reps):
-                    for s, (slots, spread, xres, stages, uslots, uwarps, split, pdl) in zip(labels, settings):
-                        kbit._C._set_gemv_min_token_slots(slots)
-                        kbit._C._set_gemv_spread(bool(spread))
-                        kbit._C._set_gemv_x_resident(xres)
-                        kbit._C._set_gemv_resident_stages(stages)
-                        kbit._C._set_gemv_max_unit_slots(uslots)
-                        kbit._C._set_gemv_unit_warps(uwarps)
-                        kbit._C._set_gemv_split_cluster(split)
-                        kbit._C.set_dependent_launch(bool(pdl))
+                    for s, setting in zip(labels, settings):
+                        for (setter, _), value in zip(aids, setting):
+                            setter(value)
+                        plans[s] = kbit._C._gemv_launch_plan(M, N, K, args.k, "mma")
                         samples[s].append(timer.measure(
                             [lambda c=c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma") for c in copies],
                             Work(0, 0, f"{name} {M} {s}")).median_us)
@@ -85,27 +88,19 @@ def main():
                         op = getattr(torch.ops.kbit, f"{b}_gemm")
                         fns = [lambda c=c, op=op: op(x, *c, args.k) for c in copies]
                     samples[b] = [timer.measure(fns, Work(0, 0, f"{name} {M} {b}")).median_us]
-                for setter, default in ((kbit._C._set_gemv_min_token_slots, 1), (kbit._C._set_gemv_spread, True),
-                                        (kbit._C._set_gemv_x_resident, 1), (kbit._C._set_gemv_resident_stages, 0),
-                                        (kbit._C._set_gemv_max_unit_slots, 8), (kbit._C._set_gemv_unit_warps, 0),
-                                        (kbit._C._set_gemv_split_cluster, -1), (kbit._C.set_dependent_launch, True)):
+                for setter, default in aids:
                     setter(default)
                 plan = kbit._C._gemv_launch_plan(M, N, K, args.k, "mma")  # under the default settings
                 row = {"shape": name, "N": N, "K": K, "M": M, "plan": dict(plan),
+                       "plans": {s: dict(p) for s, p in plans.items()},
                        "us": {s: statistics.median(v) for s, v in samples.items()}}
                 rows.append(row)
                 print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels + bases) +
                       f" | grid {plan['grid']} x {plan['warps']} warps, {plan['ctas_per_sm']} per SM, split "
-                      f"{plan['split_cluster']} |", flush=True)
+                      f"{plan['split_cluster']}, wide {int(plan['wide_table'])} |", flush=True)
     finally:
-        kbit._C._set_gemv_min_token_slots(before[0])
-        kbit._C._set_gemv_spread(before[1])
-        kbit._C._set_gemv_x_resident(before[2])
-        kbit._C._set_gemv_resident_stages(before[3])
-        kbit._C._set_gemv_max_unit_slots(before[4])
-        kbit._C._set_gemv_unit_warps(before[5])
-        kbit._C._set_gemv_split_cluster(before[6])
-        kbit._C.set_dependent_launch(before[7])
+        for (setter, _), value in zip(aids, before):
+            setter(value)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gemv-launch.json"), "w") as f:
         json.dump({**run_meta(info), "k": args.k, "settings": labels, "baselines": args.baselines, "rows": rows}, f, indent=1)

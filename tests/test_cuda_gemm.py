@@ -464,6 +464,67 @@ def test_gemv_cluster_split_plan():
             kbit._C._set_gemv_split_cluster(bad)
 
 
+WIDE_NK = [(4801, 4352), (257, 5120), (33, 2080), (17, 96), (12000, 1024)]  # the wide-table tests' weights
+
+
+@pytest.mark.parametrize("M", [1, 2, 3, 4])
+@pytest.mark.parametrize("nk", WIDE_NK, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_gemv_wide_table(dtype, nk, M, poisoned_cuda):
+    # the dense GEMV's wide pair table (scalar_gemv.cuh, kWide: entries 256 bytes apart, the rings in the
+    # table's gaps, CTAs of unit slots) forced on, against the reference and bitwise against the plain
+    # kernel (the same lookups, products and warp order per unit; the cluster split off, whose split tiles
+    # sum in another order): 301 tiles of 17 groups (a tile's last group on one warp of 4), 17 tiles of 20
+    # groups, 3 tiles with a K tail, 2 tiles of one partial group (1 warp per unit, 8 slots: the direct
+    # store), 750 tiles of 4 groups
+    qw, W_hat = weight(4, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-wide")
+    fn = _mma_gemv(qw, 4)
+    prev_split, prev_wide = kbit._C._set_gemv_split_cluster(0), kbit._C._set_gemv_wide_table(0)
+    try:
+        plain = fn(x)
+        assert not kbit._C._gemv_launch_plan(M, *nk, 4)["wide_table"]
+        assert kbit._C._set_gemv_wide_table(1) == 0
+        plan = kbit._C._gemv_launch_plan(M, *nk, 4)
+        assert plan["wide_table"] and plan["warps"] == 8 and plan["split_cluster"] == 0
+        y = check_call(fn, x, W_hat, dtype)
+        assert_bitwise_equal(y, plain, "wide table against the plain kernel")
+        assert_bitwise_equal(fn(x), y)
+        if M == 3:
+            check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-wide-b")])
+    finally:
+        kbit._C._set_gemv_split_cluster(prev_split)
+        kbit._C._set_gemv_wide_table(prev_wide)
+
+
+def test_gemv_wide_table_plan():
+    # forced on, the wide table applies to dense k = 4 mma-decode launches of 1-4 rows with x staged: not
+    # to other k, 5+ rows, the shuffle decode, x resident or grouped launches; the aid's values are checked
+    plan = kbit._C._gemv_launch_plan
+    prev = kbit._C._set_gemv_wide_table(1)
+    try:
+        for M in (1, 2, 3, 4):
+            p = plan(M, 14336, 4096, 4)
+            assert p["wide_table"] and not p["x_resident"] and p["split_cluster"] == 0
+            assert p["warps"] == 8 and p["smem_bytes"] >= 65536
+        assert not plan(5, 14336, 4096, 4)["wide_table"] and not plan(1, 14336, 4096, 4, "shuffle")["wide_table"]
+        assert not any(plan(1, 14336, 4096, k)["wide_table"] for k in (2, 3, 5))
+        assert not kbit._C._grouped_gemv_launch_plan(8, 8, 1024, 2048, 4)["wide_table"]
+        prev_x = kbit._C._set_gemv_x_resident(2)
+        try:
+            p = plan(4, 14336, 4096, 4)
+            assert p["x_resident"] and not p["wide_table"]
+        finally:
+            kbit._C._set_gemv_x_resident(prev_x)
+        kbit._C._set_gemv_wide_table(0)
+        assert not plan(1, 14336, 4096, 4)["wide_table"]
+    finally:
+        kbit._C._set_gemv_wide_table(prev)
+    for bad in (2, -2, 8):
+        with pytest.raises(RuntimeError, match=f"_set_gemv_wide_table: mode must be -1 .*got {bad}"):
+            kbit._C._set_gemv_wide_table(bad)
+
+
 XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)
 
 

@@ -269,7 +269,15 @@ std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
 std::atomic<int> gemv_split_mode{-1};
+std::atomic<int> gemv_wide_mode{-1};
 }  // namespace
+
+int gemv_wide_table() { return gemv_wide_mode.load(std::memory_order_relaxed); }
+int set_gemv_wide_table(int64_t mode) {
+  TORCH_CHECK(mode >= -1 && mode <= 1, "kbit._C._set_gemv_wide_table: mode must be -1 (the rule), 0 (never) or 1 "
+              "(wherever it applies); got ", mode);
+  return gemv_wide_mode.exchange(static_cast<int>(mode));
+}
 
 int gemv_split_cluster() { return gemv_split_mode.load(std::memory_order_relaxed); }
 int set_gemv_split_cluster(int64_t cluster) {
@@ -657,7 +665,8 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   args.gemv_decode = d;
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
-          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, ""};
+          p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, "",
+          p.wide_table};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -682,7 +691,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
-          args.tokens_per_unit, schedule};
+          args.tokens_per_unit, schedule, p.wide_table};
 }
 
 }  // namespace cuda

@@ -57,6 +57,13 @@ __device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, ui
   }
 }
 
+// The wide table's (the GEMV's, k = 4: entry e's lane copies at 256 e, scalar_gemv.cuh): the code
+// byte as the address's byte 1 over 4 lane as its byte 0 (4 lane < 128: its byte 1, zero, fills bytes 2-3),
+// one PRMT.
+__device__ __forceinline__ uint32_t lut_offset_wide(const uint32_t* stream, int c, uint32_t lane4) {
+  return __byte_perm(stream[c >> 2], lane4, 0x5504u + ((c & 3) << 4));
+}
+
 __device__ __forceinline__ float half_bits_to_float(uint32_t bits16) {
   return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
 }
@@ -173,9 +180,11 @@ __device__ __forceinline__ float codebook_entry(const float* codebook) {
 
 // Fill the table (threads thread = 0 .. threads - 1 of the CTA, by default all of them; cb = the
 // codebook staged in shared memory, 2^K floats). The caller synchronizes them before the first lookup.
-template <typename T, int K>
+// kStride: the entries' stride (32-copy tables; 256: the GEMV's wide table).
+template <typename T, int K, int kStride = PairTable<K>::kStride>
 __device__ __forceinline__ void build_pair_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
                                                  int threads = blockDim.x) {
+  static_assert(kStride == PairTable<K>::kStride || (PairTable<K>::kCopies == 32 && kStride == 256), "strides");
   using P = PairTable<K>;
   const auto table_word = [&](uint32_t i) {
     uint32_t a, b;
@@ -192,7 +201,7 @@ __device__ __forceinline__ void build_pair_table(unsigned char* table, const flo
       const uint32_t v = table_word(static_cast<uint32_t>(e));
 #pragma unroll
       for (int c = 0; c < 8; ++c)
-        *reinterpret_cast<uint4*>(table + e * P::kStride + ((c + e) & 7) * 16) = make_uint4(v, v, v, v);
+        *reinterpret_cast<uint4*>(table + e * kStride + ((c + e) & 7) * 16) = make_uint4(v, v, v, v);
     }
   } else {
     uint32_t* words = reinterpret_cast<uint32_t*>(table);

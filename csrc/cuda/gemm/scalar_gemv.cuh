@@ -98,6 +98,27 @@ struct GemvStage {
   static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
+// The wide pair table (dense, k = 4, mma decode, x staged; the launcher's choice, gemv_wide_table in
+// scalar_gemv.h): entry e's 32 lane copies at 256 e instead of pair_table.cuh's 128 e, so that a lookup's
+// address is one byte permute, the code byte over 4 lane (lut_offset_wide), where the 128-byte stride takes
+// PRMT + IMAD (64 of a whole group's ~270 instructions). Its 64 KB leave the upper 128 bytes of every 256
+// free; the warps' rings live there ("gap space"): ring byte o at smem + 128 + gemv_gap(o), 128-byte chunk
+// c of the rings in the upper half of 256-byte row c (past the table's 256 rows the same stride goes on,
+// the lower halves unused). A stage is whole chunks (gemv_stage_bytes is a multiple of 128), and every
+// per-lane piece a lane copies or reads (16 bytes, an absmax row pair, an x vector) lies inside one chunk,
+// so gemv_gap(a + b) = 2 a + gemv_gap(b) for a chunk-aligned a: per-piece offsets stay immediates (1024 v
+// for code vector v instead of 512 v). The cross-warp sums follow the rings' rows, linear.
+__host__ __device__ constexpr int gemv_gap(int o) { return o + (o & ~127); }
+template <bool kWide>
+__host__ __device__ constexpr int gemv_ring_at(int o) { return kWide ? gemv_gap(o) : o; }
+static_assert(gemv_stage_bytes(4, 1) % 128 == 0 && gemv_stage_bytes(4, 3) % 128 == 0, "stages are whole chunks");
+constexpr int kGemvWideTableBytes = 256 * 256;  // 256 pair codes x 256-byte rows (k = 4)
+// The wide layout's bytes up to the sums: max(the table's rows, the rings' rows).
+constexpr int gemv_wide_front_bytes(int tokens, int warps, int stages) {
+  const int ring_rows = warps * stages * gemv_stage_bytes(4, tokens) / 128;
+  return 256 * (ring_rows > 256 ? ring_rows : 256);
+}
+
 // x-resident launches (dense, mma decode; gemv_x_resident in scalar_gemv.h): every unit of a dense
 // call multiplies the same x, and a warp takes the same groups (warp_u, warp_u + wpu, ...) of every
 // unit, so each warp copies its groups' x slices once, into the CTA's x image, and its ring carries
@@ -120,7 +141,8 @@ constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * token
 // cols: K, for the x image (x_resident only; a K whose image passes 2^31 bytes gives INT_MAX, which
 // no GPU grants).
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
-                              int stages, bool x_resident, int64_t cols) {
+                              int stages, bool x_resident, int64_t cols, bool wide = false) {
+  if (wide) return gemv_wide_front_bytes(tokens, warps, stages) + 4 * gemv_sums_floats(tokens, warps);
   const int64_t bytes = int64_t(gemv_table_bytes(k, decode)) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
                         4 * gemv_sums_floats(tokens, warps) +
                         (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * int64_t(experts_or_dense) + 1)) +
@@ -158,33 +180,50 @@ __device__ __forceinline__ void pair_sources(const uint32_t* stream, int c, uint
 // Issue the copies of one item (a group of one unit) into `stage`: k + 1 + kTokens 16-byte
 // copies per lane at most, the codes (tile tix's group: k stream vectors and the absmax bytes)
 // and the x slice (staged x only). x_grp points at x[row0][256 grp]; cols_left = K - 256 grp.
-template <int K>
+// kWide: `stage` in gap space (gemv_gap).
+template <int K, bool kWide = false>
 __device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, const uint32_t* packed,
                                                       const uint8_t* absmax, int64_t tix, int lane) {
   const unsigned char* src = reinterpret_cast<const unsigned char*>(packed + tix * tile_words(K)) + lane * 16;
+  unsigned char* dst = stage + gemv_ring_at<kWide>(lane * 16);
 #pragma unroll
-  for (int v = 0; v < K; ++v) cp_async_16(stage + v * 512 + lane * 16, src + v * 512);
+  for (int v = 0; v < K; ++v) cp_async_16(dst + gemv_ring_at<kWide>(v * 512), src + v * 512);
   if (lane < kAbsmaxBytesPerTile / 16)
-    cp_async_16(stage + GemvStage<K, 1>::kAbsmaxAt + lane * 16, absmax + tix * kAbsmaxBytesPerTile + lane * 16);
+    cp_async_16(stage + gemv_ring_at<kWide>(GemvStage<K, 1>::kAbsmaxAt) + lane * 16,
+                absmax + tix * kAbsmaxBytesPerTile + lane * 16);
 }
 // x_slots: a stage's x slots (GemvStage::kXAt) or the group's place in the x image.
-template <typename T, int kTokens>
+// (kWide: x_slots in gap space; slot m's vector lane ^ 4 (m & 1) stays in the lane's chunk, lane / 8.)
+template <typename T, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const T* x_grp, int rows, int64_t cols,
                                                   int64_t cols_left, int lane) {
   if (8 * lane < cols_left) {
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
-      if (m < rows) cp_async_16_keep(x_slots + gemv_x_at(m, lane), x_grp + m * cols + 8 * lane);
+      if (m < rows)
+        cp_async_16_keep(x_slots + gemv_ring_at<kWide>(512 * m) + gemv_ring_at<kWide>(16 * (lane ^ ((m & 1) << 2))),
+                         x_grp + m * cols + 8 * lane);
   }
 }
 
 // What both decodes read first from a staged group: the lane's stream (4 k words) and its rows'
 // block scales (absmax_half_pairs of the 16 absmax bytes at 16 g).
-template <int K, int kTokens>
+template <int K, int kTokens, bool kWide = false>
 __device__ __forceinline__ void load_stage_codes(const unsigned char* stage, int lane, uint32_t (&stream)[4 * K],
                                                  uint32_t (&halves)[4][2]) {
-  load_lane_stream<K>(stage, lane, stream);
-  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + GemvStage<K, kTokens>::kAbsmaxAt + (lane >> 2) * 16), halves);
+  if constexpr (kWide) {
+    const unsigned char* src = stage + gemv_gap(lane * 16);
+#pragma unroll
+    for (int v = 0; v < K; ++v) {
+      const uint4 q = *reinterpret_cast<const uint4*>(src + gemv_gap(v * 512));
+      stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
+    }
+  } else {
+    load_lane_stream<K>(stage, lane, stream);
+  }
+  absmax_half_pairs(*reinterpret_cast<const uint4*>(stage + gemv_ring_at<kWide>(GemvStage<K, kTokens>::kAbsmaxAt) +
+                                                    (lane >> 2) * 16),
+                    halves);
 }
 
 // acc[2 m + e] += the lane's share of (x[m] . W[row]) over one staged group, rows g (e = 0) and
@@ -249,27 +288,37 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
 // n = token 8 n + g; with kTokens < 8, lanes g >= kTokens read token 0: their D columns are never
 // used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
 // their own tokens): the mma has already added along the row.
-template <typename T, int K, int kTokens>
+// kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): block blk's x vector of slot m
+// at gemv_gap(512 m + 64 (blk ^ odd) + 16 t) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 t.
+template <typename T, int K, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, const unsigned char* x_slots,
                                                       int blocks, const unsigned char* table, uint32_t lane4, int lane,
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
+  static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
   constexpr int kNTiles = (kTokens + 7) / 8;
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
-  load_stage_codes<K, kTokens>(stage, lane, stream, halves);
+  load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
   // Token slot m = 8 n + g (kTokens < 8: g, or for g >= kTokens slot g & 1 (0 when kTokens = 1), whose
   // D column is never stored: lanes g = 2p, 2p + 1 keep reading slots of both parities); block
   // blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t,
   // and m's parity is m0's.
   const int m0 = kTokens >= 8 || g < kTokens ? g : kTokens > 1 ? (g & 1) : 0;
-  const unsigned char* xs = x_slots + m0 * 512 + t * 16;
+  const unsigned char* xs = x_slots + gemv_ring_at<kWide>(m0 * 512) + t * 16;
   const int odd = kTokens > 1 ? (m0 & 1) : 0;
+  // (wide: the even and odd blocks' x vectors of the lane's slot; 1024 bytes a block pair)
+  const unsigned char* xs_even = xs + 64 * odd;
+  const unsigned char* xs_odd = xs + 64 * (odd ^ 1);
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
     if (blk >= blocks) break;  // K tail: the same for the whole warp
     uint4 xv[kNTiles];
 #pragma unroll
-    for (int n = 0; n < kNTiles; ++n) xv[n] = *reinterpret_cast<const uint4*>(xs + n * 8 * 512 + 64 * (blk ^ odd));
+    for (int n = 0; n < kNTiles; ++n) {
+      const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
+                                      : xs + n * 8 * 512 + 64 * (blk ^ odd);
+      xv[n] = *reinterpret_cast<const uint4*>(at);
+    }
     float d[kNTiles][4];
 #pragma unroll
     for (int n = 0; n < kNTiles; ++n) d[n][0] = d[n][1] = d[n][2] = d[n][3] = 0.0f;
@@ -277,8 +326,11 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
     for (int h = 0; h < 2; ++h) {
       uint32_t a[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        a[r] = *reinterpret_cast<const uint32_t*>(table + lut_offset<K>(stream, 8 * blk + 4 * h + r, lane4));
+      for (int r = 0; r < 4; ++r) {
+        const uint32_t at = kWide ? lut_offset_wide(stream, 8 * blk + 4 * h + r, lane4)
+                                  : lut_offset<K>(stream, 8 * blk + 4 * h + r, lane4);
+        a[r] = *reinterpret_cast<const uint32_t*>(table + at);
+      }
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) mma_m16n8k16<T>(d[n], a, h ? xv[n].z : xv[n].x, h ? xv[n].w : xv[n].y);
     }
@@ -355,12 +407,17 @@ struct GemvAcc {
 // kRowSchedule (grouped, mma decode, 1 token slot): the row schedule's kernel (RowSchedule, the
 // launcher's TcGemmArgs::row_schedule), an instantiation of its own so that the kernel of every
 // other grouped launch does not carry its code (docs/design.md, "Session 22").
-template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false>
+// kWide (dense, k = 4, mma decode, x staged): the wide pair table with the rings in its gaps (gemv_gap), CTAs of
+// unit slots sharing it (the launcher's: two slots of 4 warps, 16 warps per SM in 2 CTAs of ~87 KB at M = 1).
+template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
+          bool kWide = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
+  static_assert(!kWide || (K == 4 && !kGrouped && !kXResident && kDecode == GemvDecode::kMma),
+                "the wide table: dense, k = 4, mma decode, x staged");
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
   // modulo: a warp's items fit 32 bits).
@@ -380,7 +437,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Grouped mma-decode launches and dense x-resident ones (their slots share the CTA's pair table
   // and x image: 16 warps on K = 2048, whose units have 8 groups); the staged dense code stays as it
   // was (slot logic cost its 16-token kernel spills, session 14): one slot, the CTA's warps the unit's.
-  constexpr bool kSlotted = kMma && (kGrouped || kXResident);
+  constexpr bool kSlotted = kMma && (kGrouped || kXResident || kWide);
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
@@ -425,8 +482,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
-  unsigned char* ring = smem + kTableBytes + warp * stages * Stage::kBytes;
-  float* red = reinterpret_cast<float*>(smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
+  // (wide: rings and stages in gap space, each stage 2 kBytes of smem)
+  constexpr int kStageSpan = kWide ? 2 * Stage::kBytes : Stage::kBytes;
+  unsigned char* ring = kWide ? smem + 128 + warp * stages * kStageSpan : smem + kTableBytes + warp * stages * Stage::kBytes;
+  float* red = reinterpret_cast<float*>(kWide ? smem + gemv_wide_front_bytes(kTokens, warps, stages)
+                                              : smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
@@ -504,18 +564,38 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int fill_j = 0;
   TcUnit fill_w{};
   if (has_units) fill_w = unit_of(fill_unit);
+  // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by
+  // adds (the next group of the unit: + wpu; the first of the next unit: + unit_tix_jump) instead of
+  // recomputed from the unit (64-bit multiplies: ~40 instructions an item, ~10% of an M = 1 item's).
+  int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
+  const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
+  const T* x_chunk = x + chunk_row0 * cols;
   const auto fill_next = [&](int64_t item, bool codes_copied) {
-    const int64_t grp = warp_u + int64_t(fill_j) * wpu;
-    unsigned char* stage = ring + stage_of(item) * Stage::kBytes;
-    if (!codes_copied)
-      gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
-    if constexpr (!kXResident)
+    unsigned char* stage = ring + stage_of(item) * kStageSpan;
+    if constexpr (kGrouped) {
+      const int64_t grp = warp_u + int64_t(fill_j) * wpu;
+      if (!codes_copied)
+        gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
       gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
                                     cols - grp * 256, lane);
-    if (++fill_j == n_w) {
-      fill_j = 0;
-      fill_unit += unit_stride;
-      if (fill_unit < units) fill_w = unit_of(fill_unit);
+      if (++fill_j == n_w) {
+        fill_j = 0;
+        fill_unit += unit_stride;
+        if (fill_unit < units) fill_w = unit_of(fill_unit);
+      }
+    } else {
+      if (!codes_copied) gemv_stage_fill_codes<K, kWide>(stage, args.packed, args.absmax, fill_tix, lane);
+      if constexpr (!kXResident)
+        gemv_fill_x_slots<T, kTokens, kWide>(stage + gemv_ring_at<kWide>(Stage::kXAt), x_chunk + fill_col, chunk_rows,
+                                             cols, cols - fill_col, lane);
+      if (++fill_j == n_w) {
+        fill_j = 0;
+        fill_tix += unit_tix_jump;
+        fill_col = 256 * int64_t(warp_u);
+      } else {
+        fill_tix += wpu;
+        fill_col += 256 * int64_t(wpu);
+      }
     }
   };
   // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups,
@@ -546,7 +626,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
     if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
     __syncthreads();
-    build_pair_table<T, K>(smem, red);
+    if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
+    else build_pair_table<T, K>(smem, red);
     if (kXResident && slots > 1) wait_all_but_ring();  // this warp's groups of the x image landed
     __syncthreads();
   }
@@ -568,6 +649,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     rs = row_scale_of(unit);
   }
   int j = 0, parity = 0;
+  int64_t col = 256 * int64_t(warp_u);  // the item's first column, 256 (warp_u + j wpu), stepped by adds
   constexpr bool kDirectStore = kRegisterHeadroom;  // below, one warp per unit
   GemvAcc<kTokens, kDecode> acc;
   acc.zero();
@@ -577,25 +659,26 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
     wait_all_but_ring();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
-    const int64_t grp = warp_u + int64_t(j) * wpu;
-    const int blocks = static_cast<int>(cols - grp * 256 < 256 ? (cols - grp * 256) / 32 : 8);
-    const unsigned char* stage = ring + stage_of(item) * Stage::kBytes;
-    const unsigned char* x_slots = kXResident ? x_image + grp * 512 * kTokens : stage + Stage::kXAt;
+    const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
+    const unsigned char* stage = ring + stage_of(item) * kStageSpan;
+    const unsigned char* x_slots = kXResident ? x_image + col * 2 * kTokens : stage + gemv_ring_at<kWide>(Stage::kXAt);
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
     // the compiler can issue later blocks' lookups before earlier blocks' products.
     // (Shuffle decode: not done, it spills under its 64-register cap.)
     if constexpr (kMma) {
       if (blocks == kBlocksPerTile)
-        gemv_mma_decode_stage<T, K, kTokens>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
-      else gemv_mma_decode_stage<T, K, kTokens>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
+        gemv_mma_decode_stage<T, K, kTokens, kWide>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
+      else gemv_mma_decode_stage<T, K, kTokens, kWide>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
     } else {
       gemv_decode_stage<T, K, kTokens>(stage, x_slots, blocks, cb_value, lane, acc.v);
     }
     __syncwarp();  // the stage is refilled by the next iteration's copies
+    col += 256 * int64_t(wpu);
     if (++j < n_w) continue;
 
     // Unit done: the warp's row sums (GemvAcc::store), then the slot's warps in order.
     j = 0;
+    col = 256 * int64_t(warp_u);
     if (kDirectStore && wpu == 1) {
       // One warp per unit (many grouped units): its lanes hold the unit's sums, so they are stored
       // from the D fragment's map (GemvAcc::store's) without the trip through shared memory and

@@ -75,6 +75,10 @@ int gemv_resident_stages();
 // the rule (choose_gemv_split: k >= 4, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
 // many CTAs per cluster wherever it applies.
 int gemv_split_cluster();
+// And the wide pair table (scalar_gemv.cuh: dense, k = 4, mma decode, x staged, 1..kGemvWideMaxTokens token
+// slots): -1 (the default) the rule (gemv_wide_rule, scalar_gemv_launch.cuh), 0 never, 1 wherever it applies.
+int gemv_wide_table();
+constexpr int kGemvWideMaxTokens = 4;
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -165,6 +169,7 @@ struct GemvLaunchPlan {
   int ctas_per_sm;
   int64_t grid;
   int split_cluster;  // dense: CTAs per cluster of the cluster split (scalar_gemv_split.cuh; grid = clusters x it), 0 without
+  bool wide_table;    // dense: the wide pair table with the rings in its gaps (scalar_gemv.cuh, kWide)
 };
 
 template <typename T, int K>

@@ -72,6 +72,15 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
 
+// The wide-table kernel (scalar_gemv.cuh, kWide; k = 4, mma decode, up to kGemvWideMaxTokens slots).
+template <typename T, int K, int kTokens>
+const void* gemv_wide_kernel_of() {
+  if constexpr (K == 4 && kTokens <= kGemvWideMaxTokens)
+    return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, false, false, true>);
+  TORCH_CHECK(false, "kbit: the GEMV's wide table is k = 4, up to ", kGemvWideMaxTokens, " rows");
+  return nullptr;
+}
+
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
 // The rule (session 27, H200, us, plain / clusters of 2; runs 5 and 7): at k >= 4, clusters of 2 where the
@@ -214,9 +223,16 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                   (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
   }
+  // The wide pair table (scalar_gemv.cuh, kWide): dense, k = 4, mma decode, x staged, one token chunk of at most
+  // kGemvWideMaxTokens; the staged rule's warps per unit, in unit slots making up kGemvMmaMaxWarps warps.
+  bool wide = false;
+  if constexpr (K == 4 && kDecode == GemvDecode::kMma && kTokens <= kGemvWideMaxTokens)
+    if (!grouped && !x_resident && chunks == 1 && gemv_wide_table() != 0) wide = gemv_wide_table() == 1;
   const int stages = chosen.stages;
-  const void* kernel = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
-  const auto smem_of = [&](int w) { return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K); };
+  const void* kernel = wide ? gemv_wide_kernel_of<T, K, kTokens>() : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
+  const auto smem_of = [&](int w) {
+    return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide);
+  };
   int warps = chosen.warps;  // per unit
   // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
   // first chunks add at most E - min(E, T): none where they are taken, T >= E), and with uniform
@@ -241,7 +257,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // shared memory cannot hold them.
   // x-resident launches: the slots chosen above.
   const int warps_per_unit = warps;
-  int slots = x_resident ? chosen.slots : 1;
+  int slots = x_resident ? chosen.slots : wide ? std::max(1, kGemvMmaMaxWarps / warps_per_unit) : 1;
   if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
@@ -262,6 +278,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_resident = x_resident;
   plan.token_chunks = chunks;
   plan.ring_stages = stages;
+  plan.wide_table = wide;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
   // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
@@ -292,7 +309,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   if (chunks > 1) plan.grid = std::max<int64_t>(chunks, plan.grid / chunks * chunks);
   plan.split_cluster = 0;
   if constexpr (kDecode == GemvDecode::kMma && kTokens <= kGemvShuffleMaxTokens)
-    if (!grouped && !x_resident && chunks == 1 && slots == 1 && gemv_split_cluster() != 0) {
+    if (!grouped && !x_resident && !wide && chunks == 1 && slots == 1 && gemv_split_cluster() != 0) {
       const GemvSplitChoice c = choose_gemv_split<T, K, kTokens>(tiles, args.K, warps, plan.grid, prop, optin);
       if (c.cluster > 0) {
         plan.split_cluster = c.cluster;
@@ -313,7 +330,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 8> aids;
+    std::array<int, 9> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -323,7 +340,8 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
     return Key{args.M, args.N, args.K, args.experts, grouped ? args.tokens_per_unit : 0,
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
-                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster()}},
+                 gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
+                 gemv_wide_table()}},
                grouped};
   };
   const Key key = key_now();
@@ -409,6 +427,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       TORCH_CHECK(!plan.row_schedule, "kbit: the row schedule is mma decode, 1 token slot only");
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
+    } else if (plan.wide_table) {
+      if constexpr (K == 4 && kDecode == GemvDecode::kMma && kTokens <= kGemvWideMaxTokens)
+        launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false, false, true>, grid, block,
+                      plan.launch_smem_bytes, stream, dependent, a);
+      else TORCH_CHECK(false, "kbit: the GEMV's wide table is k = 4, mma decode, up to ", kGemvWideMaxTokens, " rows");
     } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
