@@ -25,8 +25,11 @@ def main():
                     help="dense: kbit.gemm (dispatch) or one kernel's op")
     ap.add_argument("--split", type=int, default=-1,
                     help="the dense GEMV's cluster split (kbit._C._set_gemv_split_cluster): -1 the rule, 0 never, 2/4/8")
+    ap.add_argument("--wide", type=int, default=-1,
+                    help="the dense GEMV's wide pair table (kbit._C._set_gemv_wide_table): -1 the rule, 0 never, 1 forced")
     a = ap.parse_args()
     kbit._C._set_gemv_split_cluster(a.split)
+    kbit._C._set_gemv_wide_table(a.wide)
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
     qw = kbit.quantize(torch.randn(*shape, device="cuda", dtype=dtype), k=a.k)
