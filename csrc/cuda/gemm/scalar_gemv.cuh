@@ -157,6 +157,17 @@ __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gme
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
 
+// A 16-byte shared-memory load into v where `pred` holds (v unchanged elsewhere). The GEMV's x loads, which only
+// the lanes whose B columns feed a stored D column make (gemv_mma_decode_stage). `after`: a value read from the
+// same stage after the ring's cp.async wait; the asm, which has no memory operand, takes it as an input so that
+// it cannot be moved above that wait.
+__device__ __forceinline__ void shared_v4_where(bool pred, const void* p, uint32_t after, uint4& v) {
+  const uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %4, 0;\n @q ld.shared.v4.u32 {%0, %1, %2, %3}, [%5];\n}\n"
+      : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+      : "r"(static_cast<int>(pred)), "r"(at), "r"(after));
+}
+
 // The stream bits from bit `pos` on (compile-time pos after unrolling), low k bits valid.
 template <int K>
 __device__ __forceinline__ uint32_t stream_bits(const uint32_t* stream, int pos) {
@@ -299,11 +310,13 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
-  // Token slot m = 8 n + g (kTokens < 8: g, or for g >= kTokens slot g & 1 (0 when kTokens = 1), whose
-  // D column is never stored: lanes g = 2p, 2p + 1 keep reading slots of both parities); block
-  // blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^ (m & 1)) + 16 t,
-  // and m's parity is m0's.
-  const int m0 = kTokens >= 8 || g < kTokens ? g : kTokens > 1 ? (g & 1) : 0;
+  // Token slot m = 8 n + g; block blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^
+  // (m & 1)) + 16 t, and m's parity is m0's. With kTokens < 8 the lanes g >= kTokens feed only B columns whose D
+  // columns are never stored (a D column is its own B column's products): they load no x and their B registers
+  // stay zero, so a block's x load is one quarter-warp phase of LDS.128 (two for 3-4 tokens) instead of four:
+  // a 4-wavefront load of 64 distinct bytes at M = 1 was a quarter of the GEMV's L1 wavefronts (session 28).
+  const bool loads_x = kTokens >= 8 || g < kTokens;
+  const int m0 = loads_x ? g : 0;
   const unsigned char* xs = x_slots + gemv_ring_at<kWide>(m0 * 512) + t * 16;
   const int odd = kTokens > 1 ? (m0 & 1) : 0;
   // (wide: the even and odd blocks' x vectors of the lane's slot; 1024 bytes a block pair)
@@ -317,7 +330,12 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
     for (int n = 0; n < kNTiles; ++n) {
       const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
                                       : xs + n * 8 * 512 + 64 * (blk ^ odd);
-      xv[n] = *reinterpret_cast<const uint4*>(at);
+      if constexpr (kTokens >= 8) {
+        xv[n] = *reinterpret_cast<const uint4*>(at);
+      } else {
+        xv[n] = make_uint4(0u, 0u, 0u, 0u);  // (a fresh register per block: later blocks' loads may go ahead)
+        shared_v4_where(loads_x, at, stream[0], xv[n]);
+      }
     }
     float d[kNTiles][4];
 #pragma unroll
