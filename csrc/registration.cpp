@@ -161,7 +161,7 @@ PYBIND11_MODULE(_C, m) {
     d["ctas_per_sm"] = q.ctas_per_sm;
     d["grid"] = q.grid;
     d["split_cluster"] = q.split_cluster;
-    d["wide_table"] = q.wide_table;
+    d["staged_layout"] = q.staged_layout;
     return d;
   };
   m.def("_gemv_launch_plan", [plan_dict](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode,
@@ -171,7 +171,7 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
-        "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid (CTAs), split_cluster (CTAs per cluster of the cluster split, 0 without), wide_table (the wide pair table with the rings in its gaps)");
+        "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid (CTAs), split_cluster (CTAs per cluster of the cluster split, 0 without), staged_layout (x staged: 0 one unit per CTA, 1 unit slots, 2 unit slots with the wide pair table)");
   m.def("_grouped_gemv_launch_plan", [plan_dict](int64_t T, int64_t E, int64_t N, int64_t K, int64_t k,
                                                  const std::string& decode, int64_t device) {
           const auto q = kbit::cuda::grouped_gemv_launch_plan(T, E, N, K, static_cast<int>(k), decode,
@@ -233,10 +233,14 @@ PYBIND11_MODULE(_C, m) {
         "the rule, clusters of 2 at k >= 4 where the tiles take two or more rounds of the plain grid; 0 never; 2, 4 "
         "or 8: clusters of that many CTAs wherever the split applies: M <= 4, mma decode, x staged, sm_90+); "
         "returns the previous value");
-  m.def("_set_gemv_wide_table", &kbit::cuda::set_gemv_wide_table, pybind11::arg("mode"),
-        "Tuning aid: the dense GEMV's wide pair table (entries 256 bytes apart: a lookup's address is one byte "
-        "permute; the rings in the table's gaps; CTAs of two 4-warp unit slots): -1, the default: the rule; 0 never; "
-        "1 wherever it applies (k = 4, M <= 4, mma decode, x staged); returns the previous value");
+  m.def("_set_gemv_staged_layout", &kbit::cuda::set_gemv_staged_layout, pybind11::arg("layout"),
+        "Tuning aid: the CTA layout of dense x-staged mma-decode GEMV launches of 1-4 rows: -1, the default: the "
+        "rule; 0 one unit per CTA; 1 unit slots sharing one pair table (8-warp CTAs); 2 unit slots with the wide "
+        "pair table (k = 4: entries 256 bytes apart, a lookup's address one byte permute, the rings in the table's "
+        "gaps); returns the previous value");
+  m.def("_set_gemv_staged_stages", &kbit::cuda::set_gemv_staged_stages, pybind11::arg("stages"),
+        "Tuning aid: the ring stages of the unit-slot layout (layout 1) of dense x-staged GEMV launches (0, the "
+        "default: the rule, 2; else 2 to 4); returns the previous value");
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");

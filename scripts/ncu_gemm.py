@@ -25,11 +25,14 @@ def main():
                     help="dense: kbit.gemm (dispatch) or one kernel's op")
     ap.add_argument("--split", type=int, default=-1,
                     help="the dense GEMV's cluster split (kbit._C._set_gemv_split_cluster): -1 the rule, 0 never, 2/4/8")
-    ap.add_argument("--wide", type=int, default=-1,
-                    help="the dense GEMV's wide pair table (kbit._C._set_gemv_wide_table): -1 the rule, 0 never, 1 forced")
+    ap.add_argument("--layout", type=int, default=-1,
+                    help="the dense x-staged GEMV's CTA layout (kbit._C._set_gemv_staged_layout): -1 the rule, 0 one unit "
+                    "per CTA, 1 unit slots, 2 unit slots with the wide pair table")
+    ap.add_argument("--stages", type=int, default=0, help="the unit slots' ring stages (kbit._C._set_gemv_staged_stages)")
     a = ap.parse_args()
     kbit._C._set_gemv_split_cluster(a.split)
-    kbit._C._set_gemv_wide_table(a.wide)
+    kbit._C._set_gemv_staged_layout(a.layout)
+    kbit._C._set_gemv_staged_stages(a.stages)
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
     qw = kbit.quantize(torch.randn(*shape, device="cuda", dtype=dtype), k=a.k)

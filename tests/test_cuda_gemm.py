@@ -464,65 +464,80 @@ def test_gemv_cluster_split_plan():
             kbit._C._set_gemv_split_cluster(bad)
 
 
-WIDE_NK = [(4801, 4352), (257, 5120), (33, 2080), (17, 96), (12000, 1024)]  # the wide-table tests' weights
+LAYOUT_NK = [(4801, 4352), (257, 5120), (33, 2080), (17, 96), (12000, 1024)]  # the staged layouts' test weights
 
 
 @pytest.mark.parametrize("M", [1, 2, 3, 4])
-@pytest.mark.parametrize("nk", WIDE_NK, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("nk", LAYOUT_NK, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-def test_gemv_wide_table(dtype, nk, M, poisoned_cuda):
-    # the dense GEMV's wide pair table (scalar_gemv.cuh, kWide: entries 256 bytes apart, the rings in the
-    # table's gaps, CTAs of unit slots) forced on, against the reference and bitwise against the plain
-    # kernel (the same lookups, products and warp order per unit; the cluster split off, whose split tiles
-    # sum in another order): 301 tiles of 17 groups (a tile's last group on one warp of 4), 17 tiles of 20
-    # groups, 3 tiles with a K tail, 2 tiles of one partial group (1 warp per unit, 8 slots: the direct
-    # store), 750 tiles of 4 groups
-    qw, W_hat = weight(4, *nk, dtype)
-    x = acts(M, nk[1], dtype, "gemv-wide")
-    fn = _mma_gemv(qw, 4)
-    prev_split, prev_wide = kbit._C._set_gemv_split_cluster(0), kbit._C._set_gemv_wide_table(0)
+@pytest.mark.parametrize("k", KS)
+def test_gemv_staged_layouts(k, dtype, nk, M, poisoned_cuda):
+    # the dense x-staged GEMV's CTA layouts (GemvStagedLayout) forced, against the reference and bitwise against
+    # one unit per CTA (the same lookups, products and warp order per unit; the cluster split off, whose split
+    # tiles sum in another order): unit slots at 2, 3 and 4 ring stages, and at k = 4 the wide pair table (entries
+    # 256 bytes apart, the rings in its gaps). 301 tiles of 17 groups (a tile's last group on one warp of 4), 17
+    # tiles of 20 groups, 3 tiles with a K tail, 2 tiles of one partial group (1 warp per unit, 8 slots: the
+    # direct store), 750 tiles of 4 groups
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "gemv-layout")
+    fn = _mma_gemv(qw, k)
+    prev = (kbit._C._set_gemv_split_cluster(0), kbit._C._set_gemv_staged_layout(0), kbit._C._set_gemv_staged_stages(0))
     try:
-        plain = fn(x)
-        assert not kbit._C._gemv_launch_plan(M, *nk, 4)["wide_table"]
-        assert kbit._C._set_gemv_wide_table(1) == 0
-        plan = kbit._C._gemv_launch_plan(M, *nk, 4)
-        assert plan["wide_table"] and plan["warps"] == 8 and plan["split_cluster"] == 0
-        y = check_call(fn, x, W_hat, dtype)
-        assert_bitwise_equal(y, plain, "wide table against the plain kernel")
-        assert_bitwise_equal(fn(x), y)
-        if M == 3:
-            check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-wide-b")])
+        single = fn(x)
+        assert kbit._C._gemv_launch_plan(M, *nk, k)["staged_layout"] == 0
+        cases = [(1, 2), (1, 3), (1, 4)] + [(2, 0)] * (k == 4)
+        for layout, stages in cases:
+            kbit._C._set_gemv_staged_layout(layout)
+            kbit._C._set_gemv_staged_stages(stages)
+            plan = kbit._C._gemv_launch_plan(M, *nk, k)
+            assert (plan["staged_layout"], plan["warps"], plan["split_cluster"]) == (layout, 8, 0)
+            assert plan["ring_stages"] == (stages or 2)
+            y = check_call(fn, x, W_hat, dtype)
+            assert_bitwise_equal(y, single, f"layout {layout}, {stages} stages, against one unit per CTA")
+            assert_bitwise_equal(fn(x), y)
+            if M == 3 and stages != 3:
+                check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-layout-b")])
     finally:
-        kbit._C._set_gemv_split_cluster(prev_split)
-        kbit._C._set_gemv_wide_table(prev_wide)
+        kbit._C._set_gemv_split_cluster(prev[0])
+        kbit._C._set_gemv_staged_layout(prev[1])
+        kbit._C._set_gemv_staged_stages(prev[2])
 
 
-def test_gemv_wide_table_plan():
-    # forced on, the wide table applies to dense k = 4 mma-decode launches of 1-4 rows with x staged: not
-    # to other k, 5+ rows, the shuffle decode, x resident or grouped launches; the aid's values are checked
+def test_gemv_staged_layout_plan():
+    # forced, the unit-slot layouts apply to dense mma-decode launches of 1-4 rows with x staged (the wide table at
+    # k = 4 only): not to 5+ rows, the shuffle decode, x resident or grouped launches; the aids' values are checked
     plan = kbit._C._gemv_launch_plan
-    prev = kbit._C._set_gemv_wide_table(1)
+    prev = (kbit._C._set_gemv_staged_layout(2), kbit._C._set_gemv_staged_stages(0))
     try:
         for M in (1, 2, 3, 4):
             p = plan(M, 14336, 4096, 4)
-            assert p["wide_table"] and not p["x_resident"] and p["split_cluster"] == 0
+            assert p["staged_layout"] == 2 and not p["x_resident"] and p["split_cluster"] == 0
             assert p["warps"] == 8 and p["smem_bytes"] >= 65536
-        assert not plan(5, 14336, 4096, 4)["wide_table"] and not plan(1, 14336, 4096, 4, "shuffle")["wide_table"]
-        assert not any(plan(1, 14336, 4096, k)["wide_table"] for k in (2, 3, 5))
-        assert not kbit._C._grouped_gemv_launch_plan(8, 8, 1024, 2048, 4)["wide_table"]
+        assert plan(5, 14336, 4096, 4)["staged_layout"] == plan(1, 14336, 4096, 4, "shuffle")["staged_layout"] == 0
+        assert all(plan(1, 14336, 4096, k)["staged_layout"] == 0 for k in (2, 3, 5))  # (wide: k = 4 only)
+        assert kbit._C._grouped_gemv_launch_plan(8, 8, 1024, 2048, 4)["staged_layout"] == 0
+        kbit._C._set_gemv_staged_layout(1)
+        assert all(plan(1, 14336, 4096, k)["staged_layout"] == 1 for k in (2, 3, 4, 5))
+        kbit._C._set_gemv_staged_stages(3)
+        p = plan(2, 14336, 4096, 3)
+        assert (p["staged_layout"], p["ring_stages"], p["warps"], p["warps_per_unit"]) == (1, 3, 8, 4)
         prev_x = kbit._C._set_gemv_x_resident(2)
         try:
             p = plan(4, 14336, 4096, 4)
-            assert p["x_resident"] and not p["wide_table"]
+            assert p["x_resident"] and p["staged_layout"] == 0
         finally:
             kbit._C._set_gemv_x_resident(prev_x)
-        kbit._C._set_gemv_wide_table(0)
-        assert not plan(1, 14336, 4096, 4)["wide_table"]
+        kbit._C._set_gemv_staged_layout(0)
+        assert plan(1, 14336, 4096, 4)["staged_layout"] == 0
     finally:
-        kbit._C._set_gemv_wide_table(prev)
-    for bad in (2, -2, 8):
-        with pytest.raises(RuntimeError, match=f"_set_gemv_wide_table: mode must be -1 .*got {bad}"):
-            kbit._C._set_gemv_wide_table(bad)
+        kbit._C._set_gemv_staged_layout(prev[0])
+        kbit._C._set_gemv_staged_stages(prev[1])
+    for bad in (3, -2, 8):
+        with pytest.raises(RuntimeError, match=f"_set_gemv_staged_layout: layout must be -1 .*got {bad}"):
+            kbit._C._set_gemv_staged_layout(bad)
+    for bad in (1, 5, -1):
+        with pytest.raises(RuntimeError, match=f"_set_gemv_staged_stages: stages must be 0 .*got {bad}"):
+            kbit._C._set_gemv_staged_stages(bad)
 
 
 XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)

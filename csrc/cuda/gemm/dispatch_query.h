@@ -51,9 +51,11 @@ int set_gemv_resident_stages(int64_t stages);
 // The dense GEMV's cluster split (scalar_gemv_split.cuh): -1 the rule, 0 never, 2 / 4 / 8 that cluster size
 // wherever the split applies; returns the previous value.
 int set_gemv_split_cluster(int64_t cluster);
-// The dense GEMV's wide pair table (scalar_gemv.cuh, kWide): -1 the rule, 0 never, 1 wherever it applies;
-// returns the previous value.
-int set_gemv_wide_table(int64_t mode);
+// The dense x-staged GEMV's CTA layout (GemvStagedLayout, scalar_gemv.h): -1 the rule, 0 one unit per CTA, 1 unit
+// slots, 2 unit slots with the wide pair table; and the unit-slot layout's ring stages (0 the rule, else 2..4).
+// Each returns the previous value.
+int set_gemv_staged_layout(int64_t layout);
+int set_gemv_staged_stages(int64_t stages);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);
@@ -90,7 +92,7 @@ struct GemvLaunchQuery {
   // "per_cta_rows" (RowSchedule) or "per_cta_scans" (build_grouped_schedule); dense: 0 and "".
   int64_t chunk_rows;
   std::string schedule;
-  bool wide_table;  // dense: the wide pair table (scalar_gemv.cuh, kWide)
+  int64_t staged_layout;  // dense x staged: GemvStagedLayout (0 one unit per CTA, 1 unit slots, 2 wide table)
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 // What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16), likewise.

@@ -269,14 +269,21 @@ std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
 std::atomic<int> gemv_split_mode{-1};
-std::atomic<int> gemv_wide_mode{-1};
+std::atomic<int> gemv_staged_layout_mode{-1};
+std::atomic<int> gemv_staged_stages_set{0};
 }  // namespace
 
-int gemv_wide_table() { return gemv_wide_mode.load(std::memory_order_relaxed); }
-int set_gemv_wide_table(int64_t mode) {
-  TORCH_CHECK(mode >= -1 && mode <= 1, "kbit._C._set_gemv_wide_table: mode must be -1 (the rule), 0 (never) or 1 "
-              "(wherever it applies); got ", mode);
-  return gemv_wide_mode.exchange(static_cast<int>(mode));
+int gemv_staged_layout() { return gemv_staged_layout_mode.load(std::memory_order_relaxed); }
+int set_gemv_staged_layout(int64_t layout) {
+  TORCH_CHECK(layout >= -1 && layout <= 2, "kbit._C._set_gemv_staged_layout: layout must be -1 (the rule), 0 (one "
+              "unit per CTA), 1 (unit slots) or 2 (unit slots, the wide pair table); got ", layout);
+  return gemv_staged_layout_mode.exchange(static_cast<int>(layout));
+}
+int gemv_staged_stages() { return gemv_staged_stages_set.load(std::memory_order_relaxed); }
+int set_gemv_staged_stages(int64_t stages) {
+  TORCH_CHECK(stages == 0 || (stages >= 2 && stages <= kGemvResidentMaxStages), "kbit._C._set_gemv_staged_stages: "
+              "stages must be 0 (the rule) or 2 to ", kGemvResidentMaxStages, "; got ", stages);
+  return gemv_staged_stages_set.exchange(static_cast<int>(stages));
 }
 
 int gemv_split_cluster() { return gemv_split_mode.load(std::memory_order_relaxed); }
@@ -666,7 +673,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, "",
-          p.wide_table};
+          static_cast<int64_t>(p.staged_layout)};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -691,7 +698,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
-          args.tokens_per_unit, schedule, p.wide_table};
+          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout)};
 }
 
 }  // namespace cuda

@@ -98,8 +98,7 @@ struct GemvStage {
   static_assert(kBytes == kXAt + 512 * kTokens, "the stage ends with the x slots");
 };
 
-// The wide pair table (dense, k = 4, mma decode, x staged; the launcher's choice, gemv_wide_table in
-// scalar_gemv.h): entry e's 32 lane copies at 256 e instead of pair_table.cuh's 128 e, so that a lookup's
+// The wide pair table (dense, k = 4, mma decode, x staged; GemvStagedLayout::kWide in scalar_gemv.h): entry e's 32 lane copies at 256 e instead of pair_table.cuh's 128 e, so that a lookup's
 // address is one byte permute, the code byte over 4 lane (lut_offset_wide), where the 128-byte stride takes
 // PRMT + IMAD (64 of a whole group's ~270 instructions). Its 64 KB leave the upper 128 bytes of every 256
 // free; the warps' rings live there ("gap space"): ring byte o at smem + 128 + gemv_gap(o), 128-byte chunk
@@ -425,23 +424,27 @@ struct GemvAcc {
 // kRowSchedule (grouped, mma decode, 1 token slot): the row schedule's kernel (RowSchedule, the
 // launcher's TcGemmArgs::row_schedule), an instantiation of its own so that the kernel of every
 // other grouped launch does not carry its code (docs/design.md, "Session 22").
-// kWide (dense, k = 4, mma decode, x staged): the wide pair table with the rings in its gaps (gemv_gap), CTAs of
-// unit slots sharing it (the launcher's: two slots of 4 warps, 16 warps per SM in 2 CTAs of ~87 KB at M = 1).
+// kLayout (dense, mma decode, x staged; GemvStagedLayout, scalar_gemv.h): kSingle one unit per CTA at a time;
+// kSlots unit slots sharing one pair table, the launcher's ring stages; kWide (k = 4) unit slots and the wide pair
+// table with the rings in its gaps (gemv_gap).
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
-          bool kWide = false>
+          GemvStagedLayout kLayout = GemvStagedLayout::kSingle>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
                                   kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
-  static_assert(!kWide || (K == 4 && !kGrouped && !kXResident && kDecode == GemvDecode::kMma),
-                "the wide table: dense, k = 4, mma decode, x staged");
+  constexpr bool kWide = kLayout == GemvStagedLayout::kWide;
+  static_assert(kLayout == GemvStagedLayout::kSingle || (!kGrouped && !kXResident && kDecode == GemvDecode::kMma),
+                "the staged layouts with unit slots: dense, mma decode, x staged");
+  static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
+  // Ring stages: a constant with one unit per CTA (item % 2); x resident and unit slots, the launcher's 2 .. 4
+  // (32-bit modulo: a warp's items fit 32 bits).
+  constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
-  // Ring stages: a constant with x staged (item % 2); x resident, the launcher's 2 .. 4 (32-bit
-  // modulo: a warp's items fit 32 bits).
-  const int stages = kXResident ? args.ring_stages : kGemvStages;
+  const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
   const auto stage_of = [&](int64_t item) {
-    if constexpr (kXResident) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
+    if constexpr (kRuntimeStages) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
     return static_cast<int>(item % kGemvStages);
   };
   constexpr bool kMma = kDecode == GemvDecode::kMma;
@@ -455,7 +458,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Grouped mma-decode launches and dense x-resident ones (their slots share the CTA's pair table
   // and x image: 16 warps on K = 2048, whose units have 8 groups); the staged dense code stays as it
   // was (slot logic cost its 16-token kernel spills, session 14): one slot, the CTA's warps the unit's.
-  constexpr bool kSlotted = kMma && (kGrouped || kXResident || kWide);
+  constexpr bool kSlotted = kMma && (kGrouped || kXResident || kLayout != GemvStagedLayout::kSingle);
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
@@ -626,9 +629,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
   }
   // Wait until the newest stages - 1 commit groups may still fly (wait_group takes an immediate; the
-  // launcher checks 2 <= stages <= 4 for x resident).
+  // launcher checks 2 <= stages <= 4 for x resident and unit slots).
   const auto wait_all_but_ring = [&]() {
-    if constexpr (kXResident) {
+    if constexpr (kRuntimeStages) {
       static_assert(kGemvResidentMaxStages == 4, "one wait per ring depth");
       if (stages == 4) cp_async_wait<3>();
       else if (stages == 3) cp_async_wait<2>();

@@ -75,10 +75,17 @@ int gemv_resident_stages();
 // the rule (choose_gemv_split: k >= 4, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
 // many CTAs per cluster wherever it applies.
 int gemv_split_cluster();
-// And the wide pair table (scalar_gemv.cuh: dense, k = 4, mma decode, x staged, 1..kGemvWideMaxTokens token
-// slots): -1 (the default) the rule (gemv_wide_rule, scalar_gemv_launch.cuh), 0 never, 1 wherever it applies.
-int gemv_wide_table();
-constexpr int kGemvWideMaxTokens = 4;
+// The CTA layout of dense x-staged mma-decode launches of 1..kGemvShuffleMaxTokens token slots (scalar_gemv.cuh):
+//   kSingle: one unit at a time per CTA (gemv_mma_warps' 4 or 8 warps), kGemvStages ring stages;
+//   kSlots:  unit slots of that many warps making up kGemvMmaMaxWarps warps, sharing one pair table (two
+//            slots of 4 warps: 16 warps per SM at M = 2-4, where kSingle's rings fit three 4-warp CTAs), and
+//            2 .. kGemvResidentMaxStages ring stages (TcGemmArgs::ring_stages);
+//   kWide:   kSlots with the wide pair table (k = 4: a lookup's address one PRMT), the rings in its gaps, 2 stages.
+enum class GemvStagedLayout : int { kSingle = 0, kSlots = 1, kWide = 2 };
+// Tuning aids: the layout (-1, the default: the rule, scalar_gemv_launch.cuh; 0, 1, 2: that layout wherever
+// it applies, kWide at k = 4 only) and kSlots' ring stages (0, the default: kGemvStages; else 2 .. 4).
+int gemv_staged_layout();
+int gemv_staged_stages();
 
 // Warps of a CTA (one 16-row tile at a time), shuffle decode: one per 256-column group of K, at most
 // kGemvMaxWarps (a small-N weight has few tiles whatever K is, so long rows get more warps:
@@ -169,7 +176,7 @@ struct GemvLaunchPlan {
   int ctas_per_sm;
   int64_t grid;
   int split_cluster;  // dense: CTAs per cluster of the cluster split (scalar_gemv_split.cuh; grid = clusters x it), 0 without
-  bool wide_table;    // dense: the wide pair table with the rings in its gaps (scalar_gemv.cuh, kWide)
+  GemvStagedLayout staged_layout;  // dense x staged: the CTA layout (kSingle elsewhere)
 };
 
 template <typename T, int K>

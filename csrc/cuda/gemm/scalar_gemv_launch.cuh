@@ -72,13 +72,21 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
 
-// The wide-table kernel (scalar_gemv.cuh, kWide; k = 4, mma decode, up to kGemvWideMaxTokens slots).
-template <typename T, int K, int kTokens>
-const void* gemv_wide_kernel_of() {
-  if constexpr (K == 4 && kTokens <= kGemvWideMaxTokens)
-    return reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, false, false, true>);
-  TORCH_CHECK(false, "kbit: the GEMV's wide table is k = 4, up to ", kGemvWideMaxTokens, " rows");
+// The dense x-staged mma-decode kernel of a CTA layout with unit slots (GemvStagedLayout::kSlots, or kWide at
+// k = 4), up to kGemvShuffleMaxTokens token slots.
+using GemvKernel = void (*)(TcGemmArgs);
+template <typename T, int K, int kTokens, GemvStagedLayout kLayout>
+GemvKernel gemv_slots_kernel() {
+  if constexpr (kTokens <= kGemvShuffleMaxTokens && (kLayout == GemvStagedLayout::kSlots || K == 4))
+    return scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, false, false, kLayout>;
+  TORCH_CHECK(false, "kbit: the GEMV's unit-slot layouts take up to ", kGemvShuffleMaxTokens,
+              " rows, the wide table k = 4");
   return nullptr;
+}
+template <typename T, int K, int kTokens>
+GemvKernel gemv_staged_kernel_of(GemvStagedLayout layout) {
+  return layout == GemvStagedLayout::kWide ? gemv_slots_kernel<T, K, kTokens, GemvStagedLayout::kWide>()
+                                           : gemv_slots_kernel<T, K, kTokens, GemvStagedLayout::kSlots>();
 }
 
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
@@ -223,13 +231,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                   (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
   }
-  // The wide pair table (scalar_gemv.cuh, kWide): dense, k = 4, mma decode, x staged, one token chunk of at most
-  // kGemvWideMaxTokens; the staged rule's warps per unit, in unit slots making up kGemvMmaMaxWarps warps.
-  bool wide = false;
-  if constexpr (K == 4 && kDecode == GemvDecode::kMma && kTokens <= kGemvWideMaxTokens)
-    if (!grouped && !x_resident && chunks == 1 && gemv_wide_table() != 0) wide = gemv_wide_table() == 1;
-  const int stages = chosen.stages;
-  const void* kernel = wide ? gemv_wide_kernel_of<T, K, kTokens>() : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
+  // The CTA layout of a dense x-staged launch (GemvStagedLayout): one token chunk of up to kGemvShuffleMaxTokens
+  // slots; with unit slots, the staged rule's warps per unit in slots making up kGemvMmaMaxWarps warps.
+  GemvStagedLayout layout = GemvStagedLayout::kSingle;
+  if constexpr (kDecode == GemvDecode::kMma && kTokens <= kGemvShuffleMaxTokens)
+    if (!grouped && !x_resident && chunks == 1) {
+      const int asked = gemv_staged_layout();
+      if (asked == 1 || (asked == 2 && K == 4)) layout = static_cast<GemvStagedLayout>(asked);
+    }
+  const bool wide = layout == GemvStagedLayout::kWide;
+  const int stages = layout == GemvStagedLayout::kSlots && gemv_staged_stages() > 0 ? gemv_staged_stages() : chosen.stages;
+  const void* kernel = layout != GemvStagedLayout::kSingle
+                           ? reinterpret_cast<const void*>(gemv_staged_kernel_of<T, K, kTokens>(layout))
+                           : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   const auto smem_of = [&](int w) {
     return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide);
   };
@@ -257,7 +271,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // shared memory cannot hold them.
   // x-resident launches: the slots chosen above.
   const int warps_per_unit = warps;
-  int slots = x_resident ? chosen.slots : wide ? std::max(1, kGemvMmaMaxWarps / warps_per_unit) : 1;
+  int slots = x_resident                              ? chosen.slots
+              : layout != GemvStagedLayout::kSingle ? std::max(1, kGemvMmaMaxWarps / warps_per_unit)
+                                                    : 1;
   if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
@@ -278,7 +294,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_resident = x_resident;
   plan.token_chunks = chunks;
   plan.ring_stages = stages;
-  plan.wide_table = wide;
+  plan.staged_layout = layout;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
   // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
@@ -309,7 +325,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   if (chunks > 1) plan.grid = std::max<int64_t>(chunks, plan.grid / chunks * chunks);
   plan.split_cluster = 0;
   if constexpr (kDecode == GemvDecode::kMma && kTokens <= kGemvShuffleMaxTokens)
-    if (!grouped && !x_resident && !wide && chunks == 1 && slots == 1 && gemv_split_cluster() != 0) {
+    if (!grouped && !x_resident && layout == GemvStagedLayout::kSingle && chunks == 1 && slots == 1 &&
+        gemv_split_cluster() != 0) {
       const GemvSplitChoice c = choose_gemv_split<T, K, kTokens>(tiles, args.K, warps, plan.grid, prop, optin);
       if (c.cluster > 0) {
         plan.split_cluster = c.cluster;
@@ -330,7 +347,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 9> aids;
+    std::array<int, 10> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -341,7 +358,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
-                 gemv_wide_table()}},
+                 gemv_staged_layout(), gemv_staged_stages()}},
                grouped};
   };
   const Key key = key_now();
@@ -394,8 +411,10 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
     a.ring_stages = plan.ring_stages;
-    TORCH_CHECK(!plan.x_resident || (plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages),
-                "kbit: x-resident GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
+    TORCH_CHECK((!plan.x_resident && plan.staged_layout != GemvStagedLayout::kSlots) ||
+                    (plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages),
+                "kbit: x-resident and unit-slot GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ",
+                plan.ring_stages);
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     a.row_schedule = plan.row_schedule;
@@ -427,11 +446,9 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       TORCH_CHECK(!plan.row_schedule, "kbit: the row schedule is mma decode, 1 token slot only");
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
-    } else if (plan.wide_table) {
-      if constexpr (K == 4 && kDecode == GemvDecode::kMma && kTokens <= kGemvWideMaxTokens)
-        launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false, false, true>, grid, block,
-                      plan.launch_smem_bytes, stream, dependent, a);
-      else TORCH_CHECK(false, "kbit: the GEMV's wide table is k = 4, mma decode, up to ", kGemvWideMaxTokens, " rows");
+    } else if (plan.staged_layout != GemvStagedLayout::kSingle) {
+      launch_kernel(gemv_staged_kernel_of<T, K, kTokens>(plan.staged_layout), grid, block, plan.launch_smem_bytes,
+                    stream, dependent, a);
     } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
