@@ -438,15 +438,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   static_assert(kLayout == GemvStagedLayout::kSingle || (!kGrouped && !kXResident && kDecode == GemvDecode::kMma),
                 "the staged layouts with unit slots: dense, mma decode, x staged");
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
-  // Ring stages: a constant with one unit per CTA (item % 2); x resident and unit slots, the launcher's 2 .. 4
-  // (32-bit modulo: a warp's items fit 32 bits).
+  // Ring stages: a constant with one unit per CTA; x resident and unit slots, the launcher's 2 .. 4. A warp's
+  // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
+  // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
   constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
-  const auto stage_of = [&](int64_t item) {
-    if constexpr (kRuntimeStages) return static_cast<int>(static_cast<uint32_t>(item) % static_cast<uint32_t>(stages));
-    return static_cast<int>(item % kGemvStages);
-  };
   constexpr bool kMma = kDecode == GemvDecode::kMma;
   constexpr int kTableBytes = gemv_table_bytes(K, kDecode);
   extern __shared__ __align__(16) unsigned char smem[];
@@ -506,6 +503,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // (wide: rings and stages in gap space, each stage 2 kBytes of smem)
   constexpr int kStageSpan = kWide ? 2 * Stage::kBytes : Stage::kBytes;
   unsigned char* ring = kWide ? smem + 128 + warp * stages * kStageSpan : smem + kTableBytes + warp * stages * Stage::kBytes;
+  const int ring_span = stages * kStageSpan;
+  const auto next_stage = [&](int at) { return at + kStageSpan == ring_span ? 0 : at + kStageSpan; };
+  int fill_at = 0, read_at = 0;  // the ring's next stage to fill, to read (byte offsets)
   float* red = reinterpret_cast<float*>(kWide ? smem + gemv_wide_front_bytes(kTokens, warps, stages)
                                               : smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
@@ -591,8 +591,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
   const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
   const T* x_chunk = x + chunk_row0 * cols;
-  const auto fill_next = [&](int64_t item, bool codes_copied) {
-    unsigned char* stage = ring + stage_of(item) * kStageSpan;
+  const auto fill_next = [&](bool codes_copied) {
+    unsigned char* stage = ring + fill_at;
+    fill_at = next_stage(fill_at);
     if constexpr (kGrouped) {
       const int64_t grp = warp_u + int64_t(fill_j) * wpu;
       if (!codes_copied)
@@ -641,7 +642,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     }
   };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < items) fill_next(s, s == 0 && codes_ahead);
+    if (s < items) fill_next(s == 0 && codes_ahead);
     cp_async_commit();
   }
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
@@ -676,12 +677,13 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   acc.zero();
 
   for (int64_t item = 0; item < items; ++item) {
-    if (item + stages - 1 < items) fill_next(item + stages - 1, false);
+    if (item + stages - 1 < items) fill_next(false);
     cp_async_commit();
     wait_all_but_ring();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
     const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
-    const unsigned char* stage = ring + stage_of(item) * kStageSpan;
+    const unsigned char* stage = ring + read_at;
+    read_at = next_stage(read_at);
     const unsigned char* x_slots = kXResident ? x_image + col * 2 * kTokens : stage + gemv_ring_at<kWide>(Stage::kXAt);
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
     // the compiler can issue later blocks' lookups before earlier blocks' products.
