@@ -430,31 +430,31 @@ def test_gemv_cluster_split(k, dtype, nk, M, poisoned_cuda):
 
 
 def test_gemv_cluster_split_plan():
-    # the rule: at k >= 4, clusters of 2 where the plain grid takes the tiles in two or more rounds; plain
-    # elsewhere; never past 4 rows, for the shuffle decode or x resident
+    # the rule: at k = 5, clusters of 2 where the plain grid takes the tiles in two or more rounds; plain
+    # elsewhere (k <= 4 since session 28); never past 4 rows, for the shuffle decode or x resident (the decode rule
+    # takes 2-4 rows on such shapes)
     plan = kbit._C._gemv_launch_plan
     props = torch.cuda.get_device_properties(0)
     if props.major < 9:  # clusters: sm_90+
-        assert plan(1, 28672, 8192, 4)["split_cluster"] == 0
+        assert plan(1, 28672, 8192, 5)["split_cluster"] == 0
         pytest.skip("the cluster split needs an sm_90+ GPU")
-    assert plan(1, 512, 2048, 4)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
-    assert plan(5, 28672, 8192, 4)["split_cluster"] == 0 and plan(1, 28672, 8192, 4, "shuffle")["split_cluster"] == 0
-    for M in (1, 4):  # 1792 tiles: more than two rounds on any GPU the tests run on
-        for k in (4, 5):
-            p = plan(M, 28672, 8192, k)
-            assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
-        assert plan(M, 28672, 8192, 2)["split_cluster"] == plan(M, 28672, 8192, 3)["split_cluster"] == 0
-    if (props.major, props.minor, props.multi_processor_count) == (9, 0, 132):
-        # Llama-3 70B gate/up at M = 1: 1792 tiles on 528 plain CTAs (3.4 rounds): 264 clusters of 2; 8B
-        # gate/up at M = 4: 896 tiles on 396 CTAs (2.3 rounds): split; at M = 1 on 528 (1.7 rounds), Qwen3
-        # gate/up (320 tiles, one round): plain
-        big = plan(1, 28672, 8192, 4)
+    assert plan(1, 512, 2048, 5)["split_cluster"] == 0  # KV: 32 tiles of one step, on as many CTAs
+    assert plan(5, 28672, 8192, 5)["split_cluster"] == 0 and plan(1, 28672, 8192, 5, "shuffle")["split_cluster"] == 0
+    p = plan(1, 28672, 8192, 5)  # 1792 tiles: more than two rounds on any GPU the tests run on
+    assert (p["split_cluster"], p["grid"] % 2) == (2, 0) and p["grid"] <= p["ctas_per_sm"] * props.multi_processor_count
+    assert all(plan(M, 28672, 8192, k)["split_cluster"] == 0 for M in (1, 2, 3, 4) for k in (2, 3, 4))
+    if _is_h100():
+        for M in (2, 3, 4):  # x resident (the decode rule), no split
+            p = plan(M, 28672, 8192, 5)
+            assert p["x_resident"] and p["split_cluster"] == 0
+        # Llama-3 70B gate/up at M = 1, k = 5: 1792 tiles on 528 plain CTAs (3.4 rounds): 264 clusters of 2; 8B
+        # gate/up at M = 1 on 528 (1.7 rounds), Qwen3 gate/up (320 tiles, one round): plain
+        big = plan(1, 28672, 8192, 5)
         assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 528, 4, 4)
-        assert plan(4, 14336, 4096, 4)["split_cluster"] == 2
-        assert plan(1, 14336, 4096, 4)["split_cluster"] == 0 and plan(4, 5120, 2048, 4)["split_cluster"] == 0
+        assert plan(1, 14336, 4096, 5)["split_cluster"] == 0 and plan(4, 5120, 2048, 5)["split_cluster"] == 0
     prev = kbit._C._set_gemv_split_cluster(0)
     try:
-        assert plan(1, 28672, 8192, 4)["split_cluster"] == 0
+        assert plan(1, 28672, 8192, 5)["split_cluster"] == 0
         assert kbit._C._set_gemv_split_cluster(8) == 0
         assert plan(1, 2048, 4096, 4)["split_cluster"] == 8
     finally:
@@ -538,6 +538,65 @@ def test_gemv_staged_layout_plan():
     for bad in (1, 5, -1):
         with pytest.raises(RuntimeError, match=f"_set_gemv_staged_stages: stages must be 0 .*got {bad}"):
             kbit._C._set_gemv_staged_stages(bad)
+
+
+@functools.lru_cache(maxsize=None)
+def big_weight(k, N, K, dtype):
+    """(CUDA QuantizedWeight quantized on the GPU, its float64 reference dequantization on the GPU): weights too
+    big to quantize on the CPU in a test."""
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"cuda-big-{k}-{N}-{K}-{dtype}"))
+    qw = kbit.quantize(torch.randn(N, K, device=DEV, generator=g).to(dtype), k=k)
+    flat = qw.to_layout("flat")
+    return qw, R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double()
+
+
+@pytest.mark.parametrize("M", [2, 3, 4])
+@pytest.mark.parametrize("k_nk", [(4, 12800, 1024), (2, 12800, 1024), (4, 12800, 8192)], ids=lambda c: "k%d-%dx%d" % c)
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
+    # the rule's x resident at 2-4 rows (tiles over two or more rounds of the staged grid: 800 tiles here on a
+    # 132-SM GPU), against the reference, bitwise run to run and through a graph replay; where its warps per unit
+    # are the staged plan's (K = 1024: 4 groups, 4 warps), bitwise against x staged
+    k, N, K = k_nk
+    qw, W_hat = big_weight(k, N, K, dtype)
+    x = acts(M, K, dtype, "gemv-decode-xres")
+    fn = _mma_gemv(qw, k)
+    plan = kbit._C._gemv_launch_plan(M, N, K, k)
+    if _is_h100():
+        assert plan["x_resident"] and plan["warps_per_unit"] == min(8, max(4, (K // 256) // 4), K // 256)
+    y = check_call(fn, x, W_hat, dtype)
+    assert_bitwise_equal(fn(x), y)
+    if plan["x_resident"] and K == 1024:
+        prev = kbit._C._set_gemv_x_resident(0)
+        try:
+            p_staged = kbit._C._gemv_launch_plan(M, N, K, k)
+            assert not p_staged["x_resident"] and p_staged["warps_per_unit"] == plan["warps_per_unit"]
+            assert_bitwise_equal(y, fn(x), "x resident against x staged")
+        finally:
+            kbit._C._set_gemv_x_resident(prev)
+    if M == 3:
+        check_graph_replay(fn, [x.clone()], [acts(M, K, dtype, "gemv-decode-xres-b")])
+
+
+def test_gemv_decode_x_resident_plan():
+    # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds, at the warps per
+    # unit that give each warp 4 of a unit's groups (4 to 8); never at 1 row, under two rounds, or with the aid at 0
+    plan = kbit._C._gemv_launch_plan
+    for k in KS:
+        assert not plan(1, 28672, 8192, k)["x_resident"] and not plan(1, 14336, 4096, k)["x_resident"]
+    if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
+        for M in (2, 3, 4):
+            for k in KS:
+                p8, p70 = plan(M, 14336, 4096, k), plan(M, 28672, 8192, k)
+                assert (p8["x_resident"], p8["warps_per_unit"]) == (True, 4), (M, k, p8)
+                assert (p70["x_resident"], p70["warps_per_unit"]) == (True, 8), (M, k, p70)
+                assert p8["split_cluster"] == p70["split_cluster"] == 0
+            assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
+    prev = kbit._C._set_gemv_x_resident(0)
+    try:
+        assert not any(plan(M, 28672, 8192, 4)["x_resident"] for M in (2, 3, 4))
+    finally:
+        kbit._C._set_gemv_x_resident(prev)
 
 
 XRES_NK = [(17, 96), (4801, 2080), (12000, 1024), (33, 4352)]  # the x-resident tests' weights (N, K)

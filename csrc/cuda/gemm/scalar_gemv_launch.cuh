@@ -91,7 +91,10 @@ GemvKernel gemv_staged_kernel_of(GemvStagedLayout layout) {
 
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
-// The rule (session 27, H200, us, plain / clusters of 2; runs 5 and 7): at k >= 4, clusters of 2 where the
+// The rule (session 28): k = 5 only, clusters of 2 where the plain grid takes the tiles in two or more rounds. At
+// k = 4 the plain kernel overtook it (its item loop stepped by adds and x loaded by the lanes that use it: 70B
+// gate/up M = 1 40.1 against 41.3 us, session 28 runs 5-6), and at M = 2-4 on such shapes x resident runs (the
+// decode rule of plan_gemv_kernel). Session 27 (H200, us, plain / clusters of 2; runs 5 and 7): at k >= 4, clusters of 2 where the
 // plain grid (plain_grid CTAs) takes the tiles in two or more rounds: k = 4, Llama-3 70B gate/up M = 1 (3.4
 // rounds) 43.4 / 40.4, M = 2-4 (4.5) 46.3-50.5 / 44.6-47.9, 8B gate/up M = 2-4 (2.3) 15.3-16.6 / 14.7-15.3;
 // k = 5, 70B M = 1-4 78.5-90.5 / 75.9-82.3. At k = 2 and 3 a step is cheaper and the split's own work
@@ -113,7 +116,7 @@ GemvSplitChoice choose_gemv_split(int64_t tiles, int64_t cols, int warps, int64_
   const int forced = gemv_split_cluster();
   const void* kernel = reinterpret_cast<const void*>(scalar_gemv_split_kernel<T, K, kTokens>);
   const int64_t n_steps = gemv_split_steps(cols, warps);
-  if (forced < 0 && (K < 4 || tiles < 2 * plain_grid)) return GemvSplitChoice{0, 0, 0, 0};
+  if (forced < 0 && (K < 5 || tiles < 2 * plain_grid)) return GemvSplitChoice{0, 0, 0, 0};
   // clusters: sm_90+, and this GPU's code for the kernel built for it (else its body is compiled out)
   if (prop.major < 9 || !kernel_built_for_sm90(kernel)) return GemvSplitChoice{0, 0, 0, 0};
   const int c = forced > 0 ? forced : 2;
@@ -162,7 +165,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int warps, slots, stages, warps_per_sm;  // warps per unit; CTA = slots x warps
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
-  const auto choose_warps = [&](bool resident) {
+  // only_warps > 0: x resident at that many warps per unit only (the decode rule below).
+  const auto choose_warps = [&](bool resident, int only_warps) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
     const auto bytes_of = [&](int w, int st) {
       return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
@@ -173,6 +177,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int w = kDecode == GemvDecode::kMma ? gemv_mma_warps(args.K, tiles, grouped, prop.multiProcessorCount)
                                         : gemv_warps(args.K);
     if (kDecode == GemvDecode::kMma && gemv_unit_warps() > 0) w = std::min(gemv_unit_warps(), gemv_warps(args.K));
+    const bool one_warps = gemv_unit_warps() > 0 || (resident && only_warps > 0);
+    if (resident && only_warps > 0 && gemv_unit_warps() == 0) w = std::min(only_warps, gemv_warps(args.K));
     if (resident) {
       const int64_t groups = (args.K + 255) / 256;
       const auto critical_items = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
@@ -182,7 +188,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       for (int slots = 1; slots <= std::min(kGemvResidentMaxSlots, gemv_max_unit_slots()); slots *= 2) {
         for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
           cand = std::min(cand, gemv_warps(args.K));
-          if ((gemv_unit_warps() > 0 && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
+          if ((one_warps && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
           for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
             const int ps = per_sm(cand * slots, st);
             if (ps == 0) break;  // (more stages only take more shared memory)
@@ -214,14 +220,27 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // gate/up M = 8 6.97 / 6.10, 16 9.74 / 8.56; with one unit per CTA it lost even with more warps:
   // O and down (128 tiles) at M = 8 4.14 / 4.54 and 4.86 / 5.14; with fewer warps, O at M = 16
   // 6.1 / 8.4 and 70B at M = 8 64.8 / 74.1 in the first version; at M <= 4 it lost or tied).
-  const WarpChoice staged = choose_warps(false);
+  const WarpChoice staged = choose_warps(false, 0);
   WarpChoice chosen = staged;
   bool x_resident = false;
-  // (Decode calls, M <= 4 under the rule, skip the resident plan's occupancy lookups.)
-  const bool may_reside = gemv_x_resident() == 2 || (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
+  const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
+  // Decode calls of 2-4 rows (session 28, H200, k = 4, us; the staged rule / x resident): x resident where the staged
+  // grid takes the tiles in two or more rounds, with the warps per unit that give each warp 4 of a unit's 256-column
+  // groups (4 to 8): Llama-3 8B gate/up (16 groups, 2.3 rounds), 4 warps, M = 2 / 3 / 4 14.67 / 14.92 / 15.06 against
+  // 13.46 / 14.51 / 13.65 (8 warps: 14.43-14.99); 70B (32 groups, 4.5 rounds), 8 warps, 45.0 / 46.2 / 47.2 against
+  // 41.0 / 42.4 / 40.9 (4 warps: 44.2-48.6). Under two rounds it lost (Qwen3 gate/up 4.3-4.4 against 5.2-5.7; GLM
+  // shared gate/up, 1.6 rounds, 6.8-7.1 against 8.1-9.0; Q, down), and at M = 1 (8B 13.0 against 13.8 with 4
+  // warps, 70B 40.1 against 40.9 with 8).
+  const int64_t groups = (args.K + 255) / 256;
+  const bool decode_reside = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 &&
+                             kTokens >= 2 && kTokens <= kGemvShuffleMaxTokens && tiles >= 2 * staged_ctas;
+  const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
+  // (Other decode calls skip the resident plan's occupancy lookups.)
+  const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
+                          (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
-    const WarpChoice resident = choose_warps(true);  // (its warps and stages are the launch's if taken)
-    const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
+    // (its warps and stages are the launch's if taken)
+    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : 0);
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
     // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
