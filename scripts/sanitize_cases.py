@@ -8,7 +8,8 @@ that is not a multiple of 256, split-K, small K with several units per CTA, two 
 on N >= 4096) and through
 dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
-resident in CTAs of several unit slots (`python3 scripts/sanitize_cases.py cuda gemv-slots`: those cases alone) and its
+resident in CTAs of several unit slots and the decode layouts of session 28 (`python3 scripts/sanitize_cases.py cuda
+gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
 the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
@@ -45,6 +46,33 @@ def gemv_unit_slot_cases(dev="cuda"):
     finally:
         kbit._C._set_gemv_x_resident(prev_mode)
         kbit._C._set_gemv_unit_warps(prev_w)
+
+
+def gemv_layout_cases(dev="cuda"):
+    """The dense GEMV's decode layouts (session 28): x resident at 2-3 rows in two 4-warp unit slots (x loaded only
+    by the lanes whose B columns are stored), and x staged in unit slots of 3 ring stages and with the wide pair
+    table (the rings in its gaps), at 1 and 3-4 rows on 301 tiles and on 3 tiles (slots without units)."""
+    if dev != "cuda":
+        return
+    aids = (kbit._C._set_gemv_unit_warps, kbit._C._set_gemv_x_resident, kbit._C._set_gemv_staged_layout,
+            kbit._C._set_gemv_staged_stages, kbit._C._set_gemv_split_cluster)
+    prev = [set_aid(v) for set_aid, v in zip(aids, (4, 0, -1, 0, 0))]
+    try:
+        for N, K in ((4801, 2080), (33, 4352)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+            ref_w = kbit.dequantize(qw, torch.float32).double()
+            for xres, layout, stages, M in ((2, -1, 0, 2), (2, -1, 0, 3), (0, 1, 3, 1), (0, 1, 3, 3), (0, 2, 0, 1),
+                                            (0, 2, 0, 4)):
+                for set_aid, v in zip(aids[1:4], (xres, layout, stages)):
+                    set_aid(v)
+                p = kbit._C._gemv_launch_plan(M, N, K, 4)
+                x = torch.randn(M, K, device=dev, dtype=torch.float16)
+                y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")
+                check(y, x.double() @ ref_w.T, f"gemv N={N} K={K} M={M} x resident {p['x_resident']} layout "
+                      f"{p['staged_layout']} stages {p['ring_stages']} warps {p['warps']}/{p['warps_per_unit']}")
+    finally:
+        for set_aid, v in zip(aids, prev):
+            set_aid(v)
 
 
 def gemv_cluster_split_cases(dev="cuda"):
@@ -174,6 +202,7 @@ def moe_glue_cases(dev="cuda"):
 def main(dev="cuda"):
     torch.manual_seed(0)
     gemv_unit_slot_cases(dev)
+    gemv_layout_cases(dev)
     gemv_cluster_split_cases(dev)
     wgmma_split_cases(dev)
     grouped_schedule_cases(dev)
@@ -266,6 +295,7 @@ def main(dev="cuda"):
 if __name__ == "__main__":
     if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
+        gemv_layout_cases(sys.argv[1])
         print("sanitize_cases: gemv-slots ran")
     elif sys.argv[2:] == ["gemv-split"]:  # only these cases
         gemv_cluster_split_cases(sys.argv[1])

@@ -481,7 +481,9 @@ def test_gemv_staged_layouts(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "gemv-layout")
     fn = _mma_gemv(qw, k)
-    prev = (kbit._C._set_gemv_split_cluster(0), kbit._C._set_gemv_staged_layout(0), kbit._C._set_gemv_staged_stages(0))
+    # (x staged: the layouts are x-staged launches', and the decode rule takes x resident on some GPUs' shapes)
+    prev = (kbit._C._set_gemv_split_cluster(0), kbit._C._set_gemv_staged_layout(0), kbit._C._set_gemv_staged_stages(0),
+            kbit._C._set_gemv_x_resident(0))
     try:
         single = fn(x)
         assert kbit._C._gemv_launch_plan(M, *nk, k)["staged_layout"] == 0
@@ -501,13 +503,15 @@ def test_gemv_staged_layouts(k, dtype, nk, M, poisoned_cuda):
         kbit._C._set_gemv_split_cluster(prev[0])
         kbit._C._set_gemv_staged_layout(prev[1])
         kbit._C._set_gemv_staged_stages(prev[2])
+        kbit._C._set_gemv_x_resident(prev[3])
 
 
 def test_gemv_staged_layout_plan():
     # forced, the unit-slot layouts apply to dense mma-decode launches of 1-4 rows with x staged (the wide table at
     # k = 4 only): not to 5+ rows, the shuffle decode, x resident or grouped launches; the aids' values are checked
     plan = kbit._C._gemv_launch_plan
-    prev = (kbit._C._set_gemv_staged_layout(2), kbit._C._set_gemv_staged_stages(0))
+    # (x staged: at 2-4 rows the decode rule takes x resident on the 8B size)
+    prev = (kbit._C._set_gemv_staged_layout(2), kbit._C._set_gemv_staged_stages(0), kbit._C._set_gemv_x_resident(0))
     try:
         for M in (1, 2, 3, 4):
             p = plan(M, 14336, 4096, 4)
@@ -521,17 +525,16 @@ def test_gemv_staged_layout_plan():
         kbit._C._set_gemv_staged_stages(3)
         p = plan(2, 14336, 4096, 3)
         assert (p["staged_layout"], p["ring_stages"], p["warps"], p["warps_per_unit"]) == (1, 3, 8, 4)
-        prev_x = kbit._C._set_gemv_x_resident(2)
-        try:
-            p = plan(4, 14336, 4096, 4)
-            assert p["x_resident"] and p["staged_layout"] == 0
-        finally:
-            kbit._C._set_gemv_x_resident(prev_x)
+        kbit._C._set_gemv_x_resident(2)
+        p = plan(4, 14336, 4096, 4)
+        assert p["x_resident"] and p["staged_layout"] == 0
+        kbit._C._set_gemv_x_resident(0)
         kbit._C._set_gemv_staged_layout(0)
         assert plan(1, 14336, 4096, 4)["staged_layout"] == 0
     finally:
         kbit._C._set_gemv_staged_layout(prev[0])
         kbit._C._set_gemv_staged_stages(prev[1])
+        kbit._C._set_gemv_x_resident(prev[2])
     for bad in (3, -2, 8):
         with pytest.raises(RuntimeError, match=f"_set_gemv_staged_layout: layout must be -1 .*got {bad}"):
             kbit._C._set_gemv_staged_layout(bad)
