@@ -545,20 +545,21 @@ def test_gemv_staged_layout_plan():
 
 @functools.lru_cache(maxsize=None)
 def big_weight(k, N, K, dtype):
-    """(CUDA QuantizedWeight quantized on the GPU, its float64 reference dequantization on the GPU): weights too
-    big to quantize on the CPU in a test."""
+    """(CUDA QuantizedWeight quantized on the GPU, its float64 reference dequantization (on the CPU) on the GPU):
+    weights too big to quantize on the CPU in a test."""
     g = torch.Generator(device=DEV).manual_seed(seed_for(f"cuda-big-{k}-{N}-{K}-{dtype}"))
     qw = kbit.quantize(torch.randn(N, K, device=DEV, generator=g).to(dtype), k=k)
     flat = qw.to_layout("flat")
-    return qw, R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double()
+    W_hat = R.dequantize(flat.packed.cpu(), flat.absmax.cpu(), flat.row_scale.cpu(), flat.codebook.cpu())
+    return qw, W_hat.double().to(DEV)
 
 
 @pytest.mark.parametrize("M", [2, 3, 4])
-@pytest.mark.parametrize("k_nk", [(4, 12800, 1024), (2, 12800, 1024), (4, 12800, 8192)], ids=lambda c: "k%d-%dx%d" % c)
+@pytest.mark.parametrize("k_nk", [(4, 12800, 1024), (2, 17024, 1024), (4, 12800, 8192)], ids=lambda c: "k%d-%dx%d" % c)
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
-    # the rule's x resident at 2-4 rows (tiles over two or more rounds of the staged grid: 800 tiles here on a
-    # 132-SM GPU), against the reference, bitwise run to run and through a graph replay; where its warps per unit
+    # the rule's x resident at 2-4 rows (tiles over two or more rounds of the staged grid on a 132-SM GPU: 800 tiles
+    # on 396 staged CTAs at k = 4, 1064 on 528 at k = 2), against the reference, bitwise run to run and through a graph replay; where its warps per unit
     # are the staged plan's (K = 1024: 4 groups, 4 warps), bitwise against x staged
     k, N, K = k_nk
     qw, W_hat = big_weight(k, N, K, dtype)
@@ -582,18 +583,31 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
 
 
 def test_gemv_decode_x_resident_plan():
-    # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds, at the warps per
-    # unit that give each warp 4 of a unit's groups (4 to 8); never at 1 row, under two rounds, or with the aid at 0
+    # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds (staged CTAs from
+    # the plan with x staged), at the warps per unit that give each warp 4 of a unit's groups (4 to 8); never at 1
+    # row, under two rounds, or with the aid at 0
     plan = kbit._C._gemv_launch_plan
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
     for k in KS:
-        assert not plan(1, 28672, 8192, k)["x_resident"] and not plan(1, 14336, 4096, k)["x_resident"]
+        for N, K in sizes:
+            for M in (1, 2, 3, 4):
+                p = plan(M, N, K, k)
+                prev = kbit._C._set_gemv_x_resident(0)
+                try:
+                    staged = plan(M, N, K, k)
+                finally:
+                    kbit._C._set_gemv_x_resident(prev)
+                assert not staged["x_resident"]
+                rounds_2 = (N + 15) // 16 >= 2 * staged["ctas_per_sm"] * sms
+                assert p["x_resident"] == (M >= 2 and rounds_2), (k, N, K, M, p, staged)
+                if p["x_resident"]:
+                    groups = (K + 255) // 256
+                    assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
         for M in (2, 3, 4):
-            for k in KS:
-                p8, p70 = plan(M, 14336, 4096, k), plan(M, 28672, 8192, k)
-                assert (p8["x_resident"], p8["warps_per_unit"]) == (True, 4), (M, k, p8)
-                assert (p70["x_resident"], p70["warps_per_unit"]) == (True, 8), (M, k, p70)
-                assert p8["split_cluster"] == p70["split_cluster"] == 0
+            assert all(plan(M, 28672, 8192, k)["x_resident"] for k in KS)  # 70B gate/up: 1792 tiles
+            assert plan(M, 14336, 4096, 4)["x_resident"]  # 8B gate/up at k = 4: 896 tiles on 396 staged CTAs
             assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
     prev = kbit._C._set_gemv_x_resident(0)
     try:
