@@ -230,12 +230,12 @@ PYBIND11_MODULE(_C, m) {
         "decode, slots of warps that each take their own units); returns the previous value");
   m.def("_set_gemv_split_cluster", &kbit::cuda::set_gemv_split_cluster, pybind11::arg("cluster"),
         "Tuning aid: the dense GEMV's cluster split, each CTA within one step of the same work (-1, the default: "
-        "the rule, clusters of 2 at k >= 4 where the tiles take two or more rounds of the plain grid; 0 never; 2, 4 "
+        "the rule, clusters of 2 at k = 5 where the tiles take two or more rounds of the plain grid; 0 never; 2, 4 "
         "or 8: clusters of that many CTAs wherever the split applies: M <= 4, mma decode, x staged, sm_90+); "
         "returns the previous value");
   m.def("_set_gemv_staged_layout", &kbit::cuda::set_gemv_staged_layout, pybind11::arg("layout"),
         "Tuning aid: the CTA layout of dense x-staged mma-decode GEMV launches of 1-4 rows: -1, the default: the "
-        "rule; 0 one unit per CTA; 1 unit slots sharing one pair table (8-warp CTAs); 2 unit slots with the wide "
+        "rule (one unit per CTA); 0 one unit per CTA; 1 unit slots sharing one pair table (up to 8 warps a CTA); 2 unit slots with the wide "
         "pair table (k = 4: entries 256 bytes apart, a lookup's address one byte permute, the rings in the table's "
         "gaps); returns the previous value");
   m.def("_set_gemv_staged_stages", &kbit::cuda::set_gemv_staged_stages, pybind11::arg("stages"),
@@ -249,7 +249,7 @@ PYBIND11_MODULE(_C, m) {
         "rounded up; else 1 to 16, the shuffle decode at most 4); returns the previous value");
   m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
-        "1 (default) the rule (from 8 token slots, where the x image fits), 2 at any token slots where it fits; "
+        "1 (default) the rule (from 8 token slots where the x image fits, and at 2-4 rows where the x-staged grid takes the tiles in two or more rounds), 2 at any token slots where it fits; "
         "returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "

@@ -492,8 +492,9 @@ def test_gemv_staged_layouts(k, dtype, nk, M, poisoned_cuda):
             kbit._C._set_gemv_staged_layout(layout)
             kbit._C._set_gemv_staged_stages(stages)
             plan = kbit._C._gemv_launch_plan(M, *nk, k)
-            assert (plan["staged_layout"], plan["warps"], plan["split_cluster"]) == (layout, 8, 0)
-            assert plan["ring_stages"] == (stages or 2)
+            assert plan["split_cluster"] == 0 and plan["staged_layout"] in (layout, 0)
+            if _is_h100():  # (elsewhere fewer stages or slots where the shared memory cannot hold them)
+                assert (plan["staged_layout"], plan["warps"], plan["ring_stages"]) == (layout, 8, stages or 2)
             y = check_call(fn, x, W_hat, dtype)
             assert_bitwise_equal(y, single, f"layout {layout}, {stages} stages, against one unit per CTA")
             assert_bitwise_equal(fn(x), y)
@@ -516,7 +517,8 @@ def test_gemv_staged_layout_plan():
         for M in (1, 2, 3, 4):
             p = plan(M, 14336, 4096, 4)
             assert p["staged_layout"] == 2 and not p["x_resident"] and p["split_cluster"] == 0
-            assert p["warps"] == 8 and p["smem_bytes"] >= 65536
+            assert p["smem_bytes"] >= 65536 and p["warps_per_unit"] == 4
+            assert p["warps"] == 8 or not _is_h100()  # (one slot where two do not fit)
         assert plan(5, 14336, 4096, 4)["staged_layout"] == plan(1, 14336, 4096, 4, "shuffle")["staged_layout"] == 0
         assert all(plan(1, 14336, 4096, k)["staged_layout"] == 0 for k in (2, 3, 5))  # (wide: k = 4 only)
         assert kbit._C._grouped_gemv_launch_plan(8, 8, 1024, 2048, 4)["staged_layout"] == 0
@@ -543,7 +545,7 @@ def test_gemv_staged_layout_plan():
             kbit._C._set_gemv_staged_stages(bad)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)  # (~0.8 GB of float64 reference for the largest; the tests take one weight at a time)
 def big_weight(k, N, K, dtype):
     """(CUDA QuantizedWeight quantized on the GPU, its float64 reference dequantization (on the CPU) on the GPU):
     weights too big to quantize on the CPU in a test."""
@@ -593,14 +595,18 @@ def test_gemv_decode_x_resident_plan():
         for N, K in sizes:
             for M in (1, 2, 3, 4):
                 p = plan(M, N, K, k)
-                prev = kbit._C._set_gemv_x_resident(0)
+                prev = (kbit._C._set_gemv_x_resident(0), kbit._C._set_gemv_split_cluster(0))
                 try:
-                    staged = plan(M, N, K, k)
+                    staged = plan(M, N, K, k)  # (the plain x-staged kernel's CTAs per SM, as the rule counts them)
                 finally:
-                    kbit._C._set_gemv_x_resident(prev)
+                    kbit._C._set_gemv_x_resident(prev[0])
+                    kbit._C._set_gemv_split_cluster(prev[1])
                 assert not staged["x_resident"]
                 rounds_2 = (N + 15) // 16 >= 2 * staged["ctas_per_sm"] * sms
-                assert p["x_resident"] == (M >= 2 and rounds_2), (k, N, K, M, p, staged)
+                if not (M >= 2 and rounds_2):
+                    assert not p["x_resident"], (k, N, K, M, p, staged)
+                elif _is_h100():  # (elsewhere only where x resident fits at least as many warps per SM)
+                    assert p["x_resident"], (k, N, K, M, p, staged)
                 if p["x_resident"]:
                     groups = (K + 255) // 256
                     assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0

@@ -23,19 +23,20 @@
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
-// b slots + s, + gridDim.x slots, ... (Dense calls of M <= 4 at k >= 4 whose tiles take two or more
+// b slots + s, + gridDim.x slots, ... (Dense calls of M = 1 at k = 5 whose tiles take two or more
 // rounds of that grid run scalar_gemv_split.cuh instead: the same decode, the tiles' steps split evenly
-// over the CTAs of clusters.)
+// over the CTAs of clusters; at M = 2-4 such calls run x resident, scalar_gemv_launch.cuh.)
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
 // slots whichever of 4 and 8 keeps more warps resident; x resident up to 16: scalar_gemv_launch.cuh) warps; warp w takes
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
 // slots of wpu warps, each slot its own units: small K (the Qwen3 MoE down expert's K = 512 has 2
 // groups) builds the pair table once per 8 warps and fits more warps per SM, and many units run with
 // fewer warps each (the launcher halves wpu while the units fill the GPU). Dense x-resident CTAs hold
-// 1, 2 or 4 slots over one table and x image (up to 16 warps; the launcher's critical-path choice).
+// 1, 2 or 4 slots over one table and x image (up to 16 warps; the launcher's critical-path choice); dense
+// x-staged CTAs one unit at a time, or (tuning aids, GemvStagedLayout) unit slots.
 // A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 2-4 with
-// x resident) filled by cp.async (GemvStage): the next item's weights, absmax and x slice are in
-// flight while the current one is decoded, across unit boundaries too.
+// x resident or x-staged unit slots) filled by cp.async (GemvStage): the next item's weights, absmax and x
+// slice are in flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
 // 32 b + 8 t + 4 h + 2 (r / 2) + {0, 1}: 2 rows x the 8 consecutive columns 8 t .. 8 t + 7 of
@@ -141,7 +142,11 @@ constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * token
 // no GPU grants).
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
                               int stages, bool x_resident, int64_t cols, bool wide = false) {
-  if (wide) return gemv_wide_front_bytes(tokens, warps, stages) + 4 * gemv_sums_floats(tokens, warps);
+  // (the wide table: dense, k = 4, mma decode, x staged only; anything else gets no shared memory a GPU grants)
+  if (wide)
+    return k == 4 && !x_resident && experts_or_dense < 0 && decode == GemvDecode::kMma
+               ? gemv_wide_front_bytes(tokens, warps, stages) + 4 * gemv_sums_floats(tokens, warps)
+               : INT32_MAX;
   const int64_t bytes = int64_t(gemv_table_bytes(k, decode)) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
                         4 * gemv_sums_floats(tokens, warps) +
                         (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * int64_t(experts_or_dense) + 1)) +
@@ -166,6 +171,8 @@ __device__ __forceinline__ void shared_v4_where(bool pred, const void* p, uint32
       : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
       : "r"(static_cast<int>(pred)), "r"(at), "r"(after));
 }
+// (The stage is refilled only after the warp's __syncwarp that follows its decode, which follows the mma that
+// consume these registers: the loads cannot read a refilled stage.)
 
 // The stream bits from bit `pos` on (compile-time pos after unrolling), low k bits valid.
 template <int K>
@@ -295,8 +302,8 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
 // 3: row g + 8, the same tokens (the m16n8 D fragment, mma.cuh). Per 32-column block: for each
 // k16 half one A fragment (the weights, one pair-table lookup per register, decode_a_fragment's
 // order without the scale) and one mma.m16n8k16 per n tile from fresh accumulators (B: x^T, column
-// n = token 8 n + g; with kTokens < 8, lanes g >= kTokens read token 0: their D columns are never
-// used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
+// n = token 8 n + g; with kTokens < 8, lanes g >= kTokens load no x and keep zero B registers: their D
+// columns are never used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
 // their own tokens): the mma has already added along the row.
 // kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): block blk's x vector of slot m
 // at gemv_gap(512 m + 64 (blk ^ odd) + 16 t) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 t.
@@ -438,7 +445,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   static_assert(kLayout == GemvStagedLayout::kSingle || (!kGrouped && !kXResident && kDecode == GemvDecode::kMma),
                 "the staged layouts with unit slots: dense, mma decode, x staged");
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
-  // Ring stages: a constant with one unit per CTA; x resident and unit slots, the launcher's 2 .. 4. A warp's
+  // Ring stages: a constant with one unit per CTA and the wide table; x resident and kSlots, the launcher's 2 .. 4. A warp's
   // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
   // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
   constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots;
@@ -452,9 +459,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
   // launcher's halving for many units, or K's few 256-column groups), each slot its own units:
   // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
-  // Grouped mma-decode launches and dense x-resident ones (their slots share the CTA's pair table
-  // and x image: 16 warps on K = 2048, whose units have 8 groups); the staged dense code stays as it
-  // was (slot logic cost its 16-token kernel spills, session 14): one slot, the CTA's warps the unit's.
+  // Grouped mma-decode launches, dense x-resident ones (their slots share the CTA's pair table
+  // and x image: 16 warps on K = 2048, whose units have 8 groups) and the x-staged unit-slot layouts (kSlots,
+  // kWide: up to 4 token slots); the kSingle staged dense code stays as it was (slot logic cost its 16-token
+  // kernel spills, session 14): one slot, the CTA's warps the unit's.
   constexpr bool kSlotted = kMma && (kGrouped || kXResident || kLayout != GemvStagedLayout::kSingle);
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;

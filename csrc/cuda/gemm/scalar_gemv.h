@@ -66,13 +66,14 @@ int gemv_unit_warps();
 int gemv_grouped_chunk_rows_forced();
 // And whether dense mma-decode launches keep x resident (scalar_gemv.cuh: each warp copies its
 // groups of x once; the rings carry codes only): 0 never, 1 (the default) the rule, from
-// kGemvXResidentMinTokens token slots where the x image fits, 2 at any token slots where it fits.
+// kGemvXResidentMinTokens token slots where the x image fits, and at 2-4 rows where the x-staged grid takes the
+// tiles in two or more rounds (scalar_gemv_launch.cuh), 2 at any token slots where it fits.
 int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
 // And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged, sm_90+): -1 (the default)
-// the rule (choose_gemv_split: k >= 4, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
+// the rule (choose_gemv_split: k = 5, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
 // many CTAs per cluster wherever it applies.
 int gemv_split_cluster();
 // The CTA layout of dense x-staged mma-decode launches of 1..kGemvShuffleMaxTokens token slots (scalar_gemv.cuh):
@@ -82,8 +83,9 @@ int gemv_split_cluster();
 //            2 .. kGemvResidentMaxStages ring stages (TcGemmArgs::ring_stages);
 //   kWide:   kSlots with the wide pair table (k = 4: a lookup's address one PRMT), the rings in its gaps, 2 stages.
 enum class GemvStagedLayout : int { kSingle = 0, kSlots = 1, kWide = 2 };
-// Tuning aids: the layout (-1, the default: the rule, scalar_gemv_launch.cuh; 0, 1, 2: that layout wherever
-// it applies, kWide at k = 4 only) and kSlots' ring stages (0, the default: kGemvStages; else 2 .. 4).
+// Tuning aids: the layout (-1, the default: the rule, kSingle everywhere (the slot layouts won nowhere, session
+// 28); 0, 1, 2: that layout wherever it applies, kWide at k = 4 only) and kSlots' ring stages (0, the default:
+// kGemvStages; else 2 .. 4, fewer where the shared memory cannot hold them).
 int gemv_staged_layout();
 int gemv_staged_stages();
 
@@ -99,13 +101,13 @@ inline int gemv_warps(int64_t K) {
 }
 
 // Stages of a warp's copy ring (scalar_gemv.cuh): the item being decoded and stages - 1 in flight.
-// Staged x: 2 (a 16-token stage is 10.4 KB); x resident (codes only, 2.2 KB at k = 4): 2 to 4, the
-// most that keep the launch's CTAs per SM (scalar_gemv_launch.cuh). x resident CTAs take up to 16
-// warps (one CTA per SM sharing one table and one x image).
+// Staged x: 2 (a 16-token stage is 10.4 KB; the kSlots layout, a tuning aid, 2 to 4); x resident (codes only,
+// 2.2 KB at k = 4): 2 to 4, the most that keep the launch's CTAs per SM (scalar_gemv_launch.cuh). x resident CTAs
+// take up to 16 warps (one CTA per SM sharing one table and one x image).
 constexpr int kGemvStages = 2;
 constexpr int kGemvResidentMaxStages = 4;
 constexpr int kGemvResidentMaxWarps = 16;
-constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 .. 4: one per slot)
+constexpr int kGemvResidentMaxSlots = 4;  // (named barriers 1 + slot: one per slot; up to 8 slots grouped / kSlots)
 static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's named barrier 1 + slot must be < 16");
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):

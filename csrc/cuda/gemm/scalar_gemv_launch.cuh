@@ -233,7 +233,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // warps, 70B 40.1 against 40.9 with 8).
   const int64_t groups = (args.K + 255) / 256;
   const bool decode_reside = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 &&
-                             kTokens >= 2 && kTokens <= kGemvShuffleMaxTokens && tiles >= 2 * staged_ctas;
+                             args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && tiles >= 2 * staged_ctas;
   const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
   // (Other decode calls skip the resident plan's occupancy lookups.)
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
@@ -250,16 +250,30 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                   (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
   }
-  // The CTA layout of a dense x-staged launch (GemvStagedLayout): one token chunk of up to kGemvShuffleMaxTokens
-  // slots; with unit slots, the staged rule's warps per unit in slots making up kGemvMmaMaxWarps warps.
+  // The CTA layout of a dense x-staged launch (GemvStagedLayout; the rule: kSingle): one token chunk of up to
+  // kGemvShuffleMaxTokens slots; with unit slots (the tuning aid), the staged rule's warps per unit in as many slots
+  // as make up kGemvMmaMaxWarps warps and (kSlots) the aid's ring stages, fewer stages and then fewer slots where the
+  // GPU's shared memory per block cannot hold them, one unit per CTA where not even one slot fits.
   GemvStagedLayout layout = GemvStagedLayout::kSingle;
+  int layout_slots = 1, stages = chosen.stages;
   if constexpr (kDecode == GemvDecode::kMma && kTokens <= kGemvShuffleMaxTokens)
     if (!grouped && !x_resident && chunks == 1) {
       const int asked = gemv_staged_layout();
-      if (asked == 1 || (asked == 2 && K == 4)) layout = static_cast<GemvStagedLayout>(asked);
+      if (asked == 1 || (asked == 2 && K == 4)) {
+        int s = std::max(1, kGemvMmaMaxWarps / chosen.warps);
+        int st = asked == 1 && gemv_staged_stages() > 0 ? gemv_staged_stages() : kGemvStages;
+        const auto fits = [&] {
+          return gemv_smem_bytes(K, kTokens, chosen.warps * s, experts, kDecode, st, false, args.K, asked == 2) <= optin;
+        };
+        while (!fits() && (st > kGemvStages || s > 1)) (st > kGemvStages ? st : s) -= 1;
+        if (fits()) {
+          layout = static_cast<GemvStagedLayout>(asked);
+          layout_slots = s;
+          stages = st;
+        }
+      }
     }
   const bool wide = layout == GemvStagedLayout::kWide;
-  const int stages = layout == GemvStagedLayout::kSlots && gemv_staged_stages() > 0 ? gemv_staged_stages() : chosen.stages;
   const void* kernel = layout != GemvStagedLayout::kSingle
                            ? reinterpret_cast<const void*>(gemv_staged_kernel_of<T, K, kTokens>(layout))
                            : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
@@ -291,7 +305,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // x-resident launches: the slots chosen above.
   const int warps_per_unit = warps;
   int slots = x_resident                              ? chosen.slots
-              : layout != GemvStagedLayout::kSingle ? std::max(1, kGemvMmaMaxWarps / warps_per_unit)
+              : layout != GemvStagedLayout::kSingle ? layout_slots
                                                     : 1;
   if (grouped && kDecode == GemvDecode::kMma && warps < kGemvMmaMaxWarps)
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
