@@ -222,11 +222,12 @@ def test_gemv_launch_plan():
         # reuse), staged; M = 16: one CTA of two 8-warp slots (256 units in one round, one group per
         # warp); M = 32 (512 units): four 4-warp slots (one round of two groups, against two of one);
         # gate/up M = 8 (320 units): two CTAs of two 4-warp slots (one round of two groups); Llama-3 8B
-        # gate/up M = 8: one CTA of 16 warps (3 stages; seven rounds of one group); O M = 8: staged
+        # gate/up M = 8: one CTA of four 4-warp slots (3 stages; 5-8 rows take 4 warps per unit, session 29); O M = 8:
+        # staged
         q8, q16, q32, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048),
                                                                  (8, 5120, 2048), (8, 14336, 4096)))
         assert q8["x_resident"] is False and plan(8, 2048, 4096, 4)["x_resident"] is False
-        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 16, 3, 1)):
+        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 4, 3, 1)):
             assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
                 (True, warps, wpu, stages, ctas)
         # Qwen3 down M = 32 (K = 5120: token chunks): x resident at 4 warps per SM against staged x's 8
@@ -556,19 +557,22 @@ def big_weight(k, N, K, dtype):
     return qw, W_hat.double().to(DEV)
 
 
-@pytest.mark.parametrize("M", [2, 3, 4])
+@pytest.mark.parametrize("M", [2, 3, 4, 6, 8])
 @pytest.mark.parametrize("k_nk", [(4, 12800, 1024), (2, 17024, 1024), (4, 12800, 8192)], ids=lambda c: "k%d-%dx%d" % c)
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
     # the rule's x resident at 2-4 rows (tiles over two or more rounds of the staged grid on a 132-SM GPU: 800 tiles
-    # on 396 staged CTAs at k = 4, 1064 on 528 at k = 2), against the reference, bitwise run to run and through a graph replay; where its warps per unit
+    # on 396 staged CTAs at k = 4, 1064 on 528 at k = 2) and at 5-8 rows where it takes x resident (4 warps per unit,
+    # unit slots), against the reference, bitwise run to run and through a graph replay; where its warps per unit
     # are the staged plan's (K = 1024: 4 groups, 4 warps), bitwise against x staged
     k, N, K = k_nk
     qw, W_hat = big_weight(k, N, K, dtype)
     x = acts(M, K, dtype, "gemv-decode-xres")
     fn = _mma_gemv(qw, k)
     plan = kbit._C._gemv_launch_plan(M, N, K, k)
-    if _is_h100():
+    if M >= 5:
+        assert not plan["x_resident"] or plan["warps_per_unit"] == min(4, K // 256)
+    elif _is_h100():
         assert plan["x_resident"] and plan["warps_per_unit"] == min(8, max(4, (K // 256) // 4), K // 256)
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)
@@ -580,14 +584,15 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
             assert_bitwise_equal(y, fn(x), "x resident against x staged")
         finally:
             kbit._C._set_gemv_x_resident(prev)
-    if M == 3:
+    if M in (3, 8):
         check_graph_replay(fn, [x.clone()], [acts(M, K, dtype, "gemv-decode-xres-b")])
 
 
 def test_gemv_decode_x_resident_plan():
-    # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds (staged CTAs from
-    # the plan with x staged), at the warps per unit that give each warp 4 of a unit's groups (4 to 8); never at 1
-    # row, under two rounds, or with the aid at 0
+    # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds, or 1.5 where K has
+    # 16 or more groups (staged CTAs from the plan with x staged), at the warps per unit that give each warp 4 of a
+    # unit's groups (4 to 8); never at 1 row, under those rounds, or with the aid at 0. At 5-8 rows (8 token slots)
+    # where x is resident, k <= 4: 4 warps per unit
     plan = kbit._C._gemv_launch_plan
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
@@ -602,18 +607,23 @@ def test_gemv_decode_x_resident_plan():
                     kbit._C._set_gemv_x_resident(prev[0])
                     kbit._C._set_gemv_split_cluster(prev[1])
                 assert not staged["x_resident"]
-                rounds_2 = (N + 15) // 16 >= 2 * staged["ctas_per_sm"] * sms
-                if not (M >= 2 and rounds_2):
+                tiles, staged_ctas, groups = (N + 15) // 16, staged["ctas_per_sm"] * sms, (K + 255) // 256
+                reuse_pays = tiles >= 2 * staged_ctas or (groups >= 16 and 2 * tiles >= 3 * staged_ctas)
+                if not (M >= 2 and reuse_pays):
                     assert not p["x_resident"], (k, N, K, M, p, staged)
                 elif _is_h100():  # (elsewhere only where x resident fits at least as many warps per SM)
                     assert p["x_resident"], (k, N, K, M, p, staged)
                 if p["x_resident"]:
-                    groups = (K + 255) // 256
                     assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0
+            for M in (5, 6, 8):
+                p = plan(M, N, K, k)
+                if p["x_resident"] and k <= 4:
+                    assert p["warps_per_unit"] == min(4, (K + 255) // 256) and p["token_slots"] == 8, (k, N, K, M, p)
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
         for M in (2, 3, 4):
             assert all(plan(M, 28672, 8192, k)["x_resident"] for k in KS)  # 70B gate/up: 1792 tiles
-            assert plan(M, 14336, 4096, 4)["x_resident"]  # 8B gate/up at k = 4: 896 tiles on 396 staged CTAs
+            # 8B gate/up: 896 tiles on 396 staged CTAs at k = 4, on 528 (1.7 rounds, 16 groups) at k = 2, 3, 5
+            assert all(plan(M, 14336, 4096, k)["x_resident"] for k in KS)
             assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
     prev = kbit._C._set_gemv_x_resident(0)
     try:

@@ -231,16 +231,29 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 41.0 / 42.4 / 40.9 (4 warps: 44.2-48.6). Under two rounds it lost (Qwen3 gate/up 4.3-4.4 against 5.2-5.7; GLM
   // shared gate/up, 1.6 rounds, 6.8-7.1 against 8.1-9.0; Q, down), and at M = 1 (8B 13.0 against 13.8 with 4
   // warps, 70B 40.1 against 40.9 with 8).
+  // Session 29 (run 1, us, the staged rule / x resident at 4 warps per unit): also from 1.5 rounds where K has 16 or
+  // more groups (each warp 4 of a unit's groups): 8B gate/up (1.7 rounds at k = 2, 3, 5), M = 2 / 3 / 4, k = 2
+  // 13.80 / 14.14 / 14.30 against 13.30 / 13.94 / 13.88, k = 3 13.95 / 14.49 / 14.67 against 13.46 / 14.28 / 14.04,
+  // k = 5 22.22 / 23.46 / 23.63 against 22.05 / 22.57 / 22.93 (GLM shared gate/up, 8 groups, lost at 1.6 rounds).
   const int64_t groups = (args.K + 255) / 256;
+  const bool reuse_pays = tiles >= 2 * staged_ctas || (groups >= 16 && 2 * tiles >= 3 * staged_ctas);
   const bool decode_reside = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 &&
-                             args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && tiles >= 2 * staged_ctas;
+                             args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && reuse_pays;
   const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
+  // 5-8 rows (8 token slots, k <= 4), where the rule below takes x resident: 4 warps per unit in unit slots, not the
+  // critical-path chooser's (session 29 run 1, us, chooser / 4 warps per unit, M = 5 / 8; k = 4 unless said): 8B
+  // gate/up 16 warps per unit, 17.86 / 18.60 against 16.96 / 17.21 (k = 2 M = 8 14.73 / 14.46, k = 3 15.94 / 14.50);
+  // GLM shared gate/up 8, 8.72 / 9.03 against 8.53 / 8.78; 70B and Qwen3 gate/up: the chooser's pick is 4. At k = 5
+  // the 16-warp unit won (8B M = 8 25.36 against 26.23); at 16 slots it depends on the shape (Qwen3 Q M = 16: 8
+  // warps 6.26, 4 warps 7.82).
+  const bool eight_slots_four_warps =
+      kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 && kTokens == 8 && K <= 4;
   // (Other decode calls skip the resident plan's occupancy lookups.)
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     // (its warps and stages are the launch's if taken)
-    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : 0);
+    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : eight_slots_four_warps ? 4 : 0);
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
     // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
