@@ -29,7 +29,12 @@ def main():
                     help="the dense x-staged GEMV's CTA layout (kbit._C._set_gemv_staged_layout): -1 the rule, 0 one unit "
                     "per CTA, 1 unit slots, 2 unit slots with the wide pair table")
     ap.add_argument("--stages", type=int, default=0, help="the unit slots' ring stages (kbit._C._set_gemv_staged_stages)")
+    ap.add_argument("--aid", action="append", default=[], metavar="NAME=VALUE",
+                    help="any other tuning aid, kbit._C._set_NAME(VALUE) (e.g. gemv_resident_stages=3); repeatable")
     a = ap.parse_args()
+    for aid in a.aid:
+        name, _, value = aid.partition("=")
+        getattr(kbit._C, f"_set_{name}")(int(value))
     kbit._C._set_gemv_split_cluster(a.split)
     kbit._C._set_gemv_staged_layout(a.layout)
     kbit._C._set_gemv_staged_stages(a.stages)
