@@ -222,12 +222,12 @@ def test_gemv_launch_plan():
         # reuse), staged; M = 16: one CTA of two 8-warp slots (256 units in one round, one group per
         # warp); M = 32 (512 units): four 4-warp slots (one round of two groups, against two of one);
         # gate/up M = 8 (320 units): two CTAs of two 4-warp slots (one round of two groups); Llama-3 8B
-        # gate/up M = 8: one CTA of four 4-warp slots (3 stages; 5-8 rows take 4 warps per unit, session 29); O M = 8:
-        # staged
+        # gate/up M = 8: one CTA of four 4-warp slots (5-8 rows take 4 warps per unit and 2 stages, session 29); O M =
+        # 8: staged
         q8, q16, q32, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048),
                                                                  (8, 5120, 2048), (8, 14336, 4096)))
         assert q8["x_resident"] is False and plan(8, 2048, 4096, 4)["x_resident"] is False
-        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 4, 3, 1)):
+        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 4, 2, 1)):
             assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
                 (True, warps, wpu, stages, ctas)
         # Qwen3 down M = 32 (K = 5120: token chunks): x resident at 4 warps per SM against staged x's 8
@@ -592,7 +592,7 @@ def test_gemv_decode_x_resident_plan():
     # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds, or 1.5 where K has
     # 16 or more groups (staged CTAs from the plan with x staged), at the warps per unit that give each warp 4 of a
     # unit's groups (4 to 8); never at 1 row, under those rounds, or with the aid at 0. At 5-8 rows (8 token slots)
-    # where x is resident, k <= 4: 4 warps per unit
+    # where x is resident, k <= 4: 4 warps per unit, 2 ring stages
     plan = kbit._C._gemv_launch_plan
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
@@ -619,6 +619,7 @@ def test_gemv_decode_x_resident_plan():
                 p = plan(M, N, K, k)
                 if p["x_resident"] and k <= 4:
                     assert p["warps_per_unit"] == min(4, (K + 255) // 256) and p["token_slots"] == 8, (k, N, K, M, p)
+                    assert p["ring_stages"] == 2, (k, N, K, M, p)
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
         for M in (2, 3, 4):
             assert all(plan(M, 28672, 8192, k)["x_resident"] for k in KS)  # 70B gate/up: 1792 tiles

@@ -165,8 +165,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int warps, slots, stages, warps_per_sm;  // warps per unit; CTA = slots x warps
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
-  // only_warps > 0: x resident at that many warps per unit only (the decode rule below).
-  const auto choose_warps = [&](bool resident, int only_warps) {
+  // only_warps > 0: x resident at that many warps per unit only (the decode rules below); stage_cap > 0: at most that
+  // many ring stages (where the stages aid is at 0).
+  const auto choose_warps = [&](bool resident, int only_warps, int stage_cap = 0) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
     const auto bytes_of = [&](int w, int st) {
       return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
@@ -183,7 +184,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       const int64_t groups = (args.K + 255) / 256;
       const auto critical_items = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
       WarpChoice best{w, 1, kGemvStages, 0, 0};
-      const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages;
+      const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages()
+                              : stage_cap > 0              ? stage_cap
+                                                           : kGemvResidentMaxStages;
       const int least_stages = gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages;
       for (int slots = 1; slots <= std::min(kGemvResidentMaxSlots, gemv_max_unit_slots()); slots *= 2) {
         for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
@@ -245,7 +248,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // gate/up 16 warps per unit, 17.86 / 18.60 against 16.96 / 17.21 (k = 2 M = 8 14.73 / 14.46, k = 3 15.94 / 14.50);
   // GLM shared gate/up 8, 8.72 / 9.03 against 8.53 / 8.78; 70B and Qwen3 gate/up: the chooser's pick is 4. At k = 5
   // the 16-warp unit won (8B M = 8 25.36 against 26.23); at 16 slots it depends on the shape (Qwen3 Q M = 16: 8
-  // warps 6.26, 4 warps 7.82).
+  // warps 6.26, 4 warps 7.82). And 2 ring stages, not the most that keep the CTAs per SM (run 4, 8B M = 8, one CTA
+  // of four slots: k = 4 15.82 us at 2 stages against 17.26 at 3; k = 3 15.13 at 3 against 14.48 in two 8-warp CTAs
+  // of 2; Nsight Compute, k = 4: long-scoreboard stalls 1.21 a warp instruction at 3 stages, 0.53 at 2).
   const bool eight_slots_four_warps =
       kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 && kTokens == 8 && K <= 4;
   // (Other decode calls skip the resident plan's occupancy lookups.)
@@ -253,7 +258,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     // (its warps and stages are the launch's if taken)
-    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : eight_slots_four_warps ? 4 : 0);
+    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : eight_slots_four_warps ? 4 : 0,
+                                             eight_slots_four_warps ? kGemvStages : 0);
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
     // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
