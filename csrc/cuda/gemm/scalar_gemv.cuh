@@ -596,18 +596,22 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by
   // adds (the next group of the unit: + wpu; the first of the next unit: + unit_tix_jump) instead of
   // recomputed from the unit (64-bit multiplies: ~40 instructions an item, ~10% of an M = 1 item's).
+  // Not x resident from 8 token slots: there the stepped values' registers made ptxas spill under the 128 cap
+  // (k = 4 at 8 slots, every k at 16; session 29), and those items are recomputed as grouped ones are.
+  constexpr bool kStepItems = !kGrouped && !(kXResident && kTokens >= 8);
   int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
   const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
   const T* x_chunk = x + chunk_row0 * cols;
   const auto fill_next = [&](bool codes_copied) {
     unsigned char* stage = ring + fill_at;
     fill_at = next_stage(fill_at);
-    if constexpr (kGrouped) {
+    if constexpr (!kStepItems) {
       const int64_t grp = warp_u + int64_t(fill_j) * wpu;
       if (!codes_copied)
         gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
-      gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
-                                    cols - grp * 256, lane);
+      if constexpr (!kXResident)
+        gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
+                                      cols - grp * 256, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
         fill_unit += unit_stride;
@@ -689,6 +693,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
     wait_all_but_ring();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
+    if constexpr (!kStepItems) col = 256 * (warp_u + int64_t(j) * wpu);
     const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
     const unsigned char* stage = ring + read_at;
     read_at = next_stage(read_at);
