@@ -31,12 +31,13 @@ def check(y, ref, what):
 def gemv_unit_slot_cases(dev="cuda"):
     """The dense GEMV with x resident in CTAs of several unit slots (every warp copies a share of the
     x image, which every slot reads: a missing wait or barrier is a race): 4 warps per unit, three
-    tiles (slots without a unit), 301 tiles with token chunks."""
+    tiles (slots without a unit), 301 tiles with token chunks and at 8 token slots (each item's index
+    recomputed from its unit, session 29)."""
     if dev != "cuda":
         return
     prev_w, prev_mode = kbit._C._set_gemv_unit_warps(4), kbit._C._set_gemv_x_resident(2)
     try:
-        for N, K, M in ((33, 4352, 16), (4801, 2080, 40)):
+        for N, K, M in ((33, 4352, 16), (4801, 2080, 40), (4801, 2080, 6), (33, 4352, 8)):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             p = kbit._C._gemv_launch_plan(M, N, K, 4)
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
