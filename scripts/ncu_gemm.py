@@ -32,12 +32,15 @@ def main():
     ap.add_argument("--aid", action="append", default=[], metavar="NAME=VALUE",
                     help="any other tuning aid, kbit._C._set_NAME(VALUE) (e.g. gemv_resident_stages=3); repeatable")
     a = ap.parse_args()
-    for aid in a.aid:
-        name, _, value = aid.partition("=")
-        getattr(kbit._C, f"_set_{name}")(int(value))
     kbit._C._set_gemv_split_cluster(a.split)
     kbit._C._set_gemv_staged_layout(a.layout)
     kbit._C._set_gemv_staged_stages(a.stages)
+    for aid in a.aid:  # (after the options above: an --aid of the same setter wins)
+        name, eq, value = aid.partition("=")
+        setter = getattr(kbit._C, f"_set_{name}", None)
+        if not eq or setter is None:
+            ap.error(f"--aid {aid!r}: expected NAME=VALUE with kbit._C._set_NAME a tuning aid")
+        setter(int(value))
     dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     shape = (a.experts, a.N, a.K) if a.experts else (a.N, a.K)
     qw = kbit.quantize(torch.randn(*shape, device="cuda", dtype=dtype), k=a.k)

@@ -40,6 +40,7 @@ def gemv_unit_slot_cases(dev="cuda"):
         for N, K, M in ((33, 4352, 16), (4801, 2080, 40), (4801, 2080, 6), (33, 4352, 8)):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             p = kbit._C._gemv_launch_plan(M, N, K, 4)
+            assert p["x_resident"], p
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             y = torch.ops.kbit.gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4, "mma")
             check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T,

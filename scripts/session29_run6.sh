@@ -25,12 +25,12 @@ for round in 1 2; do
     echo "$v round $round rc=$?"
   done
 done
-python3 - <<'PY'
-import json
+R=$R python3 - <<'PY'
+import json, os
 res = {}
 for v in ("A", "B"):
     for rnd in (1, 2):
-        for r in json.load(open(f"/tmp/s29/r6/{v}-{rnd}/gemv-launch.json"))["rows"]:
+        for r in json.load(open(f"{os.environ['R']}/{v}-{rnd}/gemv-launch.json"))["rows"]:
             res.setdefault((r["shape"], r["M"]), {}).setdefault(v, []).append(r["us"]["1:1:1:0:8:0:-1:1:-1:0"])
 print("| shape | M | A | B |")
 for (s, M), d in res.items():

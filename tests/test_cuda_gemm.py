@@ -626,6 +626,18 @@ def test_gemv_decode_x_resident_plan():
             # 8B gate/up: 896 tiles on 396 staged CTAs at k = 4, on 528 (1.7 rounds, 16 groups) at k = 2, 3, 5
             assert all(plan(M, 14336, 4096, k)["x_resident"] for k in KS)
             assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
+        for M in (6, 8):  # 8B gate/up at 8 token slots: four 4-warp slots, 2 stages
+            p = plan(M, 14336, 4096, 4)
+            assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"]) == (True, 16, 4, 2), p
+    # the aids override the 8-slot rule's warps and stages (the rule's own x-resident decision, mode 1)
+    for aid, value, field in ((kbit._C._set_gemv_resident_stages, 3, "ring_stages"),
+                              (kbit._C._set_gemv_unit_warps, 8, "warps_per_unit")):
+        prev = aid(value)
+        try:
+            p = plan(8, 14336, 4096, 4)
+        finally:
+            aid(prev)
+        assert (p["x_resident"] or not _is_h100()) and (not p["x_resident"] or p[field] == value), (field, p)
     prev = kbit._C._set_gemv_x_resident(0)
     try:
         assert not any(plan(M, 28672, 8192, 4)["x_resident"] for M in (2, 3, 4))

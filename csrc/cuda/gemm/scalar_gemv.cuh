@@ -693,7 +693,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
     wait_all_but_ring();
     __syncwarp();  // every lane's copies of this item landed (x and absmax are read across lanes)
-    if constexpr (!kStepItems) col = 256 * (warp_u + int64_t(j) * wpu);
+    if constexpr (kXResident && !kStepItems) col = 256 * (warp_u + int64_t(j) * wpu);  // (grouped: stepped, as before)
     const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
     const unsigned char* stage = ring + read_at;
     read_at = next_stage(read_at);

@@ -243,8 +243,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const bool decode_reside = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 &&
                              args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && reuse_pays;
   const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
-  // 5-8 rows (8 token slots, k <= 4), where the rule below takes x resident: 4 warps per unit in unit slots, not the
-  // critical-path chooser's (session 29 run 1, us, chooser / 4 warps per unit, M = 5 / 8; k = 4 unless said): 8B
+  // 8 token slots (5-8 rows; fewer with the slot-floor aid), k <= 4, where the rule below takes x resident (decided
+  // with the chooser's plan, as before): 4 warps per unit in unit slots, not the critical-path chooser's (session 29 run 1, us, chooser / 4 warps per unit, M = 5 / 8; k = 4 unless said): 8B
   // gate/up 16 warps per unit, 17.86 / 18.60 against 16.96 / 17.21 (k = 2 M = 8 14.73 / 14.46, k = 3 15.94 / 14.50);
   // GLM shared gate/up 8, 8.72 / 9.03 against 8.53 / 8.78; 70B and Qwen3 gate/up: the chooser's pick is 4. At k = 5
   // the 16-warp unit won (8B M = 8 25.36 against 26.23); at 16 slots it depends on the shape (Qwen3 Q M = 16: 8
@@ -258,8 +258,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     // (its warps and stages are the launch's if taken)
-    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : eight_slots_four_warps ? 4 : 0,
-                                             eight_slots_four_warps ? kGemvStages : 0);
+    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : 0);
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
     // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
@@ -268,6 +267,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                  (gemv_x_resident() == 2 ||
                   (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
     if (x_resident) chosen = resident;
+    if (x_resident && eight_slots_four_warps) {
+      const WarpChoice four = choose_warps(true, 4, kGemvStages);
+      if (four.warps_per_sm > 0) chosen = four;
+    }
   }
   // The CTA layout of a dense x-staged launch (GemvStagedLayout; the rule: kSingle): one token chunk of up to
   // kGemvShuffleMaxTokens slots; with unit slots (the tuning aid), the staged rule's warps per unit in as many slots
