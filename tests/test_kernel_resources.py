@@ -1,0 +1,126 @@
+"""The built extension's kernels keep their registers: no new stack (register spills) in the dense decode GEMV.
+
+Session 29 found the x-resident GEMV kernels of 8 and 16 token slots spilling under their 128-register cap since
+session 27 (a change to the item loop added live 64-bit values), which cost up to 23% at M = 8-32 on the H200 and
+went unnoticed for two sessions: no test looked at the compiled code. This reads the resources of the extension's
+own sm_90a code (`cuobjdump -res-usage`, no GPU needed) and checks every dense mma-decode GEMV kernel
+(scalar_gemv_kernel, not grouped, one unit per CTA layout, x staged or resident): its stack must be 0 bytes, or at
+most the bytes listed in KNOWN_STACK (measured, session 29; lower is fine).
+
+cuobjdump comes with the CUDA toolkit, or from PyPI (`pip install nvidia-cuda-cuobjdump`, .ci/run installs it);
+KBIT_CUOBJDUMP names one explicitly. Skips where none is found or the CUDA kernels were not compiled.
+
+    python tests/test_kernel_resources.py    # the table of every scalar_gemv kernel with a stack
+"""
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import kbit
+
+# (k, token slots, x resident) -> the most stack bytes allowed (fp16 and bf16 alike), session 29's build:
+# x resident at 16 slots (k = 2, 3: 8; k = 5: 40) and at 3 slots (k = 4: 8). Their cost was not measured.
+KNOWN_STACK = {(2, 16, True): 8, (3, 16, True): 8, (5, 16, True): 40, (4, 3, True): 8}
+
+_GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"
+                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)EE")
+_MMA = 2  # GemvDecode::kMma
+
+
+def find_cuobjdump():
+    """The cuobjdump to use, or None."""
+    candidates = [os.environ.get("KBIT_CUOBJDUMP"), shutil.which("cuobjdump")]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "cuobjdump"))
+    spec = importlib.util.find_spec("nvidia")  # the PyPI wheel: site-packages/nvidia/cu*/bin/cuobjdump
+    for root in (spec.submodule_search_locations if spec else None) or []:
+        candidates += sorted(glob.glob(os.path.join(root, "cu*", "bin", "cuobjdump")))
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
+def kernel_resources(tool, library):
+    """[(mangled name, registers, stack bytes)] of every kernel in library's device code."""
+    return parse_resources(subprocess.run([tool, "-res-usage", library], capture_output=True, text=True,
+                                          check=True).stdout)
+
+
+def parse_resources(text):
+    """cuobjdump -res-usage's output -> [(mangled name, registers, stack bytes)]."""
+    rows, name = [], None
+    for line in text.splitlines():
+        m = re.search(r"Function (\S+):", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.search(r"REG:(\d+) STACK:(\d+)", line)
+        if m and name:
+            rows.append((name, int(m.group(1)), int(m.group(2))))
+            name = None
+    return rows
+
+
+def dense_gemv_stacks(rows):
+    """{(k, token slots, x resident, fp16?): stack} of the dense mma-decode GEMV kernels, one unit per CTA."""
+    found = {}
+    for name, _, stack in rows:
+        m = _GEMV.search(name)
+        if not m:
+            continue
+        k, slots, grouped, decode, resident, row_schedule, layout = map(int, m.groups())
+        if grouped or decode != _MMA or row_schedule or layout != 0:
+            continue
+        found[(k, slots, bool(resident), "Half" in name)] = stack
+    return found
+
+
+def _inputs():
+    if not kbit.cuda_kernels_compiled():
+        pytest.skip("the CUDA kernels were not compiled")
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("no cuobjdump (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
+    return tool, kbit._C.__file__
+
+
+def test_dense_gemv_kernels_do_not_spill():
+    tool, library = _inputs()
+    stacks = dense_gemv_stacks(kernel_resources(tool, library))
+    # every k, both dtypes; x staged at 1-4, 8, 16 slots and x resident at 2-4, 8, 16 (the parse found them all)
+    for k in (2, 3, 4, 5):
+        for fp16 in (True, False):
+            for slots in (1, 2, 3, 4, 8, 16):
+                assert (k, slots, False, fp16) in stacks, (k, slots, fp16, sorted(stacks))
+            for slots in (2, 3, 4, 8, 16):
+                assert (k, slots, True, fp16) in stacks, (k, slots, fp16, sorted(stacks))
+    over = {key: stack for key, stack in stacks.items() if stack > KNOWN_STACK.get(key[:3], 0)}
+    assert not over, ("dense GEMV kernels with more stack (spills) than allowed, (k, slots, x resident, fp16): "
+                      f"bytes: {over}; allowed {KNOWN_STACK}. Check ptxas (-Xptxas -v) and time the kernel before "
+                      "raising an allowance.")
+
+
+def test_parser_reads_resource_lines():
+    # the parser against cuobjdump's format (a fixed sample: no tool needed)
+    sample = ("Resource usage:\n Common:\n  GLOBAL:0\n Function "
+              "_ZN4kbit4cuda18scalar_gemv_kernelIN3c104HalfELi4ELi8ELb0ELNS0_10GemvDecodeE2ELb1ELb0ELNS0_16GemvStaged"
+              "LayoutE0EEEvNS0_10TcGemmArgsE:\n  REG:128 STACK:24 SHARED:1024 LOCAL:0 CONSTANT[0]:704 TEXTURE:0\n"
+              " Function _ZN4kbit4cuda18scalar_gemv_kernelIN3c108BFloat16ELi2ELi1ELb1ELNS0_10GemvDecodeE2ELb0ELb0ELNS0_"
+              "16GemvStagedLayoutE0EEEvNS0_10TcGemmArgsE:\n  REG:128 STACK:0 SHARED:1024 LOCAL:0\n")
+    rows = parse_resources(sample)
+    assert [(r[1], r[2]) for r in rows] == [(128, 24), (128, 0)]
+    assert dense_gemv_stacks(rows) == {(4, 8, True, True): 24}  # (the grouped kernel is not a dense one)
+
+
+if __name__ == "__main__":
+    tool = find_cuobjdump()
+    if tool is None:
+        raise SystemExit("no cuobjdump found")
+    for (k, slots, resident, fp16), stack in sorted(dense_gemv_stacks(kernel_resources(tool, kbit._C.__file__)).items()):
+        if stack:
+            print(f"k={k} slots={slots:2d} {'x resident' if resident else 'x staged  '} "
+                  f"{'fp16' if fp16 else 'bf16'}: {stack} bytes of stack")
