@@ -240,19 +240,20 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // k = 5 22.22 / 23.46 / 23.63 against 22.05 / 22.57 / 22.93 (GLM shared gate/up, 8 groups, lost at 1.6 rounds).
   const int64_t groups = (args.K + 255) / 256;
   const bool reuse_pays = tiles >= 2 * staged_ctas || (groups >= 16 && 2 * tiles >= 3 * staged_ctas);
-  const bool decode_reside = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 &&
-                             args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && reuse_pays;
+  // (the decode rules below: dense mma decode, one token chunk, the x-resident aid at the rule)
+  const bool decode_rules = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1;
+  const bool decode_reside = decode_rules && args.M >= 2 && kTokens <= kGemvShuffleMaxTokens && reuse_pays;
   const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
-  // 8 token slots (5-8 rows; fewer with the slot-floor aid), k <= 4, where the rule below takes x resident (decided
-  // with the chooser's plan, as before): 4 warps per unit in unit slots, not the critical-path chooser's (session 29 run 1, us, chooser / 4 warps per unit, M = 5 / 8; k = 4 unless said): 8B
-  // gate/up 16 warps per unit, 17.86 / 18.60 against 16.96 / 17.21 (k = 2 M = 8 14.73 / 14.46, k = 3 15.94 / 14.50);
-  // GLM shared gate/up 8, 8.72 / 9.03 against 8.53 / 8.78; 70B and Qwen3 gate/up: the chooser's pick is 4. At k = 5
-  // the 16-warp unit won (8B M = 8 25.36 against 26.23); at 16 slots it depends on the shape (Qwen3 Q M = 16: 8
-  // warps 6.26, 4 warps 7.82). And 2 ring stages, not the most that keep the CTAs per SM (run 4, 8B M = 8, one CTA
-  // of four slots: k = 4 15.82 us at 2 stages against 17.26 at 3; k = 3 15.13 at 3 against 14.48 in two 8-warp CTAs
-  // of 2; Nsight Compute, k = 4: long-scoreboard stalls 1.21 a warp instruction at 3 stages, 0.53 at 2).
-  const bool eight_slots_four_warps =
-      kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1 && kTokens == 8 && K <= 4;
+  // 8 token slots (5-8 rows; fewer with the slot-floor aid), k <= 4, where the rule below takes x resident (decided with
+  // the chooser's plan, as before): 4 warps per unit in unit slots, not the critical-path chooser's (session 29 run 1,
+  // us, chooser / 4 warps per unit, M = 5 / 8; k = 4 unless said): 8B gate/up 16 warps per unit, 17.86 / 18.60 against
+  // 16.96 / 17.21 (k = 2 M = 8 14.73 / 14.46, k = 3 15.94 / 14.50); GLM shared gate/up 8, 8.72 / 9.03 against 8.53 /
+  // 8.78; 70B and Qwen3 gate/up: the chooser's pick is 4. At k = 5 the 16-warp unit won (8B M = 8 25.36 against 26.23);
+  // at 16 slots it depends on the shape (Qwen3 Q M = 16: 8 warps 6.26, 4 warps 7.82). And 2 ring stages, not the most
+  // that keep the CTAs per SM (run 4, 8B M = 8, one CTA of four slots: k = 4 15.82 us at 2 stages against 17.26 at 3; k =
+  // 3 15.13 at 3 against 14.48 in two 8-warp CTAs of 2; Nsight Compute, k = 4: long-scoreboard stalls 1.21 a warp
+  // instruction at 3 stages, 0.53 at 2).
+  const bool eight_slots_four_warps = decode_rules && kTokens == 8 && K <= 4;
   // (Other decode calls skip the resident plan's occupancy lookups.)
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
