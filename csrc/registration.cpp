@@ -213,6 +213,10 @@ PYBIND11_MODULE(_C, m) {
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
         "256 x 64 or an x image pass where four need none); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
         "64 tokens); returns the previous value");
+  m.def("_set_wgmma_tokens", &kbit::cuda::set_wgmma_tokens, pybind11::arg("tokens"),
+        "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
+        "M = 32, 64 to M = 64, 128 above); 16 or 32 four warpgroups on 256 rows; 64 the row tiles of _set_wgmma_row_tiles, "
+        "else the M = 33-64 rule's; 128 two warpgroups on 128 rows; returns the previous value");
   m.def("_set_wgmma_image_dependent_launch", [](const pybind11::object& mode) {
           // a bool would pass as 0 / 1 (True = 1 = never): the earlier form of this aid took one
           TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_image_dependent_launch: mode "

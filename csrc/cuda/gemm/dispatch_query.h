@@ -65,6 +65,10 @@ int set_wgmma_x_staging(int64_t mode);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
+// The wgmma kernel's token chunk at any M (0 = the rule; 16 or 32 = four warpgroups on 256 rows; 64 = the
+// row tiles of set_wgmma_row_tiles, else the M = 33..64 rule's; 128 = two warpgroups on 128 rows);
+// returns the previous value.
+int set_wgmma_tokens(int64_t tokens);
 // Whether the wgmma kernel's x image pass is launched with PDL (0 = the rule, WgmmaPlan; 1 never;
 // 2 always); returns the previous mode.
 int set_wgmma_image_dependent_launch(int64_t mode);

@@ -157,7 +157,15 @@ std::atomic<int> wgmma_splits_forced{0};
 std::atomic<int> wgmma_x_staging_mode{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_image_dependent_mode{0};
+std::atomic<int> wgmma_tokens_forced{0};
 }  // namespace
+
+int set_wgmma_tokens(int64_t tokens) {
+  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 128, "kbit._C._set_wgmma_tokens: "
+              "tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 (the row tiles of "
+              "_set_wgmma_row_tiles, else of the rule at M = 33-64) or 128 (two warpgroups on 128 rows); got ", tokens);
+  return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
+}
 
 int set_wgmma_row_tiles(int64_t row_tiles) {
   TORCH_CHECK(row_tiles == 0 || row_tiles == 8 || row_tiles == 16, "kbit._C._set_wgmma_row_tiles: row_tiles must be 0 "
@@ -216,15 +224,18 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
     return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false};
   };
-  if (M <= 32) return plan_for(wgmma_plan_shape_small(M));
+  const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
+  if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
+  if (tokens == 128) return plan_for({128, 8});
+  if (M <= 32 && tokens == 0) return plan_for(wgmma_plan_shape_small(M));
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
-  if (forced == 8 || M > 64) return plan_for({M <= 64 ? 64 : 128, 8});
-  // M = 33..64: two warpgroups on 128 rows, unless that takes more CTA waves than four on 256 rows
+  if (forced == 8 || (M > 64 && tokens == 0)) return plan_for({M <= 64 || tokens == 64 ? 64 : 128, 8});
+  // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on 256 rows
   // (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
   // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
-  const auto waves = [&](const WgmmaPlan& p) {  // (one token chunk: M <= 64 tokens)
+  const auto waves = [&](const WgmmaPlan& p) {
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
     return (wgmma_grid_ctas(M, N, p.shape, p.splits) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
   };
