@@ -22,6 +22,6 @@ cat $R/plans.log
 for t in 0 32 64; do
   ops=wgmma_gemm; [ $t = 0 ] && ops=gemm,wgmma_gemm
   timeout 150 python3 -c "import sys, kbit; kbit._C._set_wgmma_tokens($t); from benchmarks import ab_paths; sys.argv=['x','--ops','$ops','--shapes','$SHAPES','--ms','40,64,96,128','--ks','4','--out','$R/tokens$t']; ab_paths.main()" > $R/tokens$t.log 2>&1
-  echo "== tokens $t rc=$?"; grep "^| 4 |" $R/tokens$t/*.md | sed 's|.*/ab-||' | tr -s ' ' | tr '\n' ';' | sed 's/;/\n/g' | head -40
+  echo "== tokens $t rc=$?"; grep -hE "^## |^\| 4 \|" $R/tokens$t/*.md | tr -s " " | paste -sd" " | sed "s/## /\n/g"
 done
 tar -czf $OUT/run${RUN:-1}.tar.gz -C $R .
