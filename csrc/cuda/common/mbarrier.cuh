@@ -30,6 +30,17 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
 #endif
 }
 
+// mbarrier_arrive where `arrive`, as one predicated instruction (no branch): wgmma loops arrive
+// between asynchronous wgmmas, and a branch there makes ptxas serialize them (wgmma_gemm.cuh).
+__device__ __forceinline__ void mbarrier_arrive_if(bool arrive, uint64_t* bar) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n"
+               ::"r"(smem_address(bar)), "r"(static_cast<int>(arrive)) : "memory");
+#else
+  if (arrive) mbarrier_arrive(bar);
+#endif
+}
+
 // Block until the phase with this parity (0 for the first phase, then 1, 0, ...) completed.
 // sm_90 has try_wait (the hardware suspends the thread for a while); sm_80/86/89 poll
 // test_wait.

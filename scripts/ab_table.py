@@ -1,0 +1,47 @@
+"""Side by side: the ab_paths JSONs of several builds or settings (one directory each), per (shape, k, M).
+
+    python scripts/ab_table.py base-1=DIR new-1=DIR base-2=DIR ... [--path wgmma_gemm]
+
+Prints a Markdown table: each label's time of `--path` (us) and cuBLAS fp16's from the first label's run,
+then each later label's time over the first's (rounds of the same build are labels of their own).
+"""
+import argparse
+import glob
+import json
+
+
+def load(directory, path):
+    times, fp16 = {}, {}
+    for name in glob.glob(f"{directory}/ab-*.json"):
+        for r in json.load(open(name))["rows"]:
+            if r["path"] == "fp16":
+                fp16[(r["shape"], r["M"])] = r["us"]
+            elif r["path"] == path:
+                times[(r["shape"], r["k"], r["M"])] = r["us"]
+    return times, fp16
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="+", metavar="LABEL=DIR")
+    ap.add_argument("--path", default="wgmma_gemm")
+    a = ap.parse_args()
+    labels, data = [], []
+    for run in a.runs:
+        label, _, directory = run.partition("=")
+        labels.append(label)
+        data.append(load(directory, a.path))
+    keys = sorted(set().union(*(d[0].keys() for d in data)), key=lambda x: (x[0], x[1], x[2]))
+    print("| shape | k | M | fp16 | " + " | ".join(labels) + " | " + " | ".join(f"{l} / {labels[0]}" for l in labels[1:]) + " |")
+    print("|---|---:|---:|---:|" + "---:|" * (2 * len(labels) - 1))
+    for key in keys:
+        ts = [d[0].get(key) for d in data]
+        fp = data[0][1].get((key[0], key[2]))
+        cells = [f"{t:.2f}" if t else "-" for t in ts]
+        ratios = [f"{t / ts[0]:.3f}" if t and ts[0] else "-" for t in ts[1:]]
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {fp:.2f} | " if fp else f"| {key[0]} | {key[1]} | {key[2]} | - | ", end="")
+        print(" | ".join(cells + ratios) + " |")
+
+
+if __name__ == "__main__":
+    main()
