@@ -1123,6 +1123,31 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
         assert_bitwise_equal(four, y)
 
 
+@pytest.mark.parametrize("tokens", [16, 32, 64, 128])
+@pytest.mark.parametrize("M", [40, 100])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
+    # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run
+    # 3-7 chunks, the last partly filled), 64 (the row-tiles rule's shape) and 128 (two warpgroups) at any M, on
+    # 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits)
+    skip_unless_runs("wgmma_gemm", k, M)
+    qw, W_hat = weight(k, 300, 2080, dtype)
+    x = acts(M, 2080, dtype, "wgtokens")
+    previous = kbit._C._set_wgmma_tokens(tokens)
+    try:
+        plan = kbit._C._wgmma_launch_plan(M, 300, 2080, k)
+        y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+        again = torch.ops.kbit.wgmma_gemm(x.clone(), qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    finally:
+        assert kbit._C._set_wgmma_tokens(previous) == tokens
+    assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens == 128 else 16 if tokens < 64 else
+                                                              plan["row_tiles"]), plan
+    assert plan["ctas"] == -(-M // tokens) * -(-19 // plan["row_tiles"]) * plan["splits"], plan  # 19 row tiles
+    check(y, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+
+
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x 128 tokens above 64; at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
@@ -1193,8 +1218,12 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 3):
         with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .never. or 2 .always.; got " + str(bad)):
             kbit._C._set_wgmma_image_dependent_launch(bad)
+    for bad in (-1, 8, 48, 256):
+        with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
+            kbit._C._set_wgmma_tokens(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
     assert kbit._C._set_wgmma_row_tiles(0) == 0 and kbit._C._set_wgmma_image_dependent_launch(0) == 0
+    assert kbit._C._set_wgmma_tokens(0) == 0
 
 
 @pytest.mark.parametrize("M", [16, 100])

@@ -1,4 +1,5 @@
-"""The built extension's kernels keep their registers: no new stack (register spills) in the dense decode GEMV.
+"""The built extension's kernels keep their registers and their asynchrony: no new stack (register spills) in the
+dense decode GEMV, no serialized wgmmas in the wgmma GEMM.
 
 Session 29 found the x-resident GEMV kernels of 8 and 16 token slots spilling under their 128-register cap since
 session 27 (a change to the item loop added live 64-bit values), which cost up to 23% at M = 8-32 on the H200 and
@@ -6,6 +7,12 @@ went unnoticed for two sessions: no test looked at the compiled code. This reads
 own sm_90a code (`cuobjdump -res-usage`, no GPU needed) and checks every dense mma-decode GEMV kernel
 (scalar_gemv_kernel, not grouped, one unit per CTA layout, x staged or resident): its stack must be 0 bytes, or at
 most the bytes listed in KNOWN_STACK (measured, session 29; lower is fine).
+
+The wgmma GEMM keeps up to kWgInFlight (4) wgmmas in flight per warpgroup: each step waits until at most 3 are
+pending (`WARPGROUP.DEPBAR.LE gsb0, 0x3` in the SASS). Where ptxas cannot prove that safe it serializes them
+(warning C7513, which a quiet build does not show) and every step waits for its own wgmma (`gsb0, 0x0`). Session
+30 found that in half the kernels (a branch between the wgmmas; it cost no time there, but the next cause may); test_wgmma_kernels_keep_wgmmas_in_flight reads
+each wgmma kernel's SASS (`cuobjdump -sass -fun`) and allows one full wait: the drain after the main loop.
 
 cuobjdump comes with the CUDA toolkit, or from PyPI (`pip install nvidia-cuda-cuobjdump`, .ci/run installs it);
 KBIT_CUOBJDUMP names one explicitly. Skips where none is found or the CUDA kernels were not compiled.
@@ -102,6 +109,49 @@ def test_dense_gemv_kernels_do_not_spill():
     assert not over, ("dense GEMV kernels with more stack (spills) than allowed, (k, slots, x resident, fp16): "
                       f"bytes: {over}; allowed {KNOWN_STACK}. Check ptxas (-Xptxas -v) and time the kernel before "
                       "raising an allowance.")
+
+
+_WGMMA = re.compile(r"wgmma_gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)ELb([01])EE")
+
+
+def wgmma_waits(sass):
+    """One kernel's SASS -> (wgmma instructions, waits for all of them to complete, waits leaving some pending)."""
+    mmas = len(re.findall(r"\bHGMMA\.", sass))
+    full = len(re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x0\b", sass))
+    partial = len(re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x[1-9]\b", sass))
+    return mmas, full, partial
+
+
+def test_wgmma_kernels_keep_wgmmas_in_flight():
+    tool, library = _inputs()
+    names = [name for name, _, _ in kernel_resources(tool, library) if _WGMMA.search(name)]
+    if not names:
+        pytest.skip("no wgmma kernels in this build (no sm_90a target)")
+    # every k, both dtypes, the five CTA shapes, x staged and the image
+    shapes = {tuple(map(int, _WGMMA.search(n).groups())) + ("Half" in n,) for n in names}
+    assert len(shapes) == 4 * 5 * 2 * 2, sorted(shapes)
+    listing = subprocess.run([tool, "-sass", "-fun", ",".join(names), library], capture_output=True, text=True,
+                             check=True).stdout
+    sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
+    assert sorted(sass_of) == sorted(names), "cuobjdump -sass listed other functions than those asked for"
+    serialized = {}
+    for name, sass in sass_of.items():
+        mmas, full, partial = wgmma_waits(sass)
+        assert mmas >= 16, (name, mmas)  # a group's 16 steps, unrolled
+        if full > 1 or partial == 0:
+            serialized[name] = (mmas, full, partial)
+    assert not serialized, ("wgmma kernels whose wgmmas ptxas serialized (every step waits for its own: C7513; "
+                            f"build with -Xptxas -v to see why), name: (wgmmas, full waits, partial waits): {serialized}")
+
+
+def test_wgmma_wait_parser():
+    pipelined = ("HGMMA.64x16x16.F32 R24, R32, gdesc[UR8], R24, gsb0 ;\nWARPGROUP.DEPBAR.LE gsb0, 0x3 ;\n" * 16
+                 + "WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n")
+    assert wgmma_waits(pipelined) == (16, 1, 16)
+    serialized = "HGMMA.64x16x16.F32 R24, R32, gdesc[UR8], R24, gsb0 ;\nWARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n" * 16
+    assert wgmma_waits(serialized) == (16, 16, 0)
+    assert _WGMMA.search("_ZN4kbit4cuda17wgmma_gemm_kernelIN3c104HalfELi4ELi16ELi16ELb0EEEvNS0_10TcGemmArgsE").groups() \
+        == ("4", "16", "16", "0")
 
 
 def test_parser_reads_resource_lines():

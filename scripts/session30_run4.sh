@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 30, device run 4 (carried build: main's, with the wgmma fix and run 3's re-tuned H200 table): the numbers of
+# record (kbit.gemm against cuBLAS fp16 in the same run: k = 4 at M = 1-128 on eight shapes; k = 2, 3, 5 on three at
+# M = 1-16); compute-sanitizer memcheck and racecheck on the wgmma cluster cases (the predicated stage release);
+# the GPU tests of the GEMM files (test_cuda_gemm, dependent launch, nn, block) and the kernel-resource tests.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/gpu_build.sh
+export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
+LOGS=/tmp/s30; R=$LOGS/r${RUN:-4}; mkdir -p $R; start_device_run || exit 1
+timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
+  --ms 1,4,8,16,32,64,128 --ks 4 --out $R/gemm-k4 > $R/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
+python3 scripts/ab_table.py main=$R/gemm-k4 --path gemm | tee $R/gemm-k4-table.md
+timeout 80 python3 -m benchmarks.ab_paths --ops gemm --shapes glm_shared_gu,llama8b_gu,llama70b_gu --ms 1,4,8,16 --ks 2,3,5 \
+  --out $R/gemm-ks > $R/gemm-ks.log 2>&1; echo "gemm-ks rc=$?"
+python3 scripts/ab_table.py main=$R/gemm-ks --path gemm | tee $R/gemm-ks-table.md
+for tool in memcheck racecheck; do
+  timeout 60 compute-sanitizer --tool $tool --error-exitcode 99 python3 scripts/sanitize_cases.py cuda wgmma-splits \
+    > $R/sanitize_$tool.log 2>&1
+  echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|sanitize_cases' $R/sanitize_$tool.log | tail -2 | tr '\n' ' ')"
+done
+timeout 260 python3 -m pytest tests/test_cuda_gemm.py tests/test_dependent_launch.py tests/test_nn.py tests/test_block.py \
+  tests/test_kernel_resources.py -q > $R/tests.log 2>&1
+echo "tests rc=$?"; grep -E "^FAILED|passed|failed" $R/tests.log | tail -8 | cut -c1-300
+tar -czf $OUT/run${RUN:-4}.tar.gz -C $R .
