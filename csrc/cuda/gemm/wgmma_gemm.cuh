@@ -18,7 +18,7 @@
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
 //   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
 //   write it straight from x (loads, a transpose in registers, stores: the consumers the first
-//   group's after the pair table, the producer threads every later one's; the host picks
+//   group's before the CTA barrier, the producer threads every later one's; the host picks
 //   this where no stage refills, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // What the kernel reads besides the stages' copies is requested first, before the producers'
   // copies fill the memory queues: the codebook (above), a consumer thread's two row scales (rows
   // g and g + 8 of its tile, applied at the end) and, kXStaged, the first group's x (consumer
-  // thread c: items c + u kConsumerThreads < 8 TN, stored after the pair table's build). A per-CTA
+  // thread c: items c + u kConsumerThreads < 8 TN, stored before the CTA barrier). A per-CTA
   // trace (session 19) showed these loads, issued after the copies, landing 2000-5000 cycles late
   // and holding up the table barrier and the epilogue.
   const int g = lane >> 2, t = lane & 3;
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
   // per producer thread (kXStaged: after its part of x from group 1 on; group 0's x is the
-  // consumers', stored after the pair table), else one per producer warp's lane 0.
+  // consumers', stored before the CTA barrier), else one per producer warp's lane 0.
   constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
   // !kXStaged: producer warp 0's lane copies the image's block of group grp_begin + j (after the PDL wait)
@@ -270,7 +270,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
       for (int j = 0; j < S && j < n_groups; ++j) copy_stage(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
-  __syncthreads();  // the codebook staged, the barriers initialized; the CTA's only barrier
+  if (x_first_mine) {  // stage 0's x region (the copies fill only its weight tiles)
+#pragma unroll
+    for (int u = 0; u < kFirstItems; ++u)
+      if (const int i = threadIdx.x + u * kConsumerThreads; i < 8 * TN) store_x_item<TN>(x_first[u], stages, i);
+    fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
+  }
+  __syncthreads();  // the codebook staged, the barriers initialized, group 0's x stored; the CTA's only barrier
 
   // The producers never read the pair table: they go on to their copies (!kXStaged: producer warp 0's
   // lane to the PDL wait and the image's first blocks) while the consumers build it.
@@ -283,7 +289,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
           if (lane == 0) copy_stage(j);  // waits for the release itself
           else mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);
         }
-        if (j > 0) {  // group 0's x: the consumers, after the pair table
+        if (j > 0) {  // group 0's x: the consumers, before the CTA barrier
 #pragma unroll
           for (int b = 0; b < kXItems<TN> / kXBatch<TN>; ++b) {
             if (b > 0) load_x_batch<TN>(x_next, x, M, cols, tok0, grp_begin + j, x_thread, b);
@@ -304,17 +310,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   }
 
   build_pair_table<c10::Half, K>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
-  // kXStaged: group 0's x into stage 0's x region (the copies fill only its weight tiles; the producers stage x
-  // from group 1 on). Stored after the table, so that the table's build overlaps the loads' latency (before
-  // session 30 they were stored before the CTA barrier, which then waited for them); read by this CTA's
-  // wgmmas only, after the consumers' barrier below.
-  if (x_first_mine) {
-#pragma unroll
-    for (int u = 0; u < kFirstItems; ++u)
-      if (const int i = threadIdx.x + u * kConsumerThreads; i < 8 * TN) store_x_item<TN>(x_first[u], stages, i);
-    fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
-  }
-  named_barrier_sync(3, kConsumerThreads);  // the table (and group 0's x)
+  named_barrier_sync(3, kConsumerThreads);  // the table
 
   // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
   const bool has_tile = cta_tile0 + warp < NT;
