@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 30, device run 7 (two H200s; carried build: main's, as runs 4-5): tests/test_multi_gpu.py, which no session
-# since 25 had run (it needs two GPUs).
+# Session 30, device run 7 (two H200s; carried build: main's, as runs 4-5): tests/test_multi_gpu.py (it needs two GPUs:
+# every session since 19 skipped its 5 tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
