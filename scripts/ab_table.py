@@ -11,12 +11,15 @@ import json
 
 
 def load(directory, path):
+    """{(shape, k, M): us} of `path` and {(shape, M): us} of cuBLAS fp16 in the directory's ab-*.json (one run's)."""
     times, fp16 = {}, {}
-    for name in glob.glob(f"{directory}/ab-*.json"):
-        for r in json.load(open(name))["rows"]:
+    for name in sorted(glob.glob(f"{directory}/ab-*.json")):
+        with open(name) as f:
+            rows = json.load(f)["rows"]
+        for r in rows:
             if r["path"] == "fp16":
                 fp16[(r["shape"], r["M"])] = r["us"]
-            elif r["path"] == path:
+            if r["path"] == path:
                 times[(r["shape"], r["k"], r["M"])] = r["us"]
     return times, fp16
 
@@ -31,15 +34,16 @@ def main():
         label, _, directory = run.partition("=")
         labels.append(label)
         data.append(load(directory, a.path))
-    keys = sorted(set().union(*(d[0].keys() for d in data)), key=lambda x: (x[0], x[1], x[2]))
-    print("| shape | k | M | fp16 | " + " | ".join(labels) + " | " + " | ".join(f"{l} / {labels[0]}" for l in labels[1:]) + " |")
+    keys = sorted(set().union(*(d[0].keys() for d in data)), key=lambda x: (x[0], x[1] or 0, x[2]))
+    ratios_head = " | ".join(f"{label} / {labels[0]}" for label in labels[1:])
+    print("| shape | k | M | fp16 | " + " | ".join(labels) + " | " + ratios_head + " |")
     print("|---|---:|---:|---:|" + "---:|" * (2 * len(labels) - 1))
     for key in keys:
         ts = [d[0].get(key) for d in data]
         fp = data[0][1].get((key[0], key[2]))
-        cells = [f"{t:.2f}" if t else "-" for t in ts]
-        ratios = [f"{t / ts[0]:.3f}" if t and ts[0] else "-" for t in ts[1:]]
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {fp:.2f} | " if fp else f"| {key[0]} | {key[1]} | {key[2]} | - | ", end="")
+        cells = [f"{t:.2f}" if t is not None else "-" for t in ts]
+        ratios = [f"{t / ts[0]:.3f}" if t is not None and ts[0] else "-" for t in ts[1:]]
+        print(f"| {key[0]} | {key[1]} | {key[2]} | " + (f"{fp:.2f}" if fp is not None else "-") + " | ", end="")
         print(" | ".join(cells + ratios) + " |")
 
 

@@ -1129,7 +1129,7 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
     # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run
-    # 3-7 chunks, the last partly filled), 64 (the row-tiles rule's shape) and 128 (two warpgroups) at any M, on
+    # 2-7 chunks, the last partly filled), 64 (the row-tiles rule's shape) and 128 (two warpgroups) at any M, on
     # 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits)
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, 300, 2080, dtype)

@@ -11,11 +11,13 @@ most the bytes listed in KNOWN_STACK (measured, session 29; lower is fine).
 The wgmma GEMM keeps up to kWgInFlight (4) wgmmas in flight per warpgroup: each step waits until at most 3 are
 pending (`WARPGROUP.DEPBAR.LE gsb0, 0x3` in the SASS). Where ptxas cannot prove that safe it serializes them
 (warning C7513, which a quiet build does not show) and every step waits for its own wgmma (`gsb0, 0x0`). Session
-30 found that in half the kernels (a branch between the wgmmas; it cost no time there, but the next cause may); test_wgmma_kernels_keep_wgmmas_in_flight reads
-each wgmma kernel's SASS (`cuobjdump -sass -fun`) and allows one full wait: the drain after the main loop.
+30 found that in half the kernels (a branch between the wgmmas; it cost no time there, but the next cause may).
+test_wgmma_kernels_keep_wgmmas_in_flight reads each wgmma kernel's SASS (`cuobjdump -sass -fun`) and allows one full
+wait: the drain after the main loop.
 
 cuobjdump comes with the CUDA toolkit, or from PyPI (`pip install nvidia-cuda-cuobjdump`, .ci/run installs it);
-KBIT_CUOBJDUMP names one explicitly. Skips where none is found or the CUDA kernels were not compiled.
+KBIT_CUOBJDUMP names one explicitly. `cuobjdump -sass` also needs nvdisasm (the toolkit's, or `pip install
+nvidia-cuda-nvdisasm`; KBIT_NVDISASM). Skips where a tool is not found or the CUDA kernels were not compiled.
 
     python tests/test_kernel_resources.py    # the table of every scalar_gemv kernel with a stack
 """
@@ -39,22 +41,30 @@ _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)E
 _MMA = 2  # GemvDecode::kMma
 
 
-def find_cuobjdump():
-    """The cuobjdump to use, or None."""
-    candidates = [os.environ.get("KBIT_CUOBJDUMP"), shutil.which("cuobjdump")]
+def find_cuda_tool(name, variable, near=None):
+    """The CUDA binary tool `name` to use (the path in $variable, next to `near`, on PATH, in the toolkit, from its PyPI
+    wheel), or None."""
+    candidates = [os.environ.get(variable), os.path.join(os.path.dirname(near), name) if near else None,
+                  shutil.which(name)]
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
-            candidates.append(os.path.join(home, "bin", "cuobjdump"))
-    spec = importlib.util.find_spec("nvidia")  # the PyPI wheel: site-packages/nvidia/cu*/bin/cuobjdump
+            candidates.append(os.path.join(home, "bin", name))
+    spec = importlib.util.find_spec("nvidia")  # the PyPI wheels: site-packages/nvidia/cu*/bin/<name>
     for root in (spec.submodule_search_locations if spec else None) or []:
-        candidates += sorted(glob.glob(os.path.join(root, "cu*", "bin", "cuobjdump")))
+        candidates += sorted(glob.glob(os.path.join(root, "cu*", "bin", name)))
     return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
 
 
-def kernel_resources(tool, library):
-    """[(mangled name, registers, stack bytes)] of every kernel in library's device code."""
-    return parse_resources(subprocess.run([tool, "-res-usage", library], capture_output=True, text=True,
-                                          check=True).stdout)
+def find_cuobjdump():
+    """The cuobjdump to use, or None."""
+    return find_cuda_tool("cuobjdump", "KBIT_CUOBJDUMP")
+
+
+def kernel_resources(tool, library, arch=None):
+    """[(mangled name, registers, stack bytes)] of every kernel in library's device code (of `arch`'s cubin only,
+    e.g. "sm_90a"; else of every cubin: a multi-arch build lists a kernel once per target)."""
+    command = [tool] + (["-arch", arch] if arch else []) + ["-res-usage", library]
+    return parse_resources(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
 
 
 def parse_resources(text):
@@ -97,7 +107,10 @@ def _inputs():
 
 def test_dense_gemv_kernels_do_not_spill():
     tool, library = _inputs()
-    stacks = dense_gemv_stacks(kernel_resources(tool, library))
+    # the sm_90a cubin's (the allowances were measured there; a multi-arch build lists each kernel once per target)
+    stacks = dense_gemv_stacks(kernel_resources(tool, library, "sm_90a"))
+    if not stacks:
+        pytest.skip("no sm_90a code in this build")
     # every k, both dtypes; x staged at 1-4, 8, 16 slots and x resident at 2-4, 8, 16 (the parse found them all)
     for k in (2, 3, 4, 5):
         for fp16 in (True, False):
@@ -124,14 +137,20 @@ def wgmma_waits(sass):
 
 def test_wgmma_kernels_keep_wgmmas_in_flight():
     tool, library = _inputs()
-    names = [name for name, _, _ in kernel_resources(tool, library) if _WGMMA.search(name)]
+    # cuobjdump -sass runs nvdisasm (the toolkit's, or `pip install nvidia-cuda-nvdisasm`), found on PATH
+    disassembler = find_cuda_tool("nvdisasm", "KBIT_NVDISASM", near=tool)
+    if disassembler is None:
+        pytest.skip("no nvdisasm for cuobjdump -sass (CUDA toolkit, or pip install nvidia-cuda-nvdisasm)")
+    env = dict(os.environ, PATH=os.path.dirname(disassembler) + os.pathsep + os.environ.get("PATH", ""))
+    # the sm_90a cubin's kernels only: other targets compile the kernel to a trap (wgmma needs sm_90a)
+    names = [name for name, _, _ in kernel_resources(tool, library, "sm_90a") if _WGMMA.search(name)]
     if not names:
         pytest.skip("no wgmma kernels in this build (no sm_90a target)")
     # every k, both dtypes, the five CTA shapes, x staged and the image
     shapes = {tuple(map(int, _WGMMA.search(n).groups())) + ("Half" in n,) for n in names}
     assert len(shapes) == 4 * 5 * 2 * 2, sorted(shapes)
-    listing = subprocess.run([tool, "-sass", "-fun", ",".join(names), library], capture_output=True, text=True,
-                             check=True).stdout
+    listing = subprocess.run([tool, "-arch", "sm_90a", "-sass", "-fun", ",".join(names), library], capture_output=True,
+                             text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
     assert sorted(sass_of) == sorted(names), "cuobjdump -sass listed other functions than those asked for"
     serialized = {}
@@ -150,8 +169,8 @@ def test_wgmma_wait_parser():
     assert wgmma_waits(pipelined) == (16, 1, 16)
     serialized = "HGMMA.64x16x16.F32 R24, R32, gdesc[UR8], R24, gsb0 ;\nWARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n" * 16
     assert wgmma_waits(serialized) == (16, 16, 0)
-    assert _WGMMA.search("_ZN4kbit4cuda17wgmma_gemm_kernelIN3c104HalfELi4ELi16ELi16ELb0EEEvNS0_10TcGemmArgsE").groups() \
-        == ("4", "16", "16", "0")
+    name = "_ZN4kbit4cuda17wgmma_gemm_kernelIN3c104HalfELi4ELi16ELi16ELb0EEEvNS0_10TcGemmArgsE"
+    assert _WGMMA.search(name).groups() == ("4", "16", "16", "0")
 
 
 def test_parser_reads_resource_lines():
@@ -170,7 +189,8 @@ if __name__ == "__main__":
     tool = find_cuobjdump()
     if tool is None:
         raise SystemExit("no cuobjdump found")
-    for (k, slots, resident, fp16), stack in sorted(dense_gemv_stacks(kernel_resources(tool, kbit._C.__file__)).items()):
+    for (k, slots, resident, fp16), stack in sorted(dense_gemv_stacks(kernel_resources(tool, kbit._C.__file__,
+                                                                                       "sm_90a")).items()):
         if stack:
             print(f"k={k} slots={slots:2d} {'x resident' if resident else 'x staged  '} "
                   f"{'fp16' if fp16 else 'bf16'}: {stack} bytes of stack")

@@ -141,7 +141,8 @@ int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
 
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 #ifdef KBIT_HAS_SM90A
-  // every shape wgmma_plan may pick for M (from M = 33 either warpgroup count)
+  // every shape wgmma_plan's rule may pick for M (from M = 33 either warpgroup count); a shape the tuning aids
+  // force fits too (the stages of every compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0)
   const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
                                   : fits({64, 16}) && fits({64, 8}) && (M <= 64 || fits({128, 8}));
@@ -161,9 +162,10 @@ std::atomic<int> wgmma_tokens_forced{0};
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
-  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 128, "kbit._C._set_wgmma_tokens: "
-              "tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 (the row tiles of "
-              "_set_wgmma_row_tiles, else of the rule at M = 33-64) or 128 (two warpgroups on 128 rows); got ", tokens);
+  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 128,
+              "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
+              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64) or 128 (two warpgroups on 128 "
+              "rows); got ", tokens);
   return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
 }
 
@@ -231,8 +233,8 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
   if (forced == 8 || (M > 64 && tokens == 0)) return plan_for({M <= 64 || tokens == 64 ? 64 : 128, 8});
-  // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on 256 rows
-  // (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
+  // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on
+  // 256 rows (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
   // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
   const auto waves = [&](const WgmmaPlan& p) {

@@ -89,7 +89,9 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // faster at M = 96-128 than four warpgroups on chunks of 64); at M = 33..64 two on 128 rows x 64
 // unless that takes more CTA waves than four on 256 rows or needs the x image pass where four do
 // not. kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
-// or 128 tokens), 16 = four (chunks of 64 tokens).
+// or 128 tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
+// any M (16 or 32: four warpgroups; 128: two; 64: the row tiles as above; session 30: chunks of
+// 32 at M = 40-128 lost to the rule everywhere).
 // image_dependent (!x_staged): the image pass launched with PDL (where PDL is on). Either way the
 // GEMM's set-up runs while the pass does (x_image.cu). With PDL the pass's CTAs also start early, on the SMs the kernel
 // before leaves free, and hold them until it completes; the rule takes it where the pass's and the
