@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 30, device run 7 (two H200s; carried build: main's, as runs 4-5): tests/test_multi_gpu.py (it needs two GPUs:
-# every session since 19 skipped its 5 tests).
+# its last run in docs/design.md: session 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
