@@ -21,6 +21,7 @@ nvidia-cuda-nvdisasm`; KBIT_NVDISASM). Skips where a tool is not found or the CU
 
     python tests/test_kernel_resources.py    # the table of every scalar_gemv kernel with a stack
 """
+import functools
 import glob
 import importlib.util
 import os
@@ -60,11 +61,12 @@ def find_cuobjdump():
     return find_cuda_tool("cuobjdump", "KBIT_CUOBJDUMP")
 
 
+@functools.lru_cache(maxsize=None)  # (both tests read the same listing)
 def kernel_resources(tool, library, arch=None):
-    """[(mangled name, registers, stack bytes)] of every kernel in library's device code (of `arch`'s cubin only,
+    """((mangled name, registers, stack bytes), ...) of every kernel in library's device code (of `arch`'s cubin only,
     e.g. "sm_90a"; else of every cubin: a multi-arch build lists a kernel once per target)."""
     command = [tool] + (["-arch", arch] if arch else []) + ["-res-usage", library]
-    return parse_resources(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    return tuple(parse_resources(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
 
 
 def parse_resources(text):

@@ -230,9 +230,11 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
   if (tokens == 128) return plan_for({128, 8});
   if (M <= 32 && tokens == 0) return plan_for(wgmma_plan_shape_small(M));
+  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 128.
+  const bool chunks_of_64 = tokens == 64 || M <= 64;
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
-  if (forced == 8 || (M > 64 && tokens == 0)) return plan_for({M <= 64 || tokens == 64 ? 64 : 128, 8});
+  if (forced == 8 || !chunks_of_64) return plan_for({chunks_of_64 ? 64 : 128, 8});
   // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on
   // 256 rows (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
   // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
