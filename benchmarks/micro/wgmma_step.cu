@@ -7,6 +7,8 @@
 //   0  none: constant A registers (the wgmma issue floor)
 //   1  the pair table (wgmma_gemm.cuh's: PRMT + IMAD + LDS of a 32-copy table, HMUL2 by the scale)
 //   2  the codebook in registers: byte permutes of a 16-entry fp16 codebook's low and high bytes (k = 4)
+//   3  the wide pair table (entries 256 bytes apart: the address is one PRMT of the code byte over 4 lane)
+//   4  mode 1 without the scale's HMUL2 (what the multiply costs)
 // Standalone (no torch at run time):
 //   nvcc -std=c++17 -O3 -arch=sm_90a -I<torch include dirs> -o wgmma_step benchmarks/micro/wgmma_step.cu
 // Used in session 31 (docs/design.md) to bound what a decode change can win.
@@ -33,7 +35,8 @@ using kbit::cuda::wgmma_wait;
     }                                                                                    \
   } while (0)
 
-constexpr int kTableBytes = 256 * 128;  // 256 entries x 32 lane copies x 4 bytes
+template <int MODE>
+constexpr int kTableBytes = MODE == 3 ? 256 * 256 : 256 * 128;  // 256 entries x 32 lane copies x 4 bytes
 
 __device__ __forceinline__ uint32_t hmul2_bits(uint32_t a, uint32_t b) {
   uint32_t d;
@@ -68,9 +71,9 @@ template <int TN, int WGS, int MODE>
 __global__ void __launch_bounds__(128 * WGS, 1)
     step_kernel(const uint32_t* __restrict__ codes, long long* cycles, float* sink, int groups) {
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* xs = smem + kTableBytes;  // TN x 256 columns of x, the kernel's B layout
+  unsigned char* xs = smem + kTableBytes<MODE>;  // TN x 256 columns of x, the kernel's B layout
   const int lane = threadIdx.x & 31, wg = threadIdx.x / 128;
-  for (int i = threadIdx.x; i < kTableBytes / 4; i += blockDim.x)
+  for (int i = threadIdx.x; i < kTableBytes<MODE> / 4; i += blockDim.x)
     reinterpret_cast<uint32_t*>(smem)[i] = 0x2C002C00u + (((i >> 5) & 15) << 16) + ((i >> 9) & 15);
   for (int i = threadIdx.x; i < TN * 512 / 4; i += blockDim.x)
     reinterpret_cast<uint32_t*>(xs)[i] = 0x28002800u + (i & 0x00FF00FFu);
@@ -108,13 +111,19 @@ __global__ void __launch_bounds__(128 * WGS, 1)
 #pragma unroll
     for (int s = 0; s < 16; ++s) {
       uint32_t (&as)[4] = a[s % 4];
-      if constexpr (MODE == 1) {
+      if constexpr (MODE == 1 || MODE == 4) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const uint32_t off = __byte_perm(stream[s], 0u, 0x4440u + r) * 128u + table_lane;
           uint32_t wv;
           asm volatile("ld.shared.b32 %0, [%1];" : "=r"(wv) : "r"(off));
-          as[r] = hmul2_bits(wv, scale);
+          as[r] = MODE == 1 ? hmul2_bits(wv, scale) : wv;
+        }
+      } else if constexpr (MODE == 3) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const uint32_t off = __byte_perm(stream[s], 4u * lane, 0x5504u + (r << 4));
+          as[r] = hmul2_bits(*reinterpret_cast<const volatile uint32_t*>(smem + off), scale);
         }
       } else if constexpr (MODE == 2) {
         decode_word_registers(stream[s], lo, hi, scale, as);
@@ -139,7 +148,7 @@ __global__ void __launch_bounds__(128 * WGS, 1)
 template <int TN, int WGS, int MODE>
 void run(const uint32_t* codes, long long* cycles_d, float* sink, int sms, int groups) {
   auto kernel = step_kernel<TN, WGS, MODE>;
-  const int smem = kTableBytes + TN * 512;
+  const int smem = kTableBytes<MODE> + TN * 512;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<sms, 128 * WGS, smem>>>(codes, cycles_d, sink, groups);  // warm-up
   CHECK(cudaGetLastError());
@@ -183,7 +192,9 @@ int main(int argc, char** argv) {
 #define CONFIG(TN, WGS)                                 \
   run<TN, WGS, 0>(codes, cycles, sink, sms, groups);   \
   run<TN, WGS, 1>(codes, cycles, sink, sms, groups);   \
-  run<TN, WGS, 2>(codes, cycles, sink, sms, groups);
+  run<TN, WGS, 2>(codes, cycles, sink, sms, groups);   \
+  run<TN, WGS, 3>(codes, cycles, sink, sms, groups);   \
+  run<TN, WGS, 4>(codes, cycles, sink, sms, groups);
   CONFIG(16, 4)
   CONFIG(32, 4)
   CONFIG(64, 4)
