@@ -1,0 +1,70 @@
+"""The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
+shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 (64-token chunks) x
+splits 1-8 x x staging (staged / image), plus the rule and cuBLAS fp16. Prints one line per cell and writes
+a JSON of rows (shape, M, row_tiles, splits, x_staging, plan, us).
+
+    python scripts/probe_wgmma_configs.py --shapes Q,O --ms 64 --out $OUT/configs.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+import torch
+import torch.nn.functional as F
+
+import kbit
+from benchmarks import shapes as S
+from benchmarks.harness import Work
+from benchmarks.session import run_meta, tuning_setup
+from benchmarks.weights import cold_copies
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shapes", default="Q")
+    p.add_argument("--ms", default="64")
+    p.add_argument("--row-tiles", default="8,16")
+    p.add_argument("--splits", default="1,2,3,4,5,6,7,8")
+    p.add_argument("--staging", default="1,2", help="x staging modes to force (1 staged, 2 image)")
+    p.add_argument("--out", default=None)
+    a = p.parse_args()
+    dev, info, timer = tuning_setup(0.0)
+    C = kbit._C
+    rows = []
+    for name in a.shapes.split(","):
+        N, K = S.SHAPES[name].N, S.SHAPES[name].K
+        W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
+        qw = kbit.quantize(W, k=4)
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        nbytes = sum(t.numel() * t.element_size() for t in args)
+        copies = [args] + [tuple(t.clone() for t in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+        fp16 = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+        for M in map(int, a.ms.split(",")):
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))
+            rows.append({"shape": name, "M": M, "config": "fp16", "us": t.median_us})
+            print(f"{name} M={M} fp16 {t.median_us:.2f} us", flush=True)
+            configs = [("rule", 0, 0, 0)] + [(f"rt{rt} s{s} x{xs}", rt, s, xs) for rt in map(int, a.row_tiles.split(","))
+                                             for s in map(int, a.splits.split(",")) for xs in map(int, a.staging.split(","))]
+            for label, rt, s, xs in configs:
+                C._set_wgmma_row_tiles(rt); C._set_wgmma_splits(s); C._set_wgmma_x_staging(xs)
+                try:
+                    plan = dict(C._wgmma_launch_plan(M, N, K, 4))
+                    t = timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies], Work(0, 0, label))
+                except RuntimeError as e:
+                    print(f"{name} M={M} {label}: {str(e)[:120]}", flush=True)
+                    continue
+                finally:
+                    C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_x_staging(0)
+                rows.append({"shape": name, "M": M, "config": label, "plan": plan, "us": t.median_us})
+                print(f"{name} M={M} {label:14s} {t.median_us:7.2f} us  plan {plan}", flush=True)
+        del copies, fp16
+        torch.cuda.empty_cache()
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({**run_meta(info), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
