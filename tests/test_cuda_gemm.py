@@ -1151,8 +1151,9 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x 128 tokens above 64; at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
-    # an x image pass where four stage x (on the H100: Qwen3 gate/up and Llama-3 70B gate/up keep
-    # four, session 23); forcing either with the tuning aid; the launch's CTAs follow the shape
+    # four's groups fit its stages where two's do not (on the H100 and H200: Qwen3 gate/up and Llama-3
+    # 70B gate/up keep four, session 23); forcing either with the tuning aid; the launch's CTAs follow
+    # the shape
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
@@ -1203,6 +1204,34 @@ def test_wgmma_launch_plan_shapes():
         kbit._C._set_wgmma_row_tiles(previous)
     with pytest.raises(RuntimeError, match="needs M, N, K >= 1"):
         plan(0, 4096, 2048, 4)
+
+
+def test_wgmma_x_staging_rule():
+    # x staged by the kernel's threads only where a CTA's groups fit its stages and it stages at most 64
+    # tokens x groups (32 KB of x), else the image pass (session 31); the tuning aid forces either
+    if not kbit._C.wgmma_gemm_runs(4, 128):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+    for M in (9, 16, 24, 32, 40, 64, 96, 128, 300):
+        for N, K in ((4096, 2048), (2048, 4096), (5120, 2048), (2048, 5120), (512, 2048), (14336, 4096), (300, 2080)):
+            for k in (2, 4, 5):
+                p = plan(M, N, K, k)
+                groups = -(-K // 256)
+                cta_groups = -(-groups // p["splits"])
+                if p["x_staged"]:
+                    assert cta_groups * p["tokens"] <= 64, (M, N, K, k, p)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200's splits
+        assert not plan(64, 4096, 2048, 4)["x_staged"]   # Qwen3 Q: 3 groups x 64 tokens a CTA
+        assert plan(16, 4096, 2048, 4)["x_staged"]       # 2 groups x 16
+        assert plan(64, 512, 2048, 4)["x_staged"]        # Qwen3 KV: 1 group x 64 (8 splits)
+        assert not plan(128, 512, 2048, 4)["x_staged"]   # 1 group x 128
+    previous = kbit._C._set_wgmma_x_staging(1)
+    try:
+        assert plan(64, 4096, 2048, 4)["x_staged"]
+        kbit._C._set_wgmma_x_staging(2)
+        assert not plan(16, 4096, 2048, 4)["x_staged"]
+    finally:
+        kbit._C._set_wgmma_x_staging(previous)
 
 
 def test_wgmma_aids_reject_bad_values():

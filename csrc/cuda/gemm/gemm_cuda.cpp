@@ -190,11 +190,17 @@ int set_wgmma_x_staging(int64_t mode) {
   return wgmma_x_staging_mode.exchange(static_cast<int>(mode));
 }
 
+// A CTA's groups: the most any split takes.
+static int64_t wgmma_cta_groups(int64_t K, int splits) { return ((K + 255) / 256 + splits - 1) / splits; }
+
+bool wgmma_groups_fit_stages(int k, WgmmaShape shape, int64_t K, int splits) {
+  return wgmma_cta_groups(K, splits) <= wgmma_stages(k, shape);
+}
+
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
   const int mode = wgmma_x_staging_mode.load(std::memory_order_relaxed);
   if (mode != 0) return mode == 1;
-  const int64_t groups = (K + 255) / 256;
-  return (groups + splits - 1) / splits <= wgmma_stages(k, shape);
+  return wgmma_groups_fit_stages(k, shape, K, splits) && wgmma_cta_groups(K, splits) * shape.tokens <= kWgXStagedTokenGroups;
 }
 
 static int wgmma_clusters(int k, WgmmaShape shape, int splits) {
@@ -236,14 +242,16 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   if (forced == 16) return plan_for({64, 16});
   if (forced == 8 || !chunks_of_64) return plan_for({chunks_of_64 ? 64 : 128, 8});
   // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on
-  // 256 rows (Llama-3 70B gate/up: 224 row blocks) or needs the x image pass where four stage x in the
-  // kernel (Qwen3 gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2).
+  // 256 rows (Llama-3 70B gate/up: 224 row blocks) or four's groups fit its stages where two's do not (Qwen3
+  // gate/up: 2 splits of 4 groups on 3 stages against 4 splits of 2 on 2; session 31 run 5, both with the image
+  // pass: four 10.0-10.7 us at M = 33-64 against two's 10.3-10.8).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
+  const auto fits = [&](const WgmmaPlan& p) { return wgmma_groups_fit_stages(k, p.shape, K, p.splits); };
   const auto waves = [&](const WgmmaPlan& p) {
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
     return (wgmma_grid_ctas(M, N, p.shape, p.splits) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
   };
-  return waves(two) > waves(four) || (four.x_staged && !two.x_staged) ? four : two;
+  return waves(two) > waves(four) || (fits(four) && !fits(two)) ? four : two;
 }
 
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {

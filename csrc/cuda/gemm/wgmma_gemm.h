@@ -77,18 +77,26 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 //   ([chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros
 //   past M and K) and one bulk copy per stage reads it.
 // wgmma_x_staged: staged where every CTA's groups fit in its stages (no refills: Qwen3-size
-// weights split several ways; session 18), else the image (70B gate/up: 158 vs 290 us at M = 128).
+// weights split several ways; session 18) and a CTA stages at most kWgXStagedTokenGroups tokens x
+// groups (32 KB of x), else the image (70B gate/up: 158 vs 290 us at M = 128). Session 31 (H200, run
+// 4): past 32 KB the threads' loads and stores cost more than the pass with PDL: Qwen3 Q M = 64 (3
+// groups x 64 tokens) 9.4 us with the image against 10.6 staged, O 9.8 against 10.9, KV M = 128 (1
+// x 128) 7.7 against 8.6; at up to 32 KB staging still wins (KV M = 64 5.9 against 6.2, Q M = 16
+// 7.2 against 7.7).
+// wgmma_groups_fit_stages: every CTA's groups fit in its stages (the first condition).
 // The image pass's kernel runs wgmma_x_image_ctas CTAs; `dependent`: launched with PDL (wgmma_plan).
+constexpr int kWgXStagedTokenGroups = 64;
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent);
 int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens);
+bool wgmma_groups_fit_stages(int k, WgmmaShape shape, int64_t K, int splits);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
 // What a call launches: the CTA shape, the splits along K and how x gets into the stages.
 // Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x 128
 // tokens (each weight decoded once per 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
 // faster at M = 96-128 than four warpgroups on chunks of 64); at M = 33..64 two on 128 rows x 64
-// unless that takes more CTA waves than four on 256 rows or needs the x image pass where four do
-// not. kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
+// unless that takes more CTA waves than four on 256 rows or four's groups fit their stages where
+// two's do not (fewer groups a CTA, so less x a CTA: Qwen3 gate/up). kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
 // or 128 tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
 // any M (16 or 32: four warpgroups; 128: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).
