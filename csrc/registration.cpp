@@ -211,7 +211,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
-        "256 x 64 or an x image pass where four need none); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
+        "256 x 64 or four run at least as many CTAs, each on fewer groups); 8 two warpgroups (64 or 128 tokens); 16 four (chunks of "
         "64 tokens); returns the previous value");
   m.def("_set_wgmma_tokens", &kbit::cuda::set_wgmma_tokens, pybind11::arg("tokens"),
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "

@@ -1151,9 +1151,9 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x 128 tokens above 64; at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
-    # four's groups fit its stages where two's do not (on the H100 and H200: Qwen3 gate/up and Llama-3
-    # 70B gate/up keep four, session 23); forcing either with the tuning aid; the launch's CTAs follow
-    # the shape
+    # four run at least as many CTAs, each on fewer groups (on the H100 and H200: Qwen3, GLM shared and
+    # Llama-3 8B / 70B gate/up take four, sessions 23 and 31); forcing either with the tuning aid; the
+    # launch's CTAs follow the shape
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
@@ -1171,11 +1171,14 @@ def test_wgmma_launch_plan_shapes():
             p = plan(M, N, K, 4)
             assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
             assert p["ctas"] == cdiv(cdiv(N, 16), p["row_tiles"]) * p["splits"]
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 the rule was measured on
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200 the rule was measured on
         assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
         assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down
-        assert plan(64, 5120, 2048, 4)["row_tiles"] == 16    # Qwen3 gate/up: two would need the image pass
+        assert plan(64, 5120, 2048, 4)["row_tiles"] == 16    # Qwen3 gate/up: 80 CTAs of 2 groups against 80 of 4
+        assert plan(64, 10240, 2048, 4)["row_tiles"] == 16   # GLM shared gate/up: 80 of 4 against 80 of 8
+        assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
+        assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
     # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048)):

@@ -83,20 +83,19 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // groups x 64 tokens) 9.4 us with the image against 10.6 staged, O 9.8 against 10.9, KV M = 128 (1
 // x 128) 7.7 against 8.6; at up to 32 KB staging still wins (KV M = 64 5.9 against 6.2, Q M = 16
 // 7.2 against 7.7).
-// wgmma_groups_fit_stages: every CTA's groups fit in its stages (the first condition).
 // The image pass's kernel runs wgmma_x_image_ctas CTAs; `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent);
 int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens);
-bool wgmma_groups_fit_stages(int k, WgmmaShape shape, int64_t K, int splits);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
 // What a call launches: the CTA shape, the splits along K and how x gets into the stages.
 // Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x 128
 // tokens (each weight decoded once per 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
 // faster at M = 96-128 than four warpgroups on chunks of 64); at M = 33..64 two on 128 rows x 64
-// unless that takes more CTA waves than four on 256 rows or four's groups fit their stages where
-// two's do not (fewer groups a CTA, so less x a CTA: Qwen3 gate/up). kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64
+// unless that takes more CTA waves than four on 256 rows or four run at least as many CTAs, each on
+// fewer groups (session 31: Qwen3, GLM shared and Llama-3 8B gate/up). kbit._C._set_wgmma_row_tiles
+// (tuning aid) forces one from M = 33: 8 = two warpgroups (64
 // or 128 tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
 // any M (16 or 32: four warpgroups; 128: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).

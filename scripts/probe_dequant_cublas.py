@@ -1,0 +1,54 @@
+"""Where the dequantize + cuBLAS fallback's time goes: for each shape and M (k = 4, fp16, CUDA-graph medians,
+us), the whole op (torch.ops.kbit.dequant_cublas_gemm), its dequantize pass alone (dequantize_tiled into x's
+dtype), cuBLAS on the fp16 weight cold (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS
+with fp32 output (what the fallback calls), and wgmma_gemm.
+
+    python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128
+"""
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+import kbit
+from benchmarks import shapes as S
+from benchmarks.harness import Work
+from benchmarks.session import tuning_setup
+from benchmarks.weights import cold_copies
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shapes", default="Q,gateup")
+    p.add_argument("--ms", default="64,128")
+    a = p.parse_args()
+    dev, info, timer = tuning_setup(0.0)
+    ops = torch.ops.kbit
+    for name in a.shapes.split(","):
+        N, K = S.SHAPES[name].N, S.SHAPES[name].K
+        W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
+        qw = kbit.quantize(W, k=4)
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        nbytes = sum(t.numel() * t.element_size() for t in args)
+        copies = [args] + [tuple(t.clone() for t in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+        fp16 = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+
+        def t(label, fns):
+            return timer.measure(fns, Work(0, 0, label)).median_us
+
+        deq = t("deq", [lambda c=c: ops.dequantize_tiled(c[0], c[1], c[2], c[3], 4, K, torch.float16) for c in copies])
+        for M in map(int, a.ms.split(",")):
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            cold = t("cold", [lambda w=w: F.linear(x, w) for w in fp16])
+            hot = t("hot", [lambda: F.linear(x, W)])
+            mm32 = t("mm32", [lambda w=w: torch.mm(x, w.t(), out_dtype=torch.float32) for w in fp16])
+            full = t("full", [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies])
+            wg = t("wgmma", [lambda c=c: ops.wgmma_gemm(x, *c, 4) for c in copies])
+            print(f"{name} N={N} K={K} M={M}: dq+cuBLAS {full:.2f} | dequantize {deq:.2f} | cuBLAS cold {cold:.2f} hot "
+                  f"{hot:.2f} fp32-out cold {mm32:.2f} | wgmma {wg:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
