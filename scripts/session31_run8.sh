@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Session 31, device run 8 (carried build: main's, the x-staging and M = 33-64 shape rules): the numbers of record
-# (kbit.gemm against cuBLAS fp16 in the same run: k = 4 at M = 1-128 on eight shapes; k = 2, 3, 5 on three at M = 1-16)
-# and the GPU tests of the GEMM files (test_cuda_gemm, dependent launch, nn, block) and the kernel-resource tests.
+# Session 31, device run 8: the tiled dequantize kernel stored straight from registers (main's build) against the one
+# before (the "shape" build of 2501219, carried as exp_variants/shape): scripts/probe_dequant_cublas.py on Qwen3 and
+# Llama-3 sizes, each build twice; then the dequantize tests and the fallback's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s31; R=$LOGS/r${RUN:-8}; mkdir -p $R; start_device_run || exit 1
-timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
-  --ms 1,4,8,16,32,40,48,64,96,128 --ks 4 --out $R/gemm-k4 > $R/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
-python3 scripts/ab_table.py main=$R/gemm-k4 --path gemm > $R/gemm-k4-table.md
-timeout 60 python3 -m benchmarks.ab_paths --ops gemm --shapes glm_shared_gu,llama8b_gu,llama70b_gu --ms 1,4,8,16,64 --ks 2,3,5 \
-  --out $R/gemm-ks > $R/gemm-ks.log 2>&1; echo "gemm-ks rc=$?"
-python3 scripts/ab_table.py main=$R/gemm-ks --path gemm > $R/gemm-ks-table.md
-timeout 330 python3 -m pytest tests/test_cuda_gemm.py tests/test_dependent_launch.py tests/test_nn.py tests/test_block.py \
-  tests/test_kernel_resources.py -q > $R/tests.log 2>&1
+mkdir -p /tmp/v_shape && cp -r kbit /tmp/v_shape/ && xz -dc exp_variants/shape/_C.cpython-312-x86_64-linux-gnu.so.xz \
+  > /tmp/v_shape/kbit/_C.cpython-312-x86_64-linux-gnu.so
+for round in 1 2; do
+  for label in shape main; do
+    path=$(pwd); [ $label = shape ] && path=/tmp/v_shape:$(pwd)
+    PYTHONPATH=$path timeout 120 python3 scripts/probe_dequant_cublas.py --shapes Q,gateup,down,llama8b_gu,llama70b_gu \
+      --ms 64,1024 2>&1 | grep -v -i warn | tee $R/dequant-$round-$label.log
+  done
+done
+timeout 200 python3 -m pytest tests/test_cuda_format.py tests/test_large_tensors.py tests/test_cuda_gemm.py -q \
+  -k "dequant or tiled or large" > $R/tests.log 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|passed|failed" $R/tests.log | tail -8 | cut -c1-300
 tar -czf $OUT/run${RUN:-8}.tar.gz -C $R .

@@ -8,6 +8,7 @@
 #include "../../common/dispatch.h"
 #include "../../common/quant_math.h"
 #include "../../common/tiled_layout.h"
+#include "../common/dependent_launch.cuh"
 #include "../common/device_utils.cuh"
 #include "dequantize_tiled.h"
 
@@ -63,93 +64,79 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
   }
 }
 
-// ---- tiled layout: one warp per tile, staged through shared memory --------------------
-// The warp decodes its tile's 16 x 256 weights into shared memory (each lane owns the
-// pairs of docs/format.md section 5), then writes the 16 rows with coalesced 16-byte
-// stores. Rows are padded by 8 elements so that the lanes' pair stores hit 32 distinct banks.
-template <typename out_t> struct TiledDequantConfig {
-  static constexpr int kWarps = sizeof(out_t) == 4 ? 2 : 4;  // smem: 33 KB either way
-  static constexpr int kStride = kTileCols + 8;                // elements per smem row
-};
-
-template <typename out_t>
-__device__ __forceinline__ void store_pair(out_t* dst, float v0, float v1) {
-  if constexpr (sizeof(out_t) == 4) {
-    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-  } else {
-    union { out_t h[2]; uint32_t u; } pack;
-    pack.h[0] = from_float<out_t>(v0);
-    pack.h[1] = from_float<out_t>(v1);
-    *reinterpret_cast<uint32_t*>(dst) = pack.u;
-  }
-}
-
-// Copy 8 elements (16 or 32 bytes, 16-byte aligned) from shared to global memory.
-template <typename out_t>
-__device__ __forceinline__ void copy8(out_t* dst, const out_t* src) {
-#pragma unroll
-  for (int i = 0; i < int(sizeof(out_t)) / 2; ++i)
-    reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];
-}
+// ---- tiled layout: one warp per tile, stored straight from registers -------------------
+// Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
+// g + 8), j = 0..3, at columns 32 b + 8 t + 2 j (code_row / code_col: the k-slot order of docs/format.md
+// section 5): its 8 weights of each row in a block are 8 consecutive columns, one 16-byte store (two for
+// fp32). A warp's store of one (block, row half) writes 8 rows x 64 contiguous bytes, whole 32-byte
+// sectors. Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
+// at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
+// on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
+// CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and
+// stores the current one.
+constexpr int kDequantTiledWarps = 8;
 
 template <typename out_t, int K>
-__global__ void __launch_bounds__(TiledDequantConfig<out_t>::kWarps * 32)
+__global__ void __launch_bounds__(kDequantTiledWarps * 32, 4)  // 4 CTAs (32 warps) an SM: <= 64 registers
 dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 32, 4]
                         const uint8_t* __restrict__ absmax,    // [E, NT, G, 128]
                         const float* __restrict__ row_scale,   // [E, N], or null: all 1
                         const float* __restrict__ codebook,    // [2^K]
                         int64_t experts, int64_t N, int64_t cols,
                         out_t* __restrict__ out) {             // [E, N, cols]
-  constexpr int kWarps = TiledDequantConfig<out_t>::kWarps;
-  constexpr int kStride = TiledDequantConfig<out_t>::kStride;
   __shared__ float cb[1 << K];
-  __shared__ __align__(16) out_t tile_buf[kWarps][kTileRows][kStride];
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
   __syncthreads();
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  const int64_t tiles = experts * NT * G;
-  out_t (*buf)[kStride] = tile_buf[warp];
-  for (int64_t t = blockIdx.x * int64_t(kWarps) + warp; t < tiles; t += int64_t(gridDim.x) * kWarps) {
-    const int64_t e = t / (NT * G), nt = (t / G) % NT, grp = t % G;
-    const uint32_t* src = packed + t * tile_words(K);
-    uint32_t stream[4 * K];
+  const int64_t tiles = experts * NT * G, step = int64_t(gridDim.x) * kDequantTiledWarps;
+  // A tile's codes (the lane's stream: k 16-byte vectors) and its rows' absmax bytes (row g: bytes 0-7,
+  // row g + 8: 8-15 of the 16 at g * 16).
+  const auto load = [&](int64_t tile, uint32_t (&stream)[4 * K], uint4& am) {
 #pragma unroll
     for (int v = 0; v < K; ++v) {
-      const uint4 q = __ldg(reinterpret_cast<const uint4*>(src) + v * 32 + lane);
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(packed + tile * tile_words(K)) + v * 32 + lane);
       stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
     }
-    // Block scales of this lane's rows g and g + 8 (8 blocks each).
-    const int g = lane >> 2;
-    float scale[2][8];
-    const uint8_t* am = absmax + t * kAbsmaxBytesPerTile + g * 16;
+    am = __ldg(reinterpret_cast<const uint4*>(absmax + tile * kAbsmaxBytesPerTile + g * 16));
+  };
+  for (int64_t tile = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); tile < tiles; tile += step) {
+    if (lane == 0 && tile + step < tiles) {  // the warp's next tile into L2 while this one is decoded and stored
+      prefetch_l2(packed + (tile + step) * tile_words(K), K * 512);
+      prefetch_l2(absmax + (tile + step) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
+    }
+    uint32_t codes[4 * K];
+    uint4 am;
+    load(tile, codes, am);
+    const uint32_t am_words[4] = {am.x, am.y, am.z, am.w};
+    const int64_t e = tile / (NT * G), nt = (tile / G) % NT, grp = tile % G;
+    float rs[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = nt * 16 + g + 8 * h;
-      const float rs = row >= N ? 0.0f : row_scale ? __ldg(row_scale + e * N + row) : 1.0f;
-#pragma unroll
-      for (int b = 0; b < 8; ++b) scale[h][b] = block_scale(__ldg(am + 8 * h + b), rs);
+      rs[h] = row >= N ? 0.0f : row_scale ? __ldg(row_scale + e * N + row) : 1.0f;
     }
-#pragma unroll
-    for (int c = 0; c < kCodesPerLane; ++c) {
-      uint32_t a, b;
-      get_pair(stream, K, c, a, b);
-      const int r = code_row(lane, c), col = code_col(lane, c);
-      const float s = scale[c & 1][col >> 5];
-      store_pair(&buf[r][col], dequant_value(cb[a], s), dequant_value(cb[b], s));
-    }
-    __syncwarp();
-    // Coalesced write-out, 8 elements per lane per step.
     const int64_t col0 = grp * 256;
-    const int valid_cols = static_cast<int>(cols - col0 < 256 ? cols - col0 : 256);
-    constexpr int kChunksPerRow = kTileCols / 8;
-#pragma unroll 4
-    for (int ch = lane; ch < kTileRows * kChunksPerRow; ch += 32) {
-      const int r = ch / kChunksPerRow, c8 = (ch % kChunksPerRow) * 8;
-      const int64_t row = nt * 16 + r;
-      if (row < N && c8 < valid_cols) copy8(out + (e * N + row) * cols + col0 + c8, &buf[r][c8]);
+    const int blocks = static_cast<int>(cols - col0 < 256 ? (cols - col0) / 32 : 8);  // K % 32 == 0
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+      if (b >= blocks) break;  // the K tail: the same for the whole warp
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t row = nt * 16 + g + 8 * h;
+        const uint32_t code = (am_words[2 * h + (b >> 2)] >> (8 * (b & 3))) & 0xFFu;
+        const float s = block_scale(code, rs[h]);
+        float v[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          uint32_t lo, hi;
+          get_pair(codes, K, 8 * b + 2 * j + h, lo, hi);
+          v[2 * j] = dequant_value(cb[lo], s);
+          v[2 * j + 1] = dequant_value(cb[hi], s);
+        }
+        if (row < N) store8(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4, v);
+      }
     }
-    __syncwarp();
   }
 }
 
@@ -184,11 +171,10 @@ at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at:
 template <typename out_t>
 void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs,
                   const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
-  constexpr int kWarps = TiledDequantConfig<out_t>::kWarps;
   const auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t tiles = g.batch() * g.row_tiles() * g.col_tiles();
-  const dim3 grid(static_cast<unsigned>(grid_for((tiles + kWarps - 1) / kWarps, 8)));
-  const dim3 block(kWarps * 32);
+  const dim3 grid(static_cast<unsigned>(grid_for((tiles + kDequantTiledWarps - 1) / kDequantTiledWarps, 4)));  // resident at once
+  const dim3 block(kDequantTiledWarps * 32);
   auto* p = reinterpret_cast<const uint32_t*>(packed.data_ptr<int32_t>());
   auto* a = absmax.data_ptr<uint8_t>();
   auto* c = cb.data_ptr<float>();
