@@ -167,7 +167,7 @@ void run(const uint32_t* codes, long long* cycles_d, float* sink, int sms, int g
   const double steps = 16.0 * groups;
   const double tensor = WGS * 64.0 * TN * 16 / 2048;  // cycles of tensor work per step, all warpgroups
   std::printf("| %3d | %d | %d | %7.1f | %7.1f | %7.1f | %5.0f | %7.1f |\n", TN, WGS, MODE, c[c.size() / 2] / steps,
-              c.front() / steps, c.back() / steps, tensor, 1e3 * ms / steps);
+              c.front() / steps, c.back() / steps, tensor, 1e6 * ms / steps);
 }
 
 int main(int argc, char** argv) {
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs, %d groups x 16 steps per CTA, one CTA per SM\n\n", prop.name, sms, groups);
-  std::printf("| TN | warpgroups | decode | cycles/step (median) | min | max | tensor cycles/step | ns/step (events) |\n");
+  std::printf("| TN | warpgroups | decode | cycles/step (median) | min | max | tensor cycles/step | ns/step (events, whole kernel) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   std::vector<uint32_t> h(size_t(sms) * 512 * 16);
   uint32_t x = 12345u;
