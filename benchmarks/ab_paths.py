@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from . import shapes as S
 from .harness import Work
 from .session import run_meta, tuning_parser, tuning_run, tuning_setup
-from .weights import cold_copies
+from .weights import rotated_copies
 
 
 def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
@@ -42,14 +42,12 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
         g = torch.Generator(device=dev).manual_seed(N * 131 + K)
         W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
-        fp16_copies = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+        fp16_copies = rotated_copies(W, info["l2_bytes"])
         xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
         quantized = {}
         for k in ks:
             qw = kbit.quantize(W, k=k)
-            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-            nbytes = sum(a.numel() * a.element_size() for a in args)
-            quantized[k] = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            quantized[k] = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
         # The largest M first, and cuBLAS next to the ops at each M: a light cell right after a heavy one ran
         # at the clocks the power cap left (session 26: H200 decode cells after cuBLAS at M = 1024 read 15-35%
         # slow in a sweep), so each M's cells follow the next larger M's, not the largest's.

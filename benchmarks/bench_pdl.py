@@ -27,7 +27,7 @@ import torch
 from . import shapes as S
 from .harness import Work
 from .session import run_meta, tuning_parser, tuning_run, tuning_setup
-from .weights import cold_copies
+from .weights import rotated_copies
 
 
 def settings_for(prefetch: List[int]) -> List[Tuple[str, bool, int]]:
@@ -53,10 +53,7 @@ def measure(shape_names, ms, k: int = 4, op_name: str = "gemm", reps: int = 3, p
             g = torch.Generator(device=dev).manual_seed(N * 131 + K)
             W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
             qw = kbit.quantize(W, k=k)
-            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-            nbytes = sum(a.numel() * a.element_size() for a in args)
-            copies = [args] + [tuple(a.clone() for a in args)
-                               for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            copies = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
             for M in ms:
                 x0 = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
                 x = x0.clone()

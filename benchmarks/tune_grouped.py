@@ -21,7 +21,7 @@ import torch
 from . import shapes as S
 from .harness import Work
 from .session import run_meta, tuning_parser, tuning_run, tuning_setup
-from .weights import cold_copies
+from .weights import rotated_copies
 
 SHAPES = ["moe_gu", "moe_dn", "glm_moe_gu", "glm_moe_dn"]
 EXPERTS = [8, 64, 512]
@@ -40,13 +40,10 @@ def measure(shape_names: List[str], experts: List[int], per_expert: List[int], k
         for E in experts:
             g = torch.Generator(device=dev).manual_seed(E * 7919 + N * 131 + K)
             W = torch.randn(E, N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
-            Wt = [W.transpose(1, 2).contiguous()]
-            Wt += [Wt[0].clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+            Wt = rotated_copies(W.transpose(1, 2).contiguous(), info["l2_bytes"])
             qw = kbit.quantize(W, k=k)
             del W
-            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-            nbytes = sum(a.numel() * a.element_size() for a in args)
-            copies = [args] + [tuple(a.clone() for a in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
+            copies = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
             for tpe in per_expert:
                 x = torch.randn(E * tpe, K, device=dev, dtype=torch.float16, generator=g)
                 off = torch.arange(0, E + 1, device=dev, dtype=torch.int32) * tpe

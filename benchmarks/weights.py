@@ -70,6 +70,13 @@ def cold_copies(weight_bytes: int, l2_bytes: int) -> int:
     return max(1, math.ceil(4 * l2_bytes / max(weight_bytes, 1)))
 
 
+def rotated_copies(tensors: Any, l2_bytes: int) -> List[Any]:
+    """`tensors` (one tensor or a tuple of them: a weight's arguments) and enough clones that timing calls which
+    rotate through the list reads them cold (cold_copies of their bytes)."""
+    n = cold_copies(tree_nbytes(tensors), l2_bytes)
+    return [tensors] + [tree_clone(tensors) for _ in range(n - 1)]
+
+
 def _seed(*parts: Hashable) -> int:
     return zlib.crc32(repr(parts).encode()) & 0x7FFFFFFF
 

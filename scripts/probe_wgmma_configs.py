@@ -17,7 +17,7 @@ import kbit
 from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import run_meta, tuning_setup
-from benchmarks.weights import cold_copies
+from benchmarks.weights import rotated_copies
 
 
 def main():
@@ -36,10 +36,8 @@ def main():
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
         W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
         qw = kbit.quantize(W, k=4)
-        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-        nbytes = sum(t.numel() * t.element_size() for t in args)
-        copies = [args] + [tuple(t.clone() for t in args) for _ in range(cold_copies(nbytes, info["l2_bytes"]) - 1)]
-        fp16 = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
+        copies = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
+        fp16 = rotated_copies(W, info["l2_bytes"])
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))
