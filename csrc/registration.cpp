@@ -205,9 +205,9 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
   m.def("_set_wgmma_x_staging", &kbit::cuda::set_wgmma_x_staging, pybind11::arg("mode"),
-        "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's producers where "
-        "every CTA's groups fit in its stages, else an image pass before the launch); 1 always staged; 2 always the "
-        "image; returns the previous mode");
+        "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's threads where "
+        "every CTA's groups fit in its stages and it stages at most 64 tokens x groups, 32 KB of x; else an image pass "
+        "before the launch); 1 always staged; 2 always the image; returns the previous mode");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "

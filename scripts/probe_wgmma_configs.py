@@ -1,7 +1,8 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
-shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 (64-token chunks) x
-splits 1-8 x x staging (staged / image), plus the rule and cuBLAS fp16. Prints one line per cell and writes
-a JSON of rows (shape, M, row_tiles, splits, x_staging, plan, us).
+shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
+(staged / image; 0 for any of them: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M = 33
+(8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four, chunks of 64); each row's `plan` says what ran.
+Prints one line per cell and writes a JSON of rows (shape, M, config, plan, us).
 
     python scripts/probe_wgmma_configs.py --shapes Q,O --ms 64 --out $OUT/configs.json
 """

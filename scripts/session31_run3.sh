@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 31, device run 3 (carried build: main's): the wgmma op at every CTA shape, split count and x staging the
-# tuning aids allow on the Qwen3 shapes at M = 64 (and Q at 40), against the rule (scripts/probe_wgmma_configs.py).
+# tuning aids allow on Qwen3 Q, O, gate/up, down and GLM shared gate/up at M = 64 (Q and down at 40), against the rule
+# (scripts/probe_wgmma_configs.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 31, device run 6 (carried build: 190ce8b, the x-staging rule): two against four warpgroups at M = 33-64 under
-# the new rule (row tiles forced 8 / 16, the model's splits, the rule's staging) on the shapes where both take the
-# same CTA count; then the ops at M = 16-128 on the Qwen3 shapes (kbit.gemm and wgmma_gemm against cuBLAS fp16).
+# the new rule (row tiles forced 8 / 16, the model's splits, the rule's staging) on Llama-3 8B, GLM shared and Qwen3
+# gate/up (both shapes the same CTA count) and GLM shared and Qwen3 down (four fewer); then the ops at M = 16-128 on the
+# Qwen3 shapes (kbit.gemm and wgmma_gemm against cuBLAS fp16).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

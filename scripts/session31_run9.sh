@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 31, device run 9 (carried build: main's: the x-staging and M = 33-64 shape rules, the dequantize kernel): the numbers of record
-# (kbit.gemm against cuBLAS fp16 in the same run: k = 4 at M = 1-128 on eight shapes; k = 2, 3, 5 on three at M = 1-16)
+# (kbit.gemm against cuBLAS fp16 in the same run: k = 4 at M = 1-128 on eight shapes; k = 2, 3, 5 on three at M = 1-64)
 # and the GPU tests of the GEMM files (test_cuda_gemm, dependent launch, nn, block) and the kernel-resource tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1151,9 +1151,9 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x 128 tokens above 64; at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
-    # four run at least as many CTAs, each on fewer groups (on the H100 and H200: Qwen3, GLM shared and
-    # Llama-3 8B / 70B gate/up take four, sessions 23 and 31); forcing either with the tuning aid; the
-    # launch's CTAs follow the shape
+    # four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B gate/up take
+    # four, measured on the H200 in session 31; 70B gate/up by the waves, session 23); forcing either with
+    # the tuning aid; the launch's CTAs follow the shape
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan

@@ -68,8 +68,8 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 t + 2 j (code_row / code_col: the k-slot order of docs/format.md
 // section 5): its 8 weights of each row in a block are 8 consecutive columns, one 16-byte store (two for
-// fp32). A warp's store of one (block, row half) writes 8 rows x 64 contiguous bytes, whole 32-byte
-// sectors. Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
+// fp32). A warp's store of one (block, row half) writes 8 rows x 64 contiguous bytes (128 for fp32), whole
+// 32-byte sectors. Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
 // at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
 // on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
 // CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and

@@ -94,9 +94,9 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // tokens (each weight decoded once per 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
 // faster at M = 96-128 than four warpgroups on chunks of 64); at M = 33..64 two on 128 rows x 64
 // unless that takes more CTA waves than four on 256 rows or four run at least as many CTAs, each on
-// fewer groups (session 31: Qwen3, GLM shared and Llama-3 8B gate/up). kbit._C._set_wgmma_row_tiles
-// (tuning aid) forces one from M = 33: 8 = two warpgroups (64
-// or 128 tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
+// fewer groups and no more waves (session 31, H200: Qwen3, GLM shared and Llama-3 8B gate/up).
+// kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64 or 128
+// tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
 // any M (16 or 32: four warpgroups; 128: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).
 // image_dependent (!x_staged): the image pass launched with PDL (where PDL is on). Either way the
