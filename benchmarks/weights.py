@@ -77,6 +77,14 @@ def rotated_copies(tensors: Any, l2_bytes: int) -> List[Any]:
     return [tensors] + [tree_clone(tensors) for _ in range(n - 1)]
 
 
+def shape_weight_copies(shape: Shape, k: int, device: Any, l2_bytes: int) -> Tuple[torch.Tensor, List[Any], List[Any]]:
+    """A random fp16 weight of `shape` (N x K, scaled by K^-1/2) on `device`, its rotated_copies, and those of
+    its k-bit quantization's arguments (packed, absmax, row_scale, codebook): the probes' cold-L2 inputs."""
+    W = torch.randn(shape.N, shape.K, device=device, dtype=torch.float16) * shape.K ** -0.5
+    qw = kbit.quantize(W, k=k)
+    return W, rotated_copies(W, l2_bytes), rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), l2_bytes)
+
+
 def _seed(*parts: Hashable) -> int:
     return zlib.crc32(repr(parts).encode()) & 0x7FFFFFFF
 

@@ -13,11 +13,10 @@ import argparse
 import torch
 import torch.nn.functional as F
 
-import kbit
 from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import tuning_setup
-from benchmarks.weights import rotated_copies
+from benchmarks.weights import shape_weight_copies
 
 
 def main():
@@ -29,10 +28,7 @@ def main():
     ops = torch.ops.kbit
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
-        W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
-        qw = kbit.quantize(W, k=4)
-        copies = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
-        fp16 = rotated_copies(W, info["l2_bytes"])
+        W, fp16, copies = shape_weight_copies(S.SHAPES[name], 4, dev, info["l2_bytes"])
 
         def t(label, fns):
             return timer.measure(fns, Work(0, 0, label)).median_us

@@ -18,7 +18,7 @@ import kbit
 from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import run_meta, tuning_setup
-from benchmarks.weights import rotated_copies
+from benchmarks.weights import shape_weight_copies
 
 
 def main():
@@ -35,10 +35,7 @@ def main():
     rows = []
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
-        W = torch.randn(N, K, device=dev, dtype=torch.float16) * K ** -0.5
-        qw = kbit.quantize(W, k=4)
-        copies = rotated_copies((qw.packed, qw.absmax, qw.row_scale, qw.codebook), info["l2_bytes"])
-        fp16 = rotated_copies(W, info["l2_bytes"])
+        _, fp16, copies = shape_weight_copies(S.SHAPES[name], 4, dev, info["l2_bytes"])
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))

@@ -90,24 +90,20 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int64_t tiles = experts * NT * G, step = int64_t(gridDim.x) * kDequantTiledWarps;
-  // A tile's codes (the lane's stream: k 16-byte vectors) and its rows' absmax bytes (row g: bytes 0-7,
-  // row g + 8: 8-15 of the 16 at g * 16).
-  const auto load = [&](int64_t tile, uint32_t (&stream)[4 * K], uint4& am) {
-#pragma unroll
-    for (int v = 0; v < K; ++v) {
-      const uint4 q = __ldg(reinterpret_cast<const uint4*>(packed + tile * tile_words(K)) + v * 32 + lane);
-      stream[4 * v] = q.x; stream[4 * v + 1] = q.y; stream[4 * v + 2] = q.z; stream[4 * v + 3] = q.w;
-    }
-    am = __ldg(reinterpret_cast<const uint4*>(absmax + tile * kAbsmaxBytesPerTile + g * 16));
-  };
   for (int64_t tile = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); tile < tiles; tile += step) {
     if (lane == 0 && tile + step < tiles) {  // the warp's next tile into L2 while this one is decoded and stored
       prefetch_l2(packed + (tile + step) * tile_words(K), K * 512);
       prefetch_l2(absmax + (tile + step) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     }
+    // The lane's codes (its stream: k 16-byte vectors) and its rows' absmax bytes (row g: bytes 0-7 of the 16
+    // at g * 16, blocks 0-7; row g + 8: bytes 8-15).
     uint32_t codes[4 * K];
-    uint4 am;
-    load(tile, codes, am);
+#pragma unroll
+    for (int v = 0; v < K; ++v) {
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(packed + tile * tile_words(K)) + v * 32 + lane);
+      codes[4 * v] = q.x; codes[4 * v + 1] = q.y; codes[4 * v + 2] = q.z; codes[4 * v + 3] = q.w;
+    }
+    const uint4 am = __ldg(reinterpret_cast<const uint4*>(absmax + tile * kAbsmaxBytesPerTile + g * 16));
     const uint32_t am_words[4] = {am.x, am.y, am.z, am.w};
     const int64_t e = tile / (NT * G), nt = (tile / G) % NT, grp = tile % G;
     float rs[2];
