@@ -1123,6 +1123,55 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
         assert_bitwise_equal(four, y)
 
 
+@pytest.mark.parametrize("splits", [1, 2, 4])
+@pytest.mark.parametrize("M", [5, 32, 40, 64, 100, 130])
+@pytest.mark.parametrize("nk", [(300, 2080), (129, 4096), (1100, 1056)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_wgmma_gemm_x_peers(k, dtype, nk, M, splits, poisoned_cuda):
+    # row blocks paired (a cluster of 2 x splits; each CTA copies half of every stage's x into both
+    # by multicast) against unpaired, image form: 300 rows (3 row blocks of 128: the last pair's second CTA
+    # is past N and decodes zeros; 2 of 256), 129 rows (128-row blocks: a second block of one row; one
+    # 256-row block at M <= 32: nothing to pair), 1100 rows (9 of 128, 5 of 256), K with a 32-column tail and
+    # 9 / 16 / 5 groups (stages refilled), every CTA shape (16 / 32 tokens x 256 rows, 64 x 128, 128 x 128),
+    # tokens past M; the same bits as unpaired (each output's sum runs the same steps in the same order),
+    # on a rerun and on a graph replay
+    skip_unless_runs("wgmma_gemm", k, M)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "wgpeers")
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    previous = (kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_x_peers(2))
+    try:
+        plan = kbit._C._wgmma_launch_plan(M, *nk, k)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, nk[1], dtype, "wgpeers2")])
+        kbit._C._set_wgmma_x_peers(1)
+        plan_alone = kbit._C._wgmma_launch_plan(M, *nk, k)
+        alone = op(x, *args)
+    finally:
+        kbit._C._set_wgmma_splits(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
+        kbit._C._set_wgmma_x_peers(previous[2])
+    row_blocks = -(-nk[0] // (16 * plan["row_tiles"]))
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # a whole H100 / H200: clusters of 8 run
+        assert plan["x_peers"] == (2 if row_blocks >= 2 and 2 * plan["splits"] <= 8 else 1), plan
+    assert plan["x_peers"] in (1, 2) and (plan["x_peers"] == 1 or row_blocks >= 2), plan
+    assert plan_alone["x_peers"] == 1 and plan_alone["splits"] == plan["splits"]
+    assert plan["ctas"] == -(-M // plan["tokens"]) * -(-row_blocks // plan["x_peers"]) * plan["x_peers"] * plan["splits"]
+    check(y, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+    assert_bitwise_equal(alone, y)
+
+
+def test_wgmma_x_peers_aid_rejects_bad_modes():
+    with pytest.raises(RuntimeError, match="_set_wgmma_x_peers: mode must be 0"):
+        kbit._C._set_wgmma_x_peers(3)
+    with pytest.raises(RuntimeError, match="_set_wgmma_x_peers: mode must be 0"):
+        kbit._C._set_wgmma_x_peers(-1)
+
+
 @pytest.mark.parametrize("tokens", [16, 32, 64, 128])
 @pytest.mark.parametrize("M", [40, 100])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -1143,7 +1192,8 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
         assert kbit._C._set_wgmma_tokens(previous) == tokens
     assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens == 128 else 16 if tokens < 64 else
                                                               plan["row_tiles"]), plan
-    assert plan["ctas"] == -(-M // tokens) * -(-19 // plan["row_tiles"]) * plan["splits"], plan  # 19 row tiles
+    row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles; paired row blocks round up to pairs
+    assert plan["ctas"] == -(-M // tokens) * -(-row_blocks // plan["x_peers"]) * plan["x_peers"] * plan["splits"], plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
 
@@ -1165,12 +1215,12 @@ def test_wgmma_launch_plan_shapes():
     for M in (65, 100, 128, 300):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (128, 8), (M, p)
-        assert p["ctas"] == cdiv(M, 128) * 32 * p["splits"]  # 4096 rows: 32 row blocks of 128
+        assert p["ctas"] == cdiv(M, 128) * 32 * p["splits"]  # 4096 rows: 32 row blocks of 128 (paired or not)
     for M in (33, 64):
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
             p = plan(M, N, K, 4)
             assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
-            assert p["ctas"] == cdiv(cdiv(N, 16), p["row_tiles"]) * p["splits"]
+            assert p["ctas"] == cdiv(cdiv(cdiv(N, 16), p["row_tiles"]), p["x_peers"]) * p["x_peers"] * p["splits"]
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200 the rule was measured on
         assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
         assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down

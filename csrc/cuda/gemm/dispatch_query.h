@@ -72,14 +72,18 @@ int set_wgmma_tokens(int64_t tokens);
 // Whether the wgmma kernel's x image pass is launched with PDL (0 = the rule, WgmmaPlan; 1 never;
 // 2 always); returns the previous mode.
 int set_wgmma_image_dependent_launch(int64_t mode);
+// Whether image-form wgmma launches pair row blocks (x peers, WgmmaPlan: 0 = the rule; 1 never; 2 wherever a
+// launch can); returns the previous mode.
+int set_wgmma_x_peers(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
-// kernel (else the image pass), that pass launched with PDL, the grid's CTAs. Needs the wgmma kernel (wgmma_gemm_runs).
+// kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired).
+// Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;
   bool x_staged, image_dependent;
-  int64_t ctas;
+  int64_t ctas, x_peers;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

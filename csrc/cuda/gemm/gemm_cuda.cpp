@@ -159,6 +159,7 @@ std::atomic<int> wgmma_x_staging_mode{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_image_dependent_mode{0};
 std::atomic<int> wgmma_tokens_forced{0};
+std::atomic<int> wgmma_x_peers_mode{0};
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
@@ -228,7 +229,7 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -259,10 +260,37 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   return waves(two) > waves(four) || four_as_wide ? four : two;
 }
 
+int set_wgmma_x_peers(int64_t mode) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_x_peers: mode must be 0 (the rule), 1 (never) or 2 (wherever "
+              "a launch can pair row blocks); got ", mode);
+  return wgmma_x_peers_mode.exchange(static_cast<int>(mode));
+}
+
+// x peers (2) or not (1) for a plan of the image form. Pairing takes a cluster of 2 x splits CTAs
+// (at most kWgMaxSplits) that the GPU runs, and two or more row blocks.
+// EXPERIMENT: the rule is every launch that can pair, tokens >= 64, no more CTA waves than unpaired.
+static int wgmma_x_peers(int64_t M, int64_t N, const WgmmaPlan& p, int k, int sm_count) {
+  const int mode = wgmma_x_peers_mode.load(std::memory_order_relaxed);
+  if (mode == 1 || p.x_staged || cta_row_blocks(N, p.shape.row_tiles) < 2 || 2 * p.splits > kWgMaxSplits) return 1;
+  const int paired_clusters = wgmma_clusters(k, p.shape, 2 * p.splits);
+  if (paired_clusters == 0) return 1;
+  if (mode == 2) return 2;
+  if (p.shape.tokens < 64) return 1;
+  const int64_t alone = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
+  const int64_t paired = int64_t(2 * p.splits) * paired_clusters;
+  const auto waves = [&](int64_t ctas, int64_t at_once) {
+    at_once = std::max<int64_t>(at_once, 1);
+    return (ctas + at_once - 1) / at_once;
+  };
+  return waves(wgmma_grid_ctas(M, N, p.shape, p.splits, 2), paired) <= waves(wgmma_grid_ctas(M, N, p.shape, p.splits), alone)
+             ? 2 : 1;
+}
+
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
+  p.x_peers = wgmma_x_peers(M, N, p, k, sm_count);
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
-  p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits) +
+  p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers) +
                                                           wgmma_x_image_ctas(M, K, p.shape.tokens) <= sm_count
                                                 : mode == 2);
   return p;
@@ -407,6 +435,7 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   args.splits = 1;
   args.warps_per_unit = tc_warps_per_unit(g.cols);
   args.tokens_per_unit = args.M;
+  args.wgmma_x_peers = 1;
   return args;
 }
 
@@ -501,6 +530,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_x_staged = plan.x_staged;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
+    args.wgmma_x_peers = plan.x_peers;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
     // PDL wait rely on it, x_image.cu)
     if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
@@ -680,7 +710,7 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
-          wgmma_grid_ctas(M, N, p.shape, p.splits)};
+          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -48,6 +48,8 @@ struct TcGemmArgs {
   // image, the split model and the launch agree.
   bool wgmma_x_staged;
   int wgmma_tokens, wgmma_row_tiles;
+  // 2: CTAs of two row blocks share each stage's x (a cluster of 2 x splits; image form only; wgmma_plan), else 1.
+  int wgmma_x_peers;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

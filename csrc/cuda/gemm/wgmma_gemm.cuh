@@ -11,9 +11,12 @@
 //            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
-//   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
+//   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side); with x peers
+//            (wgmma_x_peers = 2, image form) row blocks in pairs: (pair x chunks + chunk) x 2 + peer
 //   grid.y = splits along K, at most kWgMaxSplits; a tile's splits form one cluster (1, splits, 1)
-//            and add their partials through distributed shared memory at the end (no workspace)
+//            and add their partials through distributed shared memory at the end (no workspace);
+//            with x peers the pair's splits form one cluster (2, splits, 1), rank peer + 2 split, and
+//            each CTA copies half of every stage's x into both (multicast), so x's reads from L2 halve
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. The producer warps' lane 0s
 //   fill a stage's weight tiles (each its share) with bulk copies (bulk_copy.cuh), each live tile
 //   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
@@ -159,10 +162,18 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   const int split = blockIdx.y, splits = gridDim.y;
   const int64_t grp_begin = div_nonneg(G * split, splits);
   const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
+  // x peers (args.wgmma_x_peers = 2, !kXStaged only): the CTAs of row blocks 2 p and 2 p + 1 at the same token
+  // chunk and split form a cluster (2, splits, 1), blockIdx.x = (p chunks + chunk) 2 + peer, and each copies
+  // half of every stage's x into both (multicast): x's L2 reads per weight halve. Ranks: peer + 2 split.
+  const int peers = !kXStaged && args.wgmma_x_peers == 2 ? 2 : 1;  // (the host pairs image-form launches only)
+  const int peer = peers == 2 ? static_cast<int>(blockIdx.x & 1) : 0;
+  const int64_t unit = peers == 2 ? int64_t(blockIdx.x >> 1) : int64_t(blockIdx.x);  // (row block pair, chunk)
   const int64_t chunks = (M + TN - 1) / TN;
-  const int64_t row_block = div_nonneg(blockIdx.x, chunks);
-  const int64_t chunk = blockIdx.x - row_block * chunks, tok0 = chunk * TN, cta_tile0 = row_block * kRowTiles;
-  const int live_tiles = static_cast<int>(std::min<int64_t>(kRowTiles, NT - cta_tile0));
+  const int64_t pair = div_nonneg(unit, chunks);
+  const int64_t chunk = unit - pair * chunks, row_block = pair * peers + peer;
+  const int64_t tok0 = chunk * TN, cta_tile0 = row_block * kRowTiles;
+  // (0 for a peer past N: an odd count of row blocks; it still copies its half of x and decodes zeros)
+  const int live_tiles = static_cast<int>(std::clamp<int64_t>(NT - cta_tile0, 0, kRowTiles));
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail.
   // - kXStaged: before the wait only L2 prefetch hints touch global memory (small weights, every
@@ -232,8 +243,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   constexpr int kFullArrivals = kXStaged ? kXThreads : kWgProducerWarps;
   const unsigned char* x_image = static_cast<const unsigned char*>(args.x) + chunk * G * kXBytes;  // !kXStaged
   // !kXStaged: producer warp 0's lane copies the image's block of group grp_begin + j (after the PDL wait)
+  // With a peer, this CTA's half (peer) of the block, into both CTAs (ranks 2 split, 2 split + 1).
   const auto copy_x_block = [&](int j) {
-    bulk_copy_to_shared(stages + (j % S) * kStageBytes, x_image + (grp_begin + j) * kXBytes, kXBytes, &full[j % S]);
+    unsigned char* dst = stages + (j % S) * kStageBytes;
+    const unsigned char* src = x_image + (grp_begin + j) * kXBytes;
+    if (peers == 1) {
+      bulk_copy_to_shared(dst, src, kXBytes, &full[j % S]);
+    } else {
+      constexpr int kHalf = kXBytes / 2;
+      bulk_copy_to_shared_multicast(dst + peer * kHalf, src + peer * kHalf, kHalf, &full[j % S],
+                                    static_cast<uint16_t>(3u << (2 * split)));
+    }
   };
   // Lane 0: this warp's copies of group grp_begin + j into stage j % S; !kXStaged, warp 0's also expects
   // the image's block, which it copies here from group S on (the first S: copy_x_block, after the wait).
@@ -261,7 +281,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     if (producer_warp == 0 && lane == 0) {
       for (int i = 0; i < S; ++i) {
         mbarrier_init(&full[i], kFullArrivals);
-        mbarrier_init(&empty[i], kConsumerThreads);
+        mbarrier_init(&empty[i], kConsumerThreads * peers);  // with a peer, its consumers arrive too
       }
       fence_barrier_init_for_async_proxy();
     }
@@ -277,10 +297,16 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     fence_async_smem();  // these generic-proxy writes, before the wgmmas (async proxy) read them
   }
   __syncthreads();  // the codebook staged, the barriers initialized, group 0's x stored; the CTA's only barrier
+  // With a peer, its copies report to this CTA's barriers and its consumers arrive on them: every thread arrives
+  // on the cluster's barrier here (relaxed: the init's fence.mbarrier_init.release.cluster publishes the
+  // barriers) and waits before its first use of the peer (producers before their first copy of x, consumers
+  // after the table), so the table build overlaps the peer's start.
+  if (peers == 2) cluster_arrive_relaxed();
 
   // The producers never read the pair table: they go on to their copies (!kXStaged: producer warp 0's
   // lane to the PDL wait and the image's first blocks) while the consumers build it.
   if (producer_warp >= 0) {  // producers: the remaining groups (and kXStaged the x of groups 1, 2, ...) as stages are released
+    if (peers == 2) cluster_wait();  // (whole warps) the peer's barriers initialized
     if constexpr (kXStaged) {
       for (int j = 0; j < n_groups; ++j) {
         const int stage = j % S;
@@ -311,10 +337,14 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
 
   build_pair_table<c10::Half, K>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
   named_barrier_sync(3, kConsumerThreads);  // the table
+  if (peers == 2) cluster_wait();  // the peer's barriers initialized (see the CTA barrier)
 
   // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
   const bool has_tile = cta_tile0 + warp < NT;
   const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
+  // With a peer: its `empty` barriers (the same offsets in its shared memory); this warp's release of a
+  // stage arrives there too, since the peer's next copy of x writes into this CTA's stage.
+  const uint32_t peer_empty = peers == 2 ? cluster_shared_address(empty, cluster_cta_rank() ^ 1u) : 0u;
   float acc[TN / 2];
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
@@ -357,7 +387,10 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
         // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
         // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
         // the steps are bound by the decode, not the wgmma latency).
-        if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(j + S - 1) % S]);
+        if (s == kWgInFlight - 2) {
+          mbarrier_arrive_if(j > 0, &empty[(j + S - 1) % S]);
+          mbarrier_arrive_cluster_if(j > 0 && peers == 2, peer_empty + 8u * static_cast<uint32_t>((j + S - 1) % S));
+        }
       }
     }
   }
@@ -369,18 +402,24 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
   const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
   if (splits == 1) {
-    if (!has_tile) return;
+    // With a peer, neither CTA leaves before the other's arrivals on its barriers are done (the release
+    // orders this CTA's remote arrivals before its barrier arrival; no global store is pending yet).
+    if (peers == 2) cluster_arrive();
+    if (has_tile) {
 #pragma unroll
-    for (int e = 0; e < TN / 2; ++e) {
-      const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
-      const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
-      if (row < N && tok < rows)
-        static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+      for (int e = 0; e < TN / 2; ++e) {
+        const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
+        const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
+        if (row < N && tok < rows)
+          static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+      }
     }
+    if (peers == 2) cluster_wait();
     return;
   }
   // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (CTAs, splits), so
-  // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes
+  // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()); with x peers the cluster is
+  // (2, splits, 1) and split p of this row block is rank peer + 2 p. Each writes
   // its partials, times the row scale, into its own (now idle) stages, then reduces 1/splits of
   // the tile from all splits' shared memory in split order (the same bits every run). The scale
   // comes first so that the reduction reads nothing from global memory: its row-scale loads
@@ -409,7 +448,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     float4 part[kWgMaxSplits];
 #pragma unroll
     for (int p = 0; p < kWgMaxSplits; ++p)
-      if (p < splits) part[p] = load_cluster_shared(cluster_shared_address(mine, p));
+      if (p < splits) part[p] = load_cluster_shared(cluster_shared_address(mine, peer + peers * p));
     float4 sum = part[0];
 #pragma unroll
     for (int p = 1; p < kWgMaxSplits; ++p)
@@ -433,33 +472,36 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   auto kernel = args.wgmma_x_staged ? wgmma_gemm_kernel<T, K, TN, kRowTiles, true>
                                     : wgmma_gemm_kernel<T, K, TN, kRowTiles, false>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
-  const int64_t ctas = wgmma_grid_ctas(args.M, args.N, WgmmaShape{TN, kRowTiles}, 1);  // grid.x: one split's
+  const int peers = args.wgmma_x_peers;
+  TORCH_CHECK(peers == 1 || (peers == 2 && !args.wgmma_x_staged), "kbit: wgmma_gemm: internal error: x peers ", peers);
+  const int64_t ctas = wgmma_grid_ctas(args.M, args.N, WgmmaShape{TN, kRowTiles}, 1, peers);  // grid.x: one split's
   // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster (it steps down;
-  // not queried again here: the call's host path already asked per split count)
-  TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,
-              " K-splits");
+  // not queried again here: the call's host path already asked per split count; wgmma_plan pairs row blocks
+  // only where a cluster of 2 x splits runs)
+  TORCH_CHECK(args.splits >= 1 && args.splits * peers <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,
+              " K-splits x ", peers, " x peers");
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
-  launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kThreads), kSmem, stream,
+  launch_kernel_in_clusters(kernel, grid, dim3(peers, args.splits, 1), dim3(kThreads), kSmem, stream,
                             dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
 }
 
 template <int K, int TN, int kRowTiles>
-int wgmma_resident_clusters_shape(int splits) {
-  // Remembered per (device, splits) without a lock: the split model asks for every count on each
+int wgmma_resident_clusters_shape(int cluster_ctas) {
+  // Remembered per (device, CTAs a cluster) without a lock: the split model asks for every count on each
   // call, and each query (two mutex-guarded map lookups) was host time on every wgmma call.
   constexpr int kDevices = 64;
   static std::atomic<int> remembered[kDevices][kWgMaxSplits + 1];  // clusters + 1; 0: not yet asked
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
-  const bool slot = device >= 0 && device < kDevices && splits >= 1 && splits <= kWgMaxSplits;
+  const bool slot = device >= 0 && device < kDevices && cluster_ctas >= 1 && cluster_ctas <= kWgMaxSplits;
   if (slot)
-    if (const int known = remembered[device][splits].load(std::memory_order_relaxed); known > 0) return known - 1;
+    if (const int known = remembered[device][cluster_ctas].load(std::memory_order_relaxed); known > 0) return known - 1;
   constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
   // (the other variants: the same resources)
   const void* kernel = reinterpret_cast<const void*>(wgmma_gemm_kernel<c10::Half, K, TN, kRowTiles, true>);
   resident_ctas_per_sm(kernel, kThreads, kSmem, kSmem);  // the opt-in, before the cluster query
-  const int clusters = resident_clusters(kernel, kThreads, kSmem, splits);
-  if (slot) remembered[device][splits].store(clusters + 1, std::memory_order_relaxed);
+  const int clusters = resident_clusters(kernel, kThreads, kSmem, cluster_ctas);
+  if (slot) remembered[device][cluster_ctas].store(clusters + 1, std::memory_order_relaxed);
   return clusters;
 }
 
@@ -480,9 +522,9 @@ decltype(auto) with_wgmma_shape(WgmmaShape shape, F&& f) {
 }
 
 template <int K>
-int wgmma_resident_clusters(WgmmaShape shape, int splits) {
+int wgmma_resident_clusters(WgmmaShape shape, int cluster_ctas) {
   return with_wgmma_shape(shape, [&](auto tn, auto rt) {
-    return wgmma_resident_clusters_shape<K, decltype(tn)::value, decltype(rt)::value>(splits);
+    return wgmma_resident_clusters_shape<K, decltype(tn)::value, decltype(rt)::value>(cluster_ctas);
   });
 }
 

@@ -4,7 +4,7 @@
 // x reaches the shared-memory stages in the wgmma B layout (below), so the tensor cores take B
 // straight from shared memory; K-splits add their partials in shared memory (a cluster per output
 // tile). Arguments: TcGemmArgs (x or its image, packed, absmax, row_scale, codebook, y, M, N, K,
-// splits, wgmma_x_staged, wgmma_tokens, wgmma_row_tiles: wgmma_plan's; no workspace).
+// splits, wgmma_x_staged, wgmma_tokens, wgmma_row_tiles, wgmma_x_peers: wgmma_plan's; no workspace).
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
@@ -111,12 +111,15 @@ struct WgmmaPlan {
   int splits;
   bool x_staged;
   bool image_dependent;
+  int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
-// The GEMM's CTAs for y[M, N] in CTAs of `shape` with `splits` K-splits.
-inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits) {
-  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, shape.row_tiles) * splits;
+// The GEMM's CTAs for y[M, N] in CTAs of `shape` with `splits` K-splits, row blocks paired where x_peers = 2
+// (an odd count gets one CTA past N).
+inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits, int x_peers = 1) {
+  const int64_t row_blocks = (cta_row_blocks(N, shape.row_tiles) + x_peers - 1) / x_peers * x_peers;
+  return (M + shape.tokens - 1) / shape.tokens * row_blocks * splits;
 }
 
 // Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] in CTAs of `shape` on a GPU of sm_count SMs (one CTA per SM):
@@ -124,11 +127,11 @@ inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int split
 // either lowered to a count whose cluster the GPU runs (on an H100 every count up to 8 runs).
 int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count);
 
-// Clusters of `splits` CTAs of the k-bit kernel of `shape` that the current GPU runs at once
-// (0: none fits; the CTAs of a cluster share one GPC, so fewer than SMs / splits where a GPC's
-// SMs are not a multiple of splits).
+// Clusters of `cluster_ctas` CTAs (splits, x peers x splits) of the k-bit kernel of `shape` that the current GPU
+// runs at once (0: none fits; the CTAs of a cluster share one GPC, so fewer than SMs / cluster_ctas where a GPC's
+// SMs are not a multiple of it).
 template <int K>
-int wgmma_resident_clusters(WgmmaShape shape, int splits);
+int wgmma_resident_clusters(WgmmaShape shape, int cluster_ctas);
 
 template <typename T, int K>
 void launch_wgmma_gemm(const TcGemmArgs& args, cudaStream_t stream);
