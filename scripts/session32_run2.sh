@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 32, device run 2: where the wgmma kernel's time goes with its copies taken out (experiment builds carried
-# in exp_variants/: nox = no x copies, now = no weight copies, nodata = neither; the results are wrong, the
+# in exp_variants/, one a run (VARIANTS): nox = no x copies, now = no weight copies, nodata = neither; the results are wrong, the
 # timings tell what each copy stream costs), against the x-peers build (unpaired), image form forced, M = 16-128.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s32; R=$LOGS/r${RUN:-2}; mkdir -p $R; start_device_run || exit 1
 so=_C.cpython-312-x86_64-linux-gnu.so
-for v in base nox now nodata; do
+for v in base ${VARIANTS:-nox now nodata}; do  # (the tree's 64 MiB cap carries one variant a run)
   pp=$(pwd)
   if [ $v != base ]; then
+    [ -f exp_variants/$v/$so.xz ] || { echo "$v: not carried"; continue; }
     mkdir -p /tmp/v_$v && cp -r kbit /tmp/v_$v/ && xz -dc exp_variants/$v/$so.xz > /tmp/v_$v/kbit/$so; pp=/tmp/v_$v:$(pwd)
   fi
   PYTHONPATH=$pp timeout 100 python3 scripts/probe_wgmma_configs.py --shapes llama8b_gu,llama70b_gu,Q,gateup \
