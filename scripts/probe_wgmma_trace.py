@@ -1,0 +1,86 @@
+"""Where one wgmma_gemm call's time goes, per CTA (needs a build patched by scripts/wgmma_trace_patch.py): for each
+shape and M (k = 4, fp16), a warm call, an L2 flush, then one traced call; prints the medians (and the slowest CTA)
+of each interval in SM cycles, the SM clock (clock64 over globaltimer per CTA), the kernel's span (first entry to
+last exit, globaltimer) and the CTAs' start spread.
+
+    python scripts/probe_wgmma_trace.py --shapes Q,llama8b_gu --ms 16,64,128 [--aid wgmma_x_peers=1] --out t.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+import torch
+
+import kbit
+from benchmarks import shapes as S
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shapes", default="Q")
+    p.add_argument("--ms", default="64")
+    p.add_argument("--aid", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--out", default=None)
+    a = p.parse_args()
+    for aid in a.aid:
+        name, _, value = aid.partition("=")
+        getattr(kbit._C, f"_set_{name}")(int(value))
+    dev = torch.device("cuda")
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+    rows = []
+    for name in a.shapes.split(","):
+        N, K = S.SHAPES[name].N, S.SHAPES[name].K
+        qw = kbit.quantize(torch.randn(N, K, device=dev, dtype=torch.float16), k=4)
+        for M in map(int, a.ms.split(",")):
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
+            args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+            plan = dict(kbit._C._wgmma_launch_plan(M, N, K, 4))
+            torch.ops.kbit.wgmma_gemm(x, *args)
+            flush.fill_(1)
+            kbit._C._wgmma_trace_reset()
+            torch.ops.kbit.wgmma_gemm(x, *args)
+            t = kbit._C._wgmma_trace_read()
+            ctas = int(plan["ctas"])
+            t = t[:ctas].double()
+            ok = t[:, 49] > 0
+            t = t[ok]
+            mhz = (t[:, 48] - t[:, 1]) / (t[:, 49] - t[:, 0]) * 1e3
+            groups = int(t[:, 52].max())
+
+            def med(col_a, col_b):
+                d = t[:, col_b] - t[:, col_a]
+                return float(d.median()), float(d.max())
+
+            iv = {"entry->cta_barrier": med(1, 2), "cta_barrier->table": med(2, 3), "table->group0_full": med(3, 4)}
+            for j in range(1, min(groups, 40)):
+                iv[f"group{j - 1}"] = med(3 + j, 4 + j)
+            iv["last_group+drain"] = med(3 + min(groups, 40), 44)
+            iv["loop_end->pdl_wait"] = med(44, 45)
+            if plan["splits"] > 1:
+                iv["partials+cluster_sync"] = med(45, 47)
+                iv["reduction"] = med(47, 51)
+                iv["final_barrier"] = med(51, 48)
+            else:
+                iv["y_stores(+peer barrier)"] = med(45, 48)
+            iv["total"] = med(1, 48)
+            span_us = float((t[:, 49].max() - t[:, 0].min()) / 1e3)
+            start_spread_us = float((t[:, 0].max() - t[:, 0].min()) / 1e3)
+            pdl = t[:, 50] - t[:, 1]
+            row = {"shape": name, "M": M, "plan": plan, "ctas_traced": int(ok.sum()), "groups_max": groups,
+                   "sm_mhz_median": float(mhz.median()), "span_us": span_us, "start_spread_us": start_spread_us,
+                   "producer_pdl_wait_cycles_median": float(pdl[pdl > 0].median()) if (pdl > 0).any() else None,
+                   "intervals_cycles_median_max": iv}
+            rows.append(row)
+            print(f"== {name} M={M} plan {plan} traced {int(ok.sum())}/{ctas} CTAs, SM {float(mhz.median()):.0f} MHz, "
+                  f"span {span_us:.2f} us, start spread {start_spread_us:.2f} us, producer PDL wait "
+                  f"{row['producer_pdl_wait_cycles_median']}", flush=True)
+            for k_, (m_, x_) in iv.items():
+                print(f"   {k_:28s} {m_:9.0f} (max {x_:9.0f})")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
