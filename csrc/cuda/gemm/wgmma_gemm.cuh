@@ -401,17 +401,36 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
 
   // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
   const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
+  const int64_t row0 = cta_tile0 * 16;
+  T* const y = static_cast<T*>(args.y);
   if (splits == 1) {
     // With a peer, neither CTA leaves before the other's arrivals on its barriers are done (the release
     // orders this CTA's remote arrivals before its barrier arrival; no global store is pending yet).
     if (peers == 2) cluster_arrive();
-    if (has_tile) {
+    // y's tile goes out through the idle stages: [TN][kYStride] of T (16 bytes of padding: the token rows
+    // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous
+    // in y. Stored straight from the accumulators (2 bytes each, 8 rows x 4 tokens a warp instruction) a
+    // 128 x 128 tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128).
+    constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
+    static_assert(TN * kYStride * int(sizeof(T)) <= S * kStageBytes, "wgmma_gemm: y's tile fits in the stages");
+    named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the stages are free
+    T* tile = reinterpret_cast<T*>(stages);
 #pragma unroll
-      for (int e = 0; e < TN / 2; ++e) {
-        const int64_t row = (cta_tile0 + warp) * 16 + g + ((e & 2) ? 8 : 0);
-        const int tok = 8 * (e >> 2) + 2 * t + (e & 1);
-        if (row < N && tok < rows)
-          static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+    for (int e = 0; e < TN / 2; ++e)
+      tile[(8 * (e >> 2) + 2 * t + (e & 1)) * kYStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
+          from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+    named_barrier_sync(2, kConsumerThreads);
+    const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));  // <= 0: a peer past N
+    const bool whole_pieces = N % 8 == 0;  // every token's row piece 16-byte aligned in y
+    for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
+      const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
+      if (r8 >= live_rows) continue;
+      T* dst = y + (tok0 + tok) * N + row0 + r8;
+      const T* src = tile + tok * kYStride + r8;
+      if (whole_pieces && r8 + 8 <= live_rows) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      } else {
+        for (int i = 0; i < 8 && r8 + i < live_rows; ++i) dst[i] = src[i];
       }
     }
     if (peers == 2) cluster_wait();
@@ -438,7 +457,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // of 48 tokens in TN = 64 moves 3/4 of the bytes through the cluster).
   const int quads = rows * (16 * kRowTiles / 4);
   const int q_begin = split * quads / splits, q_end = (split + 1) * quads / splits;
-  const int64_t row0 = cta_tile0 * 16;
   for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
     const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
     // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
@@ -454,10 +472,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     for (int p = 1; p < kWgMaxSplits; ++p)
       if (p < splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
     const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
+    T* dst = y + (tok0 + tok) * N + row0 + r4;
+    if (N % 4 == 0 && row0 + r4 + 4 <= N) {  // the four rows as one 8-byte store (aligned: N, r4 multiples of 4)
+      uint2 four;
+      T* h = reinterpret_cast<T*>(&four);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int64_t row = row0 + r4 + i;
-      if (row < N) static_cast<T*>(args.y)[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
+      for (int i = 0; i < 4; ++i) h[i] = from_float<T>(sums[i]);
+      *reinterpret_cast<uint2*>(dst) = four;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (row0 + r4 + i < N) dst[i] = from_float<T>(sums[i]);
     }
   }
   cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
