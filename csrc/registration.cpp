@@ -196,13 +196,14 @@ PYBIND11_MODULE(_C, m) {
           d["image_pdl"] = q.image_dependent;
           d["ctas"] = q.ctas;
           d["x_peers"] = q.x_peers;
+          d["first_stage_alone"] = q.first_stage_alone;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
         "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), image_pdl (the plan launches that pass "
         "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas, x_peers (2: two row blocks' CTAs share "
-        "each stage's x, a cluster of 2 x splits)");
+        "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -230,8 +231,12 @@ PYBIND11_MODULE(_C, m) {
         "on, the GEMM's set-up runs while the pass does); returns the previous mode");
   m.def("_set_wgmma_x_peers", &kbit::cuda::set_wgmma_x_peers, pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form pair row blocks, each CTA of a pair copying half of "
-        "every stage's x into both: 0, the default: the rule; 1 never; 2 wherever a launch can (two or more row blocks, "
-        "2 x splits <= 8 CTAs a cluster that the GPU runs); returns the previous mode");
+        "every stage's x into both: 0, the default: the rule (never: slower in every measured cell, session 32); 1 never; 2 "
+        "wherever a launch can (two or more row blocks, 2 x splits <= 8 CTAs a cluster that the GPU runs); returns the "
+        "previous mode");
+  m.def("_set_wgmma_first_stage_alone", &kbit::cuda::set_wgmma_first_stage_alone, pybind11::arg("mode"),
+        "Tuning aid: whether wgmma_gemm launches of the image form request the first pipeline stage's weights alone and "
+        "the other stages' once it landed: 0, the default: the rule; 1 never; 2 always; returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

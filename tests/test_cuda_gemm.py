@@ -1165,6 +1165,55 @@ def test_wgmma_gemm_x_peers(k, dtype, nk, M, splits, poisoned_cuda):
     assert_bitwise_equal(alone, y)
 
 
+@pytest.mark.parametrize("M", [5, 40, 130])
+@pytest.mark.parametrize("nk", [(300, 2080), (1100, 4096)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
+    # the image form with the first stage's weights requested alone and the other stages' once it landed
+    # (kbit._C._set_wgmma_first_stage_alone): 9 / 16 groups a CTA at one split (more than the stages: refills
+    # follow), a 32-column K tail, a partly filled last row block, each CTA shape by M; the same bits as every
+    # stage requested at the start, on a rerun and on a graph replay
+    skip_unless_runs("wgmma_gemm", k, M)
+    qw, W_hat = weight(k, *nk, dtype)
+    x = acts(M, nk[1], dtype, "wgalone")
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    previous = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(2),
+                kbit._C._set_wgmma_first_stage_alone(2))
+    try:
+        plan = kbit._C._wgmma_launch_plan(M, *nk, k)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, nk[1], dtype, "wgalone2")])
+        kbit._C._set_wgmma_first_stage_alone(1)
+        plan_all = kbit._C._wgmma_launch_plan(M, *nk, k)
+        all_at_once = op(x, *args)
+    finally:
+        kbit._C._set_wgmma_splits(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
+        assert kbit._C._set_wgmma_first_stage_alone(previous[2]) == 1
+    assert plan["first_stage_alone"] and not plan_all["first_stage_alone"] and plan["splits"] == 1, plan
+    check(y, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+    assert_bitwise_equal(all_at_once, y)
+
+
+def test_wgmma_first_stage_alone_aid():
+    # staged x: nothing to reorder (the aid acts on the image form only); bad modes raise
+    if not kbit._C.wgmma_gemm_runs(4, 64):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    previous = kbit._C._set_wgmma_first_stage_alone(2), kbit._C._set_wgmma_x_staging(1)
+    try:
+        assert not kbit._C._wgmma_launch_plan(64, 300, 2080, 4)["first_stage_alone"]
+    finally:
+        kbit._C._set_wgmma_first_stage_alone(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
+    for bad in (3, -1):
+        with pytest.raises(RuntimeError, match="_set_wgmma_first_stage_alone: mode must be 0"):
+            kbit._C._set_wgmma_first_stage_alone(bad)
+
+
 def test_wgmma_x_peers_aid_rejects_bad_modes():
     with pytest.raises(RuntimeError, match="_set_wgmma_x_peers: mode must be 0"):
         kbit._C._set_wgmma_x_peers(3)

@@ -75,6 +75,9 @@ int set_wgmma_image_dependent_launch(int64_t mode);
 // Whether image-form wgmma launches pair row blocks (x peers, WgmmaPlan: 0 = the rule; 1 never; 2 wherever a
 // launch can); returns the previous mode.
 int set_wgmma_x_peers(int64_t mode);
+// Whether image-form wgmma launches request the first stage's weights alone (0 = the rule; 1 never; 2 always);
+// returns the previous mode.
+int set_wgmma_first_stage_alone(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
@@ -84,6 +87,7 @@ struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;
   bool x_staged, image_dependent;
   int64_t ctas, x_peers;
+  bool first_stage_alone;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -160,6 +160,7 @@ std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_image_dependent_mode{0};
 std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_x_peers_mode{0};
+std::atomic<int> wgmma_first_stage_alone_mode{0};
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
@@ -229,7 +230,7 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -266,29 +267,33 @@ int set_wgmma_x_peers(int64_t mode) {
   return wgmma_x_peers_mode.exchange(static_cast<int>(mode));
 }
 
-// x peers (2) or not (1) for a plan of the image form. Pairing takes a cluster of 2 x splits CTAs
-// (at most kWgMaxSplits) that the GPU runs, and two or more row blocks.
-// EXPERIMENT: the rule is every launch that can pair, tokens >= 64, no more CTA waves than unpaired.
-static int wgmma_x_peers(int64_t M, int64_t N, const WgmmaPlan& p, int k, int sm_count) {
-  const int mode = wgmma_x_peers_mode.load(std::memory_order_relaxed);
-  if (mode == 1 || p.x_staged || cta_row_blocks(N, p.shape.row_tiles) < 2 || 2 * p.splits > kWgMaxSplits) return 1;
-  const int paired_clusters = wgmma_clusters(k, p.shape, 2 * p.splits);
-  if (paired_clusters == 0) return 1;
-  if (mode == 2) return 2;
-  if (p.shape.tokens < 64) return 1;
-  const int64_t alone = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
-  const int64_t paired = int64_t(2 * p.splits) * paired_clusters;
-  const auto waves = [&](int64_t ctas, int64_t at_once) {
-    at_once = std::max<int64_t>(at_once, 1);
-    return (ctas + at_once - 1) / at_once;
-  };
-  return waves(wgmma_grid_ctas(M, N, p.shape, p.splits, 2), paired) <= waves(wgmma_grid_ctas(M, N, p.shape, p.splits), alone)
-             ? 2 : 1;
+int set_wgmma_first_stage_alone(int64_t mode) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_first_stage_alone: mode must be 0 (the rule), 1 (never) or 2 "
+              "(always, image form); got ", mode);
+  return wgmma_first_stage_alone_mode.exchange(static_cast<int>(mode));
+}
+
+// x peers (2) or not (1) for a plan of the image form: 2 only where the tuning aid asks and the launch can pair
+// (two or more row blocks; a cluster of 2 x splits CTAs, at most kWgMaxSplits, that the GPU runs). The rule never
+// pairs: session 32 run 4 (H200), paired against unpaired at the rule's shapes and splits, M = 16-256 on seven
+// shapes: 1.0-1.10x the time (Qwen3 Q M = 64 / 128 +2.4 / +4.0%, Llama-3 70B M = 64 +7.4%), nowhere faster by more
+// than 0.5%. x's reads from L2 are not what bounds the kernel; pairing adds the two CTAs' lockstep.
+static int wgmma_x_peers(const WgmmaPlan& p, int64_t N, int k) {
+  if (wgmma_x_peers_mode.load(std::memory_order_relaxed) != 2 || p.x_staged) return 1;
+  if (cta_row_blocks(N, p.shape.row_tiles) < 2 || 2 * p.splits > kWgMaxSplits) return 1;
+  return wgmma_clusters(k, p.shape, 2 * p.splits) > 0 ? 2 : 1;
+}
+
+// EXPERIMENT: the first stage's weights alone (image form): the aid only, until measured.
+static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
+  const int mode = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed);
+  return !p.x_staged && mode == 2;
 }
 
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
-  p.x_peers = wgmma_x_peers(M, N, p, k, sm_count);
+  p.x_peers = wgmma_x_peers(p, N, k);
+  p.first_stage_alone = wgmma_first_stage_alone(p);
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
   p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers) +
                                                           wgmma_x_image_ctas(M, K, p.shape.tokens) <= sm_count
@@ -531,6 +536,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
     args.wgmma_x_peers = plan.x_peers;
+    args.wgmma_first_stage_alone = plan.first_stage_alone;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
     // PDL wait rely on it, x_image.cu)
     if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
@@ -710,7 +716,7 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
-          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers};
+          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -50,6 +50,8 @@ struct TcGemmArgs {
   int wgmma_tokens, wgmma_row_tiles;
   // 2: CTAs of two row blocks share each stage's x (a cluster of 2 x splits; image form only; wgmma_plan), else 1.
   int wgmma_x_peers;
+  // Image form: the first stage's weights requested alone, the other stages' once it landed (wgmma_plan).
+  bool wgmma_first_stage_alone;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

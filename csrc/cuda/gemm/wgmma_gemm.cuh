@@ -235,6 +235,11 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   // wait, while the consumers build the table). The consumers touch the barriers only after the CTA
   // barrier.
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
+  // The stages whose weights are requested at the start: all S, or (args.wgmma_first_stage_alone, image form) the
+  // first alone and the others once it landed. Every CTA asking for S stages at once queues S x its first
+  // stage's bytes at the DRAM (Llama-3 8B gate/up M = 16: 19 MB), so the first stage landed ~5500 cycles after
+  // the table was built (session 32's trace) while the loop waited.
+  const int early_stages = !kXStaged && args.wgmma_first_stage_alone ? 1 : S;
   // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
   const int my_tiles = live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
   // A stage's `full` barrier completes on the bulk copies' bytes and kFullArrivals arrivals: one
@@ -287,7 +292,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     }
     named_barrier_sync(1, kXThreads);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
-      for (int j = 0; j < S && j < n_groups; ++j) copy_stage(j);
+      for (int j = 0; j < early_stages && j < n_groups; ++j) copy_stage(j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   if (x_first_mine) {  // stage 0's x region (the copies fill only its weight tiles)
@@ -330,7 +335,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
         grid_dependency_wait();  // the image is written (x_image.cu)
         for (int j = 0; j < S && j < n_groups; ++j) copy_x_block(j);
       }
-      for (int j = S; j < n_groups; ++j) copy_stage(j);
+      if (early_stages < S && early_stages < n_groups) mbarrier_wait(&full[0], 0);  // alone: group 0 landed, then the rest
+      for (int j = early_stages; j < n_groups; ++j) copy_stage(j);
     }
     return;
   }
@@ -472,17 +478,11 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     for (int p = 1; p < kWgMaxSplits; ++p)
       if (p < splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
     const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
-    T* dst = y + (tok0 + tok) * N + row0 + r4;
-    if (N % 4 == 0 && row0 + r4 + 4 <= N) {  // the four rows as one 8-byte store (aligned: N, r4 multiples of 4)
-      uint2 four;
-      T* h = reinterpret_cast<T*>(&four);
+    // (one 8-byte store of the four rows instead: no faster, the loads bound this loop; session 32 run 5)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) h[i] = from_float<T>(sums[i]);
-      *reinterpret_cast<uint2*>(dst) = four;
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (row0 + r4 + i < N) dst[i] = from_float<T>(sums[i]);
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = row0 + r4 + i;
+      if (row < N) y[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
     }
   }
   cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)

@@ -112,6 +112,7 @@ struct WgmmaPlan {
   bool x_staged;
   bool image_dependent;
   int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
+  bool first_stage_alone;  // image form: the first stage's weights requested alone, the others once it landed
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
