@@ -1199,13 +1199,22 @@ def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
     assert_bitwise_equal(all_at_once, y)
 
 
-def test_wgmma_first_stage_alone_aid():
-    # staged x: nothing to reorder (the aid acts on the image form only); bad modes raise
+def test_wgmma_first_stage_alone_rule_and_aid():
+    # the rule: every image-form launch requests its first stage alone, no staged one (nothing to reorder: the aid
+    # acts on the image form only); the aid turns it off or on; bad modes raise
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+    for M, N, K in ((16, 4096, 2048), (64, 4096, 2048), (128, 14336, 4096), (16, 28672, 8192), (300, 2048, 5120)):
+        p = plan(M, N, K, 4)
+        assert p["first_stage_alone"] == (not p["x_staged"]), (M, N, K, p)
     previous = kbit._C._set_wgmma_first_stage_alone(2), kbit._C._set_wgmma_x_staging(1)
     try:
-        assert not kbit._C._wgmma_launch_plan(64, 300, 2080, 4)["first_stage_alone"]
+        assert not plan(64, 300, 2080, 4)["first_stage_alone"]
+        kbit._C._set_wgmma_x_staging(2)
+        assert plan(64, 300, 2080, 4)["first_stage_alone"]
+        kbit._C._set_wgmma_first_stage_alone(1)
+        assert not plan(64, 300, 2080, 4)["first_stage_alone"]
     finally:
         kbit._C._set_wgmma_first_stage_alone(previous[0])
         kbit._C._set_wgmma_x_staging(previous[1])

@@ -284,10 +284,14 @@ static int wgmma_x_peers(const WgmmaPlan& p, int64_t N, int k) {
   return wgmma_clusters(k, p.shape, 2 * p.splits) > 0 ? 2 : 1;
 }
 
-// EXPERIMENT: the first stage's weights alone (image form): the aid only, until measured.
+// The first stage's weights requested alone, the other stages' once it landed: every image-form launch. Session 32
+// run 6 (H200), image form at the rule's shape and splits, M = 16-256 on seven shapes, alone against every stage at
+// the start: Llama-3 8B gate/up M = 16 / 32 / 64 16.9 / 18.6 / 24.5 us against 18.9 / 20.0 / 25.6, GLM shared gate/up
+// M = 16 10.5 against 11.8, the Qwen3 shapes 2-6% less at M = 16-64 and 1-2% at 128; one cell slower (8B M = 128,
+// 31.0 against 30.7). (x staged: its few groups' weights are prefetched to L2 before the PDL wait; not changed.)
 static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
   const int mode = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed);
-  return !p.x_staged && mode == 2;
+  return !p.x_staged && mode != 1;
 }
 
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {

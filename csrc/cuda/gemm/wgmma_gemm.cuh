@@ -226,7 +226,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     if (row + 8 < N) row_scale_hi = __ldg(args.row_scale + row + 8);
   }
 
-  // The producers' first S groups of weight tiles are on their way before the table is built:
+  // The producers' first S groups of weight tiles (image form: the first group's; see early_stages) are on their
+  // way before the table is built:
   // the codebook load + table build and the first stages' memory latency overlap (they were
   // serial, part of the per-CTA fixed cost the split model charges). Producer warp 0's lane
   // initializes the barriers (init, then the fence for the async proxy), the producer warps sync

@@ -99,6 +99,10 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
 // any M (16 or 32: four warpgroups; 128: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).
+// x_peers (image form): 2 pairs row blocks in clusters of 2 x splits, each CTA copying half of every stage's x
+// into both by multicast; the rule never does (slower everywhere measured, session 32); kbit._C._set_wgmma_x_peers.
+// first_stage_alone (image form; the rule: always, session 32): the first stage's weights requested alone, the
+// others once it landed (wgmma_gemm.cuh, early_stages); kbit._C._set_wgmma_first_stage_alone.
 // image_dependent (!x_staged): the image pass launched with PDL (where PDL is on). Either way the
 // GEMM's set-up runs while the pass does (x_image.cu). With PDL the pass's CTAs also start early, on the SMs the kernel
 // before leaves free, and hold them until it completes; the rule takes it where the pass's and the
