@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s32; R=$LOGS/r${RUN:-7}; mkdir -p $R; start_device_run || exit 1
-timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
+timeout 150 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
   --ms 1,4,8,16,32,40,48,64,96,128,256 --ks 4 --out $R/gemm-k4 > $R/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
 python3 scripts/ab_table.py main=$R/gemm-k4 --path gemm > $R/gemm-k4-table.md
 timeout 60 python3 -m benchmarks.ab_paths --ops gemm --shapes glm_shared_gu,llama8b_gu,llama70b_gu --ms 1,4,8,16,64 --ks 2,3,5 \
