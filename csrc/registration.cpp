@@ -229,14 +229,24 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch: 0, the default: "
         "the rule (where the pass's and the GEMM's CTAs fit on the GPU at once); 1 never; 2 always (either way, with PDL "
         "on, the GEMM's set-up runs while the pass does); returns the previous mode");
-  m.def("_set_wgmma_x_peers", &kbit::cuda::set_wgmma_x_peers, pybind11::arg("mode"),
+  m.def("_set_wgmma_x_peers", [](const pybind11::object& mode) {
+          // a bool would pass as 0 / 1 (True = 1 = never)
+          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_x_peers: mode must be 0 (the "
+                      "rule), 1 (never) or 2 (wherever a launch can), not a bool");
+          return kbit::cuda::set_wgmma_x_peers(mode.cast<int64_t>());
+        }, pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form pair row blocks, each CTA of a pair copying half of "
         "every stage's x into both: 0, the default: the rule (never: slower in every measured cell, session 32); 1 never; 2 "
         "wherever a launch can (two or more row blocks, 2 x splits <= 8 CTAs a cluster that the GPU runs); returns the "
         "previous mode");
-  m.def("_set_wgmma_first_stage_alone", &kbit::cuda::set_wgmma_first_stage_alone, pybind11::arg("mode"),
+  m.def("_set_wgmma_first_stage_alone", [](const pybind11::object& mode) {
+          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_first_stage_alone: mode must be "
+                      "0 (the rule), 1 (never) or 2 (always), not a bool");
+          return kbit::cuda::set_wgmma_first_stage_alone(mode.cast<int64_t>());
+        }, pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form request the first pipeline stage's weights alone and "
-        "the other stages' once it landed: 0, the default: the rule; 1 never; 2 always; returns the previous mode");
+        "the other stages' once it landed: 0, the default: the rule (every image-form launch, session 32); 1 never; 2 "
+        "always; returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

@@ -48,14 +48,18 @@ def main():
             mhz = (t[:, 48] - t[:, 1]) / (t[:, 49] - t[:, 0]) * 1e3
             groups = int(t[:, 52].max())
 
-            def med(col_a, col_b):
-                d = t[:, col_b] - t[:, col_a]
-                return float(d.median()), float(d.max())
+            def med(col_a, col_b, rows=None):
+                d = (t[:, col_b] - t[:, col_a]) if rows is None else (t[rows, col_b] - t[rows, col_a])
+                return (float(d.median()), float(d.max())) if d.numel() else (float("nan"), float("nan"))
 
+            own = t[:, 52]  # each CTA's groups (splits may differ by one): its own slots only
             iv = {"entry->cta_barrier": med(1, 2), "cta_barrier->table": med(2, 3), "table->group0_full": med(3, 4)}
             for j in range(1, min(groups, 40)):
-                iv[f"group{j - 1}"] = med(3 + j, 4 + j)
-            iv["last_group+drain"] = med(3 + min(groups, 40), 44)
+                iv[f"group{j - 1}"] = med(3 + j, 4 + j, own > j)
+            last = torch.zeros(t.shape[0], dtype=torch.double)
+            for i in range(t.shape[0]):  # the last group's data to the loop's end, each CTA at its own last group
+                last[i] = t[i, 44] - t[i, 3 + int(min(own[i], 40))]
+            iv["last_group+drain"] = (float(last.median()), float(last.max()))
             iv["loop_end->pdl_wait"] = med(44, 45)
             if plan["splits"] > 1:
                 iv["partials+cluster_sync"] = med(45, 47)

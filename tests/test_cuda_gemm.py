@@ -1123,6 +1123,28 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
         assert_bitwise_equal(four, y)
 
 
+def wgmma_with_and_without(qw, k, x, aids, variant):
+    """wgmma_gemm on x under the tuning aids `aids` ({name: value}, kbit._C._set_<name>) with the aid `variant` at 2
+    (on), then at 1 (off); all restored after. Checks that a graph replay of the variant's call is bitwise its eager
+    call. Returns (plan on, y, y again on a copy of x, plan off, y off)."""
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    setters = {name: getattr(kbit._C, f"_set_{name}") for name in [*aids, variant]}
+    previous = {name: setters[name](value) for name, value in {**aids, variant: 2}.items()}
+    try:
+        plan = kbit._C._wgmma_launch_plan(x.size(0), *qw.shape, k)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(x.size(0), x.size(1), x.dtype, "wg-replay")])
+        setters[variant](1)
+        plan_off = kbit._C._wgmma_launch_plan(x.size(0), *qw.shape, k)
+        off = op(x, *args)
+    finally:
+        for name, value in previous.items():
+            setters[name](value)
+    return plan, y, again, plan_off, off
+
+
 @pytest.mark.parametrize("splits", [1, 2, 4])
 @pytest.mark.parametrize("M", [5, 32, 40, 64, 100, 130])
 @pytest.mark.parametrize("nk", [(300, 2080), (129, 4096), (1100, 1056)], ids=lambda s: "x".join(map(str, s)))
@@ -1139,21 +1161,8 @@ def test_wgmma_gemm_x_peers(k, dtype, nk, M, splits, poisoned_cuda):
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgpeers")
-    op = torch.ops.kbit.wgmma_gemm
-    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    previous = (kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_x_peers(2))
-    try:
-        plan = kbit._C._wgmma_launch_plan(M, *nk, k)
-        y = op(x, *args)
-        again = op(x.clone(), *args)
-        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, nk[1], dtype, "wgpeers2")])
-        kbit._C._set_wgmma_x_peers(1)
-        plan_alone = kbit._C._wgmma_launch_plan(M, *nk, k)
-        alone = op(x, *args)
-    finally:
-        kbit._C._set_wgmma_splits(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
-        kbit._C._set_wgmma_x_peers(previous[2])
+    plan, y, again, plan_alone, alone = wgmma_with_and_without(
+        qw, k, x, {"wgmma_splits": splits, "wgmma_x_staging": 2}, "wgmma_x_peers")
     row_blocks = -(-nk[0] // (16 * plan["row_tiles"]))
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # a whole H100 / H200: clusters of 8 run
         assert plan["x_peers"] == (2 if row_blocks >= 2 and 2 * plan["splits"] <= 8 else 1), plan
@@ -1177,22 +1186,8 @@ def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgalone")
-    op = torch.ops.kbit.wgmma_gemm
-    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    previous = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(2),
-                kbit._C._set_wgmma_first_stage_alone(2))
-    try:
-        plan = kbit._C._wgmma_launch_plan(M, *nk, k)
-        y = op(x, *args)
-        again = op(x.clone(), *args)
-        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, nk[1], dtype, "wgalone2")])
-        kbit._C._set_wgmma_first_stage_alone(1)
-        plan_all = kbit._C._wgmma_launch_plan(M, *nk, k)
-        all_at_once = op(x, *args)
-    finally:
-        kbit._C._set_wgmma_splits(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
-        assert kbit._C._set_wgmma_first_stage_alone(previous[2]) == 1
+    plan, y, again, plan_all, all_at_once = wgmma_with_and_without(
+        qw, k, x, {"wgmma_splits": 1, "wgmma_x_staging": 2}, "wgmma_first_stage_alone")
     assert plan["first_stage_alone"] and not plan_all["first_stage_alone"] and plan["splits"] == 1, plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
@@ -1205,9 +1200,12 @@ def test_wgmma_first_stage_alone_rule_and_aid():
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
+    forms = set()
     for M, N, K in ((16, 4096, 2048), (64, 4096, 2048), (128, 14336, 4096), (16, 28672, 8192), (300, 2048, 5120)):
         p = plan(M, N, K, 4)
         assert p["first_stage_alone"] == (not p["x_staged"]), (M, N, K, p)
+        forms.add(p["x_staged"])
+    assert forms == {True, False}  # (Qwen3 Q at M = 16 stages x; the others take the image)
     previous = kbit._C._set_wgmma_first_stage_alone(2), kbit._C._set_wgmma_x_staging(1)
     try:
         assert not plan(64, 300, 2080, 4)["first_stage_alone"]
@@ -1221,6 +1219,36 @@ def test_wgmma_first_stage_alone_rule_and_aid():
     for bad in (3, -1):
         with pytest.raises(RuntimeError, match="_set_wgmma_first_stage_alone: mode must be 0"):
             kbit._C._set_wgmma_first_stage_alone(bad)
+
+
+@pytest.mark.parametrize("staging", ["staged", "image"])
+@pytest.mark.parametrize("M", [5, 40, 130])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 4])
+def test_wgmma_y_tile_whole_pieces(k, dtype, M, staging, poisoned_cuda):
+    # one split: y's tile goes out through shared memory in 16-byte pieces where N % 8 == 0 (1000 rows: a last
+    # row block of 104 or 232 rows; 4096: whole blocks), one element a thread otherwise (1001 rows); the first
+    # 1000 rows of the 1001-row weight (the same rows, the same codes) give the same bits as the 1000-row one
+    skip_unless_runs("wgmma_gemm", k, M)
+    g = torch.Generator().manual_seed(seed_for(f"wg-ytile-{k}-{dtype}"))
+    W = make_weight("normal", (4096, 1056), dtype, gen=g)
+    x = acts(M, 1056, dtype, "wgytile")
+    previous = kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
+    try:
+        ys = {}
+        for N in (1000, 1001, 4096):
+            qh = kbit.quantize(W[:N].contiguous(), k=k)
+            flat = qh.to_layout("flat")
+            W_hat = R.dequantize(flat.packed, flat.absmax, flat.row_scale, flat.codebook).double().to(DEV)
+            qw = qh.to(DEV)
+            assert kbit._C._wgmma_launch_plan(M, N, 1056, k)["splits"] == 1
+            ys[N] = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+            check(ys[N], x, W_hat, dtype)
+    finally:
+        kbit._C._set_wgmma_splits(previous[0])
+        kbit._C._set_wgmma_x_staging(previous[1])
+    assert_bitwise_equal(ys[1001][:, :1000], ys[1000])
+    assert_bitwise_equal(ys[4096][:, :1000], ys[1000])
 
 
 def test_wgmma_x_peers_aid_rejects_bad_modes():
@@ -1364,6 +1392,10 @@ def test_wgmma_aids_reject_bad_values():
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
     assert kbit._C._set_wgmma_row_tiles(0) == 0 and kbit._C._set_wgmma_image_dependent_launch(0) == 0
     assert kbit._C._set_wgmma_tokens(0) == 0
+    assert kbit._C._set_wgmma_x_peers(0) == 0 and kbit._C._set_wgmma_first_stage_alone(0) == 0
+    for aid in (kbit._C._set_wgmma_x_peers, kbit._C._set_wgmma_first_stage_alone):
+        with pytest.raises(RuntimeError, match="not a bool"):
+            aid(True)
 
 
 @pytest.mark.parametrize("M", [16, 100])

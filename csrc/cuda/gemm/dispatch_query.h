@@ -81,7 +81,8 @@ int set_wgmma_first_stage_alone(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
-// kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired).
+// kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
+// first stage's weights requested alone.
 // Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;

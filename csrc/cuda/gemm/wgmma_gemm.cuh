@@ -13,7 +13,7 @@
 //            per thread (wgmma D layout, wgmma.cuh).
 //   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side); with x peers
 //            (wgmma_x_peers = 2, image form) row blocks in pairs: (pair x chunks + chunk) x 2 + peer
-//   grid.y = splits along K, at most kWgMaxSplits; a tile's splits form one cluster (1, splits, 1)
+//   grid.y = splits along K, at most kWgMaxSplits (kWgMaxSplits / 2 with x peers); a tile's splits form one cluster (1, splits, 1)
 //            and add their partials through distributed shared memory at the end (no workspace);
 //            with x peers the pair's splits form one cluster (2, splits, 1), rank peer + 2 split, and
 //            each CTA copies half of every stage's x into both (multicast), so x's reads from L2 halve
@@ -25,7 +25,8 @@
 //   this where no stage refills and a CTA stages at most 32 KB of x, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
-//   warp releases a stage (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase) once its
+//   warp releases a stage (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase; with x peers
+//   also on the peer's, 64 kRowTiles per phase) once its
 //   warpgroup's wgmmas of that group are complete, which it knows a few steps into the next group, so
 //   the tensor cores never drain between groups; the producer refills a stage when all kRowTiles
 //   consumer warps released it. No CTA-wide barrier in the main loop.
@@ -187,7 +188,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
   //   their own wait (x_image.cu): everything but the image is then written and visible, so the
   //   whole set-up (codebook, row scales, pair table, the first stages' weight copies) runs
   //   before this grid's wait, while the image kernel does. Only the image's copies (producer warp
-  //   0's lane, after its wait) and y's stores (the consumers wait before the epilogue) follow it.
+  //   0's lane, after its wait) and y's stores (the consumers wait before the epilogue) follow it;
+  //   with the first stage alone (early_stages, the rule since session 32) the weights of stages
+  //   1 .. S - 1 too: they are requested once stage 0 landed, x's block included.
   allow_dependents();
   if constexpr (kXStaged) {
     if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
@@ -262,7 +265,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     }
   };
   // Lane 0: this warp's copies of group grp_begin + j into stage j % S; !kXStaged, warp 0's also expects
-  // the image's block, which it copies here from group S on (the first S: copy_x_block, after the wait).
+  // the image's block, which it copies here from group S on (the first S: copy_x_block, after the wait;
+  // with the first stage alone those of stages 1 .. S - 1 land before this expects them: the barrier's
+  // byte count goes negative meanwhile, which PTX allows, and its phase waits for every arrival).
   const auto copy_stage = [&](int j) {
     const int stage = j % S;
     if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
@@ -428,16 +433,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
           from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
     named_barrier_sync(2, kConsumerThreads);
     const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));  // <= 0: a peer past N
-    const bool whole_pieces = N % 8 == 0;  // every token's row piece 16-byte aligned in y
-    for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
-      const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
-      if (r8 >= live_rows) continue;
-      T* dst = y + (tok0 + tok) * N + row0 + r8;
-      const T* src = tile + tok * kYStride + r8;
-      if (whole_pieces && r8 + 8 <= live_rows) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int i = 0; i < 8 && r8 + i < live_rows; ++i) dst[i] = src[i];
+    if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
+      for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
+        const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
+        if (r8 < live_rows)
+          *reinterpret_cast<uint4*>(y + (tok0 + tok) * N + row0 + r8) =
+              *reinterpret_cast<const uint4*>(tile + tok * kYStride + r8);
+      }
+    } else if (live_rows > 0) {  // one element a thread (consecutive threads, consecutive rows)
+      for (int c = threadIdx.x; c < rows * live_rows; c += kConsumerThreads) {
+        const int tok = c / live_rows, r = c - tok * live_rows;
+        y[(tok0 + tok) * N + row0 + r] = tile[tok * kYStride + r];
       }
     }
     if (peers == 2) cluster_wait();

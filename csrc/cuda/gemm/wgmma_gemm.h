@@ -4,7 +4,8 @@
 // x reaches the shared-memory stages in the wgmma B layout (below), so the tensor cores take B
 // straight from shared memory; K-splits add their partials in shared memory (a cluster per output
 // tile). Arguments: TcGemmArgs (x or its image, packed, absmax, row_scale, codebook, y, M, N, K,
-// splits, wgmma_x_staged, wgmma_tokens, wgmma_row_tiles, wgmma_x_peers: wgmma_plan's; no workspace).
+// splits, wgmma_x_staged, wgmma_tokens, wgmma_row_tiles, wgmma_x_peers, wgmma_first_stage_alone: wgmma_plan's;
+// no workspace).
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
