@@ -105,31 +105,41 @@ def wgmma_split_cases(dev="cuda"):
     with x staged by the producers and from the image pass (launched with PDL and without: the GEMM
     reads all but the image before its wait either way): 2, 3 and 8 splits, a partly filled row block,
     a K tail, token chunks of 16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128
-    tokens, the producers staging x in batches; 16: chunks of 64)."""
+    tokens, the producers staging x in batches; 16: chunks of 64). Since session 32 also one split (y's tile
+    through shared memory; N = 1024: its 16-byte pieces), the image form with row blocks paired (x peers:
+    multicast copies, remote arrivals; an odd row-block count) and with every stage requested at the start
+    (the rule requests the first stage alone)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0), kbit._C._set_wgmma_row_tiles(0),
-            kbit._C._set_wgmma_image_dependent_launch(0))
+            kbit._C._set_wgmma_image_dependent_launch(0), kbit._C._set_wgmma_x_peers(0),
+            kbit._C._set_wgmma_first_stage_alone(0))
     try:
-        for N, K, M in ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100)):
+        for N, K, M in ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100), (1024, 2080, 130)):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             ref_w = kbit.dequantize(qw, torch.float32).double()
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             for row_tiles in ((8, 16) if M > 32 else (0,)):
-                for splits in (2, 3, 8):
-                    for staging, image_pdl in ((1, 0), (2, 1), (2, 2)):  # staged; the image without / with PDL
+                for splits in (1, 2, 3, 8):
+                    # staged; the image without / with PDL; the image with row blocks paired; all stages at the start
+                    for staging, image_pdl, peers, alone in ((1, 0, 0, 0), (2, 1, 0, 0), (2, 2, 0, 0), (2, 0, 2, 0),
+                                                             (2, 0, 0, 1)):
                         kbit._C._set_wgmma_row_tiles(row_tiles)
                         kbit._C._set_wgmma_splits(splits)
                         kbit._C._set_wgmma_x_staging(staging)
                         kbit._C._set_wgmma_image_dependent_launch(image_pdl)
+                        kbit._C._set_wgmma_x_peers(peers)
+                        kbit._C._set_wgmma_first_stage_alone(alone)
                         y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
                         check(y, x.double() @ ref_w.T, f"wgmma_gemm N={N} K={K} M={M} row_tiles={row_tiles} "
-                              f"splits={splits} staging={staging} image_pdl={image_pdl}")
+                              f"splits={splits} staging={staging} image_pdl={image_pdl} peers={peers} alone={alone}")
     finally:
         kbit._C._set_wgmma_splits(prev[0])
         kbit._C._set_wgmma_x_staging(prev[1])
         kbit._C._set_wgmma_row_tiles(prev[2])
         kbit._C._set_wgmma_image_dependent_launch(prev[3])
+        kbit._C._set_wgmma_x_peers(prev[4])
+        kbit._C._set_wgmma_first_stage_alone(prev[5])
 
 
 def grouped_schedule_cases(dev="cuda"):
