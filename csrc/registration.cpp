@@ -94,6 +94,17 @@ pybind11::tuple grouped_gemm_dispatch(int64_t T, int64_t E, int64_t N, int64_t K
   const auto r = kbit::cuda::grouped_gemm_dispatch(T, E, N, K, static_cast<int>(k), static_cast<int>(device));
   return pybind11::make_tuple(std::get<0>(r), std::get<1>(r), std::get<2>(r));
 }
+
+// A tuning aid of modes 0 (the rule), 1 (never) and 2 (`on`), refusing bools: True would pass as 1 = never,
+// the opposite of what it says (the image-PDL aid's earlier form took one).
+template <typename Setter>
+auto mode_aid(const char* name, const char* on, Setter setter) {
+  return [name, on, setter](const pybind11::object& mode) {
+    TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C.", name, ": mode must be 0 (the rule), 1 (never) or ",
+                on, ", not a bool");
+    return setter(mode.cast<int64_t>());
+  };
+}
 #endif
 
 // kbit::gemm called through the C++ dispatcher from a plain pybind11 function: the same op and
@@ -220,30 +231,21 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
         "M = 32, 64 to M = 64, 128 above); 16 or 32 four warpgroups on 256 rows; 64 the row tiles of _set_wgmma_row_tiles, "
         "else the M = 33-64 rule's; 128 two warpgroups on 128 rows; returns the previous value");
-  m.def("_set_wgmma_image_dependent_launch", [](const pybind11::object& mode) {
-          // a bool would pass as 0 / 1 (True = 1 = never): the earlier form of this aid took one
-          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_image_dependent_launch: mode "
-                      "must be 0 (the rule), 1 (never) or 2 (always), not a bool");
-          return kbit::cuda::set_wgmma_image_dependent_launch(mode.cast<int64_t>());
-        }, pybind11::arg("mode"),
+  m.def("_set_wgmma_image_dependent_launch",
+        mode_aid("_set_wgmma_image_dependent_launch", "2 (always)", &kbit::cuda::set_wgmma_image_dependent_launch),
+        pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch: 0, the default: "
         "the rule (where the pass's and the GEMM's CTAs fit on the GPU at once); 1 never; 2 always (either way, with PDL "
         "on, the GEMM's set-up runs while the pass does); returns the previous mode");
-  m.def("_set_wgmma_x_peers", [](const pybind11::object& mode) {
-          // a bool would pass as 0 / 1 (True = 1 = never)
-          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_x_peers: mode must be 0 (the "
-                      "rule), 1 (never) or 2 (wherever a launch can), not a bool");
-          return kbit::cuda::set_wgmma_x_peers(mode.cast<int64_t>());
-        }, pybind11::arg("mode"),
+  m.def("_set_wgmma_x_peers", mode_aid("_set_wgmma_x_peers", "2 (wherever a launch can)", &kbit::cuda::set_wgmma_x_peers),
+        pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form pair row blocks, each CTA of a pair copying half of "
         "every stage's x into both: 0, the default: the rule (never: slower in every measured cell, session 32); 1 never; 2 "
         "wherever a launch can (two or more row blocks, 2 x splits <= 8 CTAs a cluster that the GPU runs); returns the "
         "previous mode");
-  m.def("_set_wgmma_first_stage_alone", [](const pybind11::object& mode) {
-          TORCH_CHECK(!pybind11::isinstance<pybind11::bool_>(mode), "kbit._C._set_wgmma_first_stage_alone: mode must be "
-                      "0 (the rule), 1 (never) or 2 (always), not a bool");
-          return kbit::cuda::set_wgmma_first_stage_alone(mode.cast<int64_t>());
-        }, pybind11::arg("mode"),
+  m.def("_set_wgmma_first_stage_alone",
+        mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),
+        pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form request the first pipeline stage's weights alone and "
         "the other stages' once it landed: 0, the default: the rule (every image-form launch, session 32); 1 never; 2 "
         "always; returns the previous mode");
