@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 33, device run 1: the split-K reduction's ways through the cluster (benchmarks/micro/split_reduce.cu, built on
+# Session 33, device run 1 (and 2, with modes 5-6 through L2): the split-K reduction's ways through the cluster (benchmarks/micro/split_reduce.cu, built on
 # the CPU machine, carried as exp_variants/split_reduce): pull (the kernel's), pull with 4 float4s in flight, push from
 # registers, push copies, push by bulk copy; 2-4 splits, 128 x 128 / 64 x 128 / 64 x 256 tiles.
 set -uo pipefail
