@@ -22,6 +22,8 @@
 //   6  mode 5 with the workspace written by one bulk copy a peer range (cp.async.bulk.global.shared::cta)
 //   7  mode 0 without y's stores (what the loads alone cost; a store only for a sum of -1, never)
 //   8  mode 0 with y's rows staged in the own shared memory (fp16) and stored in 16-byte pieces
+//   9  mode 0 with the own split's float4 through ld.shared (the others' through the cluster)
+//  10  mode 9 with 2 float4s a split in flight per thread
 // Each CTA reports cycles (clock64) for the partials + first barrier and for the rest; values are
 // small integers, so every mode's sums are exact and checked against the host's.
 // Standalone:
@@ -202,7 +204,33 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
     const int quads = Gm::kQuads;
     const int q_begin = split * quads / splits, q_end = (split + 1) * quads / splits;
     auto qaddr = [&](int q) { return q / (4 * WARPS) * Gm::kStride + 4 * (q % (4 * WARPS)); };  // float index
-    if constexpr (MODE == 0 || MODE == 7 || MODE == 8) {
+    if constexpr (MODE == 9 || MODE == 10) {
+      constexpr int U = MODE == 10 ? 2 : 1;
+      for (int q0 = q_begin + threadIdx.x; q0 < q_end; q0 += U * Gm::kThreads) {
+        float4 part[U][kMaxSplits];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float* mine = partial + qaddr(min(q0 + u * Gm::kThreads, q_end - 1));
+#pragma unroll
+          for (int p = 0; p < kMaxSplits; ++p)
+            if (p < splits)
+              part[u][p] = p == split ? *reinterpret_cast<const volatile float4*>(mine) : ld_cluster_v4_volatile(mapa(mine, p));
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int q = q0 + u * Gm::kThreads;
+          if (q >= q_end) continue;
+          float4 s = part[u][0];
+#pragma unroll
+          for (int p = 1; p < kMaxSplits; ++p)
+            if (p < splits) s.x += part[u][p].x, s.y += part[u][p].y, s.z += part[u][p].z, s.w += part[u][p].w;
+          const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
+          const float ss[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+        }
+      }
+    } else if constexpr (MODE == 0 || MODE == 7 || MODE == 8) {
       __half* ytile = reinterpret_cast<__half*>(slots);  // mode 8: [tok][kYStride], the tile's tokens
       for (int q = q_begin + threadIdx.x; q < q_end; q += Gm::kThreads) {
         const float* mine = partial + qaddr(q);
@@ -442,10 +470,14 @@ void all_modes(int clusters, int splits, int reps) {
     run<TN, WARPS, 3>(clusters, splits, reps);
     run<TN, WARPS, 4>(clusters, splits, reps);
   }
-  run<TN, WARPS, 5>(clusters, splits, reps);
-  run<TN, WARPS, 6>(clusters, splits, reps);
-  run<TN, WARPS, 7>(clusters, splits, reps);
-  run<TN, WARPS, 8>(clusters, splits, reps);
+  run<TN, WARPS, 9>(clusters, splits, reps);
+  run<TN, WARPS, 10>(clusters, splits, reps);
+  if (std::getenv("SPLIT_REDUCE_ALL")) {  // session 33 runs 2-3: all slower than mode 0 (7: no faster)
+    run<TN, WARPS, 5>(clusters, splits, reps);
+    run<TN, WARPS, 6>(clusters, splits, reps);
+    run<TN, WARPS, 7>(clusters, splits, reps);
+    run<TN, WARPS, 8>(clusters, splits, reps);
+  }
 }
 
 int main(int argc, char** argv) {
