@@ -71,6 +71,11 @@ __device__ __forceinline__ float4 ld_cluster_v4_volatile(uint32_t a) {
   asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
   return v;
 }
+__device__ __forceinline__ float4 ld_shared_v4_volatile(const float* p) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(smem_u32(p)) : "memory");
+  return v;
+}
 __device__ __forceinline__ float4 ld_cluster_v4(uint32_t a) {
   float4 v;
   asm("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
@@ -214,7 +219,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
 #pragma unroll
           for (int p = 0; p < kMaxSplits; ++p)
             if (p < splits)
-              part[u][p] = p == split ? *reinterpret_cast<const volatile float4*>(mine) : ld_cluster_v4_volatile(mapa(mine, p));
+              part[u][p] = p == split ? ld_shared_v4_volatile(mine) : ld_cluster_v4_volatile(mapa(mine, p));
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
