@@ -208,15 +208,13 @@ PYBIND11_MODULE(_C, m) {
           d["ctas"] = q.ctas;
           d["x_peers"] = q.x_peers;
           d["first_stage_alone"] = q.first_stage_alone;
-          d["first_x_direct"] = q.first_x_direct;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
         "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), image_pdl (the plan launches that pass "
         "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas, x_peers (2: two row blocks' CTAs share "
-        "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone), "
-        "first_x_direct (group 0's x loaded from x itself, not the image)");
+        "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -251,11 +249,6 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: whether wgmma_gemm launches of the image form request the first pipeline stage's weights alone and "
         "the other stages' once it landed: 0, the default: the rule (every image-form launch, session 32); 1 never; 2 "
         "always; returns the previous mode");
-  m.def("_set_wgmma_first_x_direct",
-        mode_aid("_set_wgmma_first_x_direct", "2 (always)", &kbit::cuda::set_wgmma_first_x_direct), pybind11::arg("mode"),
-        "Tuning aid: whether wgmma_gemm launches of the image form load group 0's x from x itself (the consumers, before "
-        "the CTA barrier, as the staged form) and the image's blocks from group 1 on: 0, the default: the rule (every "
-        "image-form launch, session 33); 1 never; 2 always; returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

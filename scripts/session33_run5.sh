@@ -3,6 +3,8 @@
 # the wgmma op with group 0's x from the image (d1) against from x itself (d2), the rule's shape, splits and form of x
 # (d has no effect where the rule stages x: those cells measure the noise), seven shapes, M = 16-256, two
 # alternating rounds.
+# (The feature was reverted after this run, 034c9e7 -> the next commit: slower in every image-form cell at M >= 64; the
+# script needs 034c9e7's tree: its probe option --direct and the aid went with the revert.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

@@ -1221,59 +1221,6 @@ def test_wgmma_first_stage_alone_rule_and_aid():
             kbit._C._set_wgmma_first_stage_alone(bad)
 
 
-@pytest.mark.parametrize("peers", [1, 2])
-@pytest.mark.parametrize("splits", [1, 3])
-@pytest.mark.parametrize("M", [5, 40, 130])
-@pytest.mark.parametrize("nk", [(300, 2080), (1100, 4096), (129, 288)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", KS)
-def test_wgmma_gemm_first_x_direct(k, dtype, nk, M, splits, peers, poisoned_cuda):
-    # the image form with group 0's x loaded by the consumers from x itself and the image's blocks from group 1 on
-    # (kbit._C._set_wgmma_first_x_direct): 9 / 16 / 2 groups split 1-3 ways (refills at one split; with K = 288 two splits, the
-    # second's only group is the 32-column tail), tokens past M in every CTA shape, a partly filled last row
-    # block, row blocks paired (x peers: neither CTA copies block 0); the same bits as group 0 from the image, on a
-    # rerun and on a graph replay, and x left as it was
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "wgdirect")
-    x_before = x.clone()
-    aids = {"wgmma_splits": splits, "wgmma_x_staging": 2, "wgmma_x_peers": peers}
-    plan, y, again, plan_image, from_image = wgmma_with_and_without(qw, k, x, aids, "wgmma_first_x_direct")
-    assert plan["first_x_direct"] and not plan_image["first_x_direct"] and not plan["x_staged"], plan
-    assert plan["splits"] == min(splits, -(-nk[1] // 256)), plan
-    check(y, x, W_hat, dtype)
-    assert_bitwise_equal(again, y)
-    assert_bitwise_equal(from_image, y)
-    assert_bitwise_equal(x, x_before)
-
-
-def test_wgmma_first_x_direct_rule_and_aid():
-    # the rule: every image-form launch loads group 0's x from x itself, no staged one (the aid acts on the image
-    # form only); the aid turns it off or on; bad modes raise
-    if not kbit._C.wgmma_gemm_runs(4, 64):
-        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
-    plan = kbit._C._wgmma_launch_plan
-    forms = set()
-    for M, N, K in ((16, 4096, 2048), (64, 4096, 2048), (128, 14336, 4096), (16, 28672, 8192), (300, 2048, 5120)):
-        p = plan(M, N, K, 4)
-        assert p["first_x_direct"] == (not p["x_staged"]), (M, N, K, p)
-        forms.add(p["x_staged"])
-    assert forms == {True, False}
-    previous = kbit._C._set_wgmma_first_x_direct(2), kbit._C._set_wgmma_x_staging(1)
-    try:
-        assert not plan(64, 300, 2080, 4)["first_x_direct"]
-        kbit._C._set_wgmma_x_staging(2)
-        assert plan(64, 300, 2080, 4)["first_x_direct"]
-        kbit._C._set_wgmma_first_x_direct(1)
-        assert not plan(64, 300, 2080, 4)["first_x_direct"]
-    finally:
-        kbit._C._set_wgmma_first_x_direct(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
-    for bad in (3, -1):
-        with pytest.raises(RuntimeError, match="_set_wgmma_first_x_direct: mode must be 0"):
-            kbit._C._set_wgmma_first_x_direct(bad)
-
-
 @pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("M", [5, 40, 130])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -1446,8 +1393,7 @@ def test_wgmma_aids_reject_bad_values():
     assert kbit._C._set_wgmma_row_tiles(0) == 0 and kbit._C._set_wgmma_image_dependent_launch(0) == 0
     assert kbit._C._set_wgmma_tokens(0) == 0
     assert kbit._C._set_wgmma_x_peers(0) == 0 and kbit._C._set_wgmma_first_stage_alone(0) == 0
-    assert kbit._C._set_wgmma_first_x_direct(0) == 0
-    for aid in (kbit._C._set_wgmma_x_peers, kbit._C._set_wgmma_first_stage_alone, kbit._C._set_wgmma_first_x_direct):
+    for aid in (kbit._C._set_wgmma_x_peers, kbit._C._set_wgmma_first_stage_alone):
         with pytest.raises(RuntimeError, match="not a bool"):
             aid(True)
 

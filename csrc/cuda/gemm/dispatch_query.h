@@ -78,19 +78,17 @@ int set_wgmma_x_peers(int64_t mode);
 // Whether image-form wgmma launches request the first stage's weights alone (0 = the rule; 1 never; 2 always);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
-// Tuning aid: group 0's x loaded by the consumers from x itself in the image form (0 the rule, 1 never, 2 always).
-int set_wgmma_first_x_direct(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
 // kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
-// first stage's weights requested alone, group 0's x loaded from x itself.
+// first stage's weights requested alone.
 // Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;
   bool x_staged, image_dependent;
   int64_t ctas, x_peers;
-  bool first_stage_alone, first_x_direct;
+  bool first_stage_alone;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -161,7 +161,6 @@ std::atomic<int> wgmma_image_dependent_mode{0};
 std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_x_peers_mode{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
-std::atomic<int> wgmma_first_x_direct_mode{0};
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
@@ -231,7 +230,7 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, false};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -274,12 +273,6 @@ int set_wgmma_first_stage_alone(int64_t mode) {
   return wgmma_first_stage_alone_mode.exchange(static_cast<int>(mode));
 }
 
-int set_wgmma_first_x_direct(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_first_x_direct: mode must be 0 (the rule), 1 (never) or 2 "
-              "(always, image form); got ", mode);
-  return wgmma_first_x_direct_mode.exchange(static_cast<int>(mode));
-}
-
 // x peers (2) or not (1) for a plan of the image form: 2 only where the tuning aid asks and the launch can pair
 // (two or more row blocks; a cluster of 2 x splits CTAs, at most kWgMaxSplits, that the GPU runs). The rule never
 // pairs: session 32 run 4 (H200), paired against unpaired at the rule's shapes and splits, M = 16-256 on seven
@@ -301,18 +294,10 @@ static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
   return !p.x_staged && mode != 1;
 }
 
-// Group 0's x loaded by the consumers from x itself, the image's blocks from group 1 on: every image-form launch
-// (session 33: see docs/design.md).
-static bool wgmma_first_x_direct(const WgmmaPlan& p) {
-  const int mode = wgmma_first_x_direct_mode.load(std::memory_order_relaxed);
-  return !p.x_staged && mode != 1;
-}
-
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.x_peers = wgmma_x_peers(p, N, k);
   p.first_stage_alone = wgmma_first_stage_alone(p);
-  p.first_x_direct = wgmma_first_x_direct(p);
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
   p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers) +
                                                           wgmma_x_image_ctas(M, K, p.shape.tokens) <= sm_count
@@ -557,11 +542,8 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_x_peers = plan.x_peers;
     args.wgmma_first_stage_alone = plan.first_stage_alone;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
-    // PDL wait rely on it, x_image.cu; x itself too, with first_x_direct)
-    if (!plan.x_staged) {
-      image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
-      if (plan.first_x_direct) args.x_rows = x.data_ptr();
-    }
+    // PDL wait rely on it, x_image.cu)
+    if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
   });
 }
 
@@ -738,7 +720,7 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
-          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone, p.first_x_direct};
+          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -52,9 +52,6 @@ struct TcGemmArgs {
   int wgmma_x_peers;
   // Image form: the first stage's weights requested alone, the other stages' once it landed (wgmma_plan).
   bool wgmma_first_stage_alone;
-  // Image form: group 0's x loaded by the consumers from x itself (x_rows, [M, K], 16-byte aligned), as in the
-  // staged form, so the first group does not wait for the image (wgmma_plan's first_x_direct); else nullptr.
-  const void* x_rows;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

@@ -23,8 +23,7 @@
 //   write it straight from x (loads, a transpose in registers, stores: the consumers the first
 //   group's before the CTA barrier, the producer threads every later one's; the host picks
 //   this where no stage refills and a CTA stages at most 32 KB of x, wgmma_x_staged), else
-//   producer warp 0's lane copies the block of the image pass (wgmma_x_image; with x_first_direct, the rule since
-//   session 33, from group 1 on: group 0's is the consumers', from x itself, as kXStaged). The stage's
+//   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
 //   warp releases a stage (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase; with x peers
 //   also on the peer's, 64 kRowTiles per phase) once its
@@ -208,19 +207,14 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
 
   // What the kernel reads besides the stages' copies is requested first, before the producers'
   // copies fill the memory queues: the codebook (above), a consumer thread's two row scales (rows
-  // g and g + 8 of its tile, applied at the end) and, kXStaged or x_first_direct, the first group's x (consumer
+  // g and g + 8 of its tile, applied at the end) and, kXStaged, the first group's x (consumer
   // thread c: items c + u kConsumerThreads < 8 TN, stored before the CTA barrier). A per-CTA
   // trace (session 19) showed these loads, issued after the copies, landing 2000-5000 cycles late
   // and holding up the table barrier and the epilogue.
-  // x_first_direct (image form, args.x_rows set: wgmma_plan's first_x_direct): group 0's x too comes from x itself,
-  // not the image, so the first group does not wait for the image pass (this grid's PDL wait). x is final before
-  // this grid starts, as the weights are: the image kernel's CTAs wait for the kernel before it, which wrote x,
-  // before they let this grid start (x_image.cu).
   const int g = lane >> 2, t = lane & 3;
-  const bool x_first_direct = !kXStaged && args.x_rows != nullptr;
-  const uint4* x = static_cast<const uint4*>(kXStaged ? args.x : args.x_rows);  // x itself, [M, K] (nullptr: neither)
+  const uint4* x = static_cast<const uint4*>(args.x);  // kXStaged
   constexpr int kFirstItems = (8 * TN + kConsumerThreads - 1) / kConsumerThreads;
-  const bool x_first_mine = (kXStaged || x_first_direct) && n_groups > 0 && warp < kConsumerWarps;
+  const bool x_first_mine = kXStaged && n_groups > 0 && warp < kConsumerWarps;
   uint4 x_first[kFirstItems][4];
   if (x_first_mine) {
 #pragma unroll
@@ -282,9 +276,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     if constexpr (kXStaged) {
       mbarrier_expect_tx(&full[stage], my_tiles * kTileBytes);  // arrives in the staging loop
     } else {
-      // (x_first_direct: group 0's x is the consumers', stored before the CTA barrier)
-      const bool x_copied = producer_warp == 0 && !(j == 0 && x_first_direct);
-      mbarrier_arrive_expect_tx(&full[stage], (x_copied ? kXBytes : 0) + my_tiles * kTileBytes);
+      mbarrier_arrive_expect_tx(&full[stage], (producer_warp == 0 ? kXBytes : 0) + my_tiles * kTileBytes);
       if (producer_warp == 0 && j >= S) copy_x_block(j);
     }
     for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
@@ -347,7 +339,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1) wgmma_gemm_kernel
     } else if (lane == 0) {
       if (producer_warp == 0) {
         grid_dependency_wait();  // the image is written (x_image.cu)
-        for (int j = x_first_direct ? 1 : 0; j < S && j < n_groups; ++j) copy_x_block(j);
+        for (int j = 0; j < S && j < n_groups; ++j) copy_x_block(j);
       }
       if (early_stages < S && early_stages < n_groups) mbarrier_wait(&full[0], 0);  // alone: group 0 landed, then the rest
       for (int j = early_stages; j < n_groups; ++j) copy_stage(j);

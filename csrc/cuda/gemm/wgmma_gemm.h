@@ -104,9 +104,6 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // into both by multicast; the rule never does (slower everywhere measured, session 32); kbit._C._set_wgmma_x_peers.
 // first_stage_alone (image form; the rule: always, session 32): the first stage's weights requested alone, the
 // others once it landed (wgmma_gemm.cuh, early_stages); kbit._C._set_wgmma_first_stage_alone.
-// first_x_direct (image form): group 0's x loaded by the consumers from x itself before the CTA barrier (as the
-// staged form does), the image's blocks from group 1 on: the first group no longer waits for the image pass
-// (the kernel's PDL wait); kbit._C._set_wgmma_first_x_direct.
 // image_dependent (!x_staged): the image pass launched with PDL (where PDL is on). Either way the
 // GEMM's set-up runs while the pass does (x_image.cu). With PDL the pass's CTAs also start early, on the SMs the kernel
 // before leaves free, and hold them until it completes; the rule takes it where the pass's and the
@@ -121,7 +118,6 @@ struct WgmmaPlan {
   bool image_dependent;
   int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
   bool first_stage_alone;  // image form: the first stage's weights requested alone, the others once it landed
-  bool first_x_direct;     // image form: group 0's x from x itself (the consumers), the image's from group 1
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
