@@ -100,7 +100,7 @@ def gemv_cluster_split_cases(dev="cuda"):
         kbit._C._set_gemv_split_cluster(prev)
 
 
-def wgmma_split_cases(dev="cuda"):
+def wgmma_split_cases(dev="cuda", shapes=None):
     """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory)
     with x staged by the producers and from the image pass (launched with PDL and without: the GEMM
     reads all but the image before its wait either way): 2, 3 and 8 splits, a partly filled row block,
@@ -108,14 +108,16 @@ def wgmma_split_cases(dev="cuda"):
     tokens, the producers staging x in batches; 16: chunks of 64). Since session 32 also one split (y's tile
     through shared memory; N = 1024: its 16-byte pieces), the image form with row blocks paired (x peers:
     multicast copies, remote arrivals; an odd row-block count) and with every stage requested at the start
-    (the rule requests the first stage alone)."""
+    (the rule requests the first stage alone). `shapes`: indices into the four (N, K, M) cases (None: all), so a slow
+    tool (racecheck) can take them in parts."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0), kbit._C._set_wgmma_row_tiles(0),
             kbit._C._set_wgmma_image_dependent_launch(0), kbit._C._set_wgmma_x_peers(0),
             kbit._C._set_wgmma_first_stage_alone(0))
     try:
-        for N, K, M in ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100), (1024, 2080, 130)):
+        cases = ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100), (1024, 2080, 130))
+        for N, K, M in (cases if shapes is None else [cases[i] for i in shapes]):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             ref_w = kbit.dequantize(qw, torch.float32).double()
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
@@ -318,8 +320,8 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
-    elif sys.argv[2:] == ["wgmma-splits"]:  # only these cases
-        wgmma_split_cases(sys.argv[1])
-        print("sanitize_cases: wgmma-splits ran")
+    elif sys.argv[2:3] == ["wgmma-splits"]:  # only these cases (optionally: a comma list of its shape indices)
+        wgmma_split_cases(sys.argv[1], [int(i) for i in sys.argv[3].split(",")] if sys.argv[3:] else None)
+        print("sanitize_cases: wgmma-splits ran" + (f" (shapes {sys.argv[3]})" if sys.argv[3:] else ""))
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "cuda")
