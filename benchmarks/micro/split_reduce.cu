@@ -38,14 +38,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                                \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "cuda_check.h"
 
 constexpr int kMaxSplits = 4;
 
@@ -103,6 +96,25 @@ __device__ __forceinline__ void bulk_smem_to_cluster(uint32_t dst, const void* s
   asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
                "r"(smem_u32(src)), "r"(bytes), "r"(bar)
                : "memory");
+}
+
+// One quad's float4s of the splits added in split order (the kernel's order: the same bits every run).
+__device__ __forceinline__ float4 sum_in_split_order(const float4 (&part)[kMaxSplits], int splits) {
+  float4 s = part[0];
+#pragma unroll
+  for (int p = 1; p < kMaxSplits; ++p)
+    if (p < splits) s.x += part[p].x, s.y += part[p].y, s.z += part[p].z, s.w += part[p].w;
+  return s;
+}
+
+// Quad q's four sums into y (fp16, 2-byte stores as the kernel's): token q / (4 WARPS), rows 4 (q % (4 WARPS)) + 0..3
+// of the CTA's row block.
+template <int WARPS>
+__device__ __forceinline__ void store_quad(__half* y, int64_t N, int64_t row0, int q, float4 s) {
+  const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
+  const float ss[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
 }
 
 // The token blocks (8 tokens, one n of the fragment) of split p: [nb(p), nb(p + 1)).
@@ -225,14 +237,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
         for (int u = 0; u < U; ++u) {
           const int q = q0 + u * Gm::kThreads;
           if (q >= q_end) continue;
-          float4 s = part[u][0];
-#pragma unroll
-          for (int p = 1; p < kMaxSplits; ++p)
-            if (p < splits) s.x += part[u][p].x, s.y += part[u][p].y, s.z += part[u][p].z, s.w += part[u][p].w;
-          const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
-          const float ss[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+          store_quad<WARPS>(y, N, row0, q, sum_in_split_order(part[u], splits));
         }
       }
     } else if constexpr (MODE == 0 || MODE == 7 || MODE == 8) {
@@ -243,18 +248,13 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
 #pragma unroll
         for (int p = 0; p < kMaxSplits; ++p)
           if (p < splits) part[p] = ld_cluster_v4_volatile(mapa(mine, p));
-        float4 s = part[0];
-#pragma unroll
-        for (int p = 1; p < kMaxSplits; ++p)
-          if (p < splits) s.x += part[p].x, s.y += part[p].y, s.z += part[p].z, s.w += part[p].w;
-        const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
-        const float ss[4] = {s.x, s.y, s.z, s.w};
+        const float4 s = sum_in_split_order(part, splits);
         if (MODE == 8) {
+          const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
           __half2* d = reinterpret_cast<__half2*>(ytile + tok * Gm::kYStride + r4);
-          d[0] = __floats2half2_rn(ss[0], ss[1]), d[1] = __floats2half2_rn(ss[2], ss[3]);
-        } else if (MODE == 0 || ss[0] == -1.0f) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+          d[0] = __floats2half2_rn(s.x, s.y), d[1] = __floats2half2_rn(s.z, s.w);
+        } else if (MODE == 0 || s.x == -1.0f) {
+          store_quad<WARPS>(y, N, row0, q, s);
         }
       }
       if (MODE == 8) {
@@ -287,14 +287,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
         for (int u = 0; u < U; ++u) {
           const int q = q0 + u * Gm::kThreads;
           if (q >= q_end) continue;
-          float4 s = part[u][0];
-#pragma unroll
-          for (int p = 1; p < kMaxSplits; ++p)
-            if (p < splits) s.x += part[u][p].x, s.y += part[u][p].y, s.z += part[u][p].z, s.w += part[u][p].w;
-          const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
-          const float ss[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+          store_quad<WARPS>(y, N, row0, q, sum_in_split_order(part[u], splits));
         }
       }
     } else if constexpr (MODE == 5 || MODE == 6) {
@@ -335,14 +328,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
         for (int u = 0; u < 4; ++u) {
           const int q = q0 + u * Gm::kThreads;
           if (q >= q_end) continue;
-          float4 s = part[u][0];
-#pragma unroll
-          for (int p = 1; p < kMaxSplits; ++p)
-            if (p < splits) s.x += part[u][p].x, s.y += part[u][p].y, s.z += part[u][p].z, s.w += part[u][p].w;
-          const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
-          const float ss[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+          store_quad<WARPS>(y, N, row0, q, sum_in_split_order(part[u], splits));
         }
       }
     } else {  // modes 3, 4: push the peers' ranges into their slots (the span of a range, padding included)
@@ -388,10 +374,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
           if (p == 0) s = v;
           else s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
         }
-        const int tok = q / (4 * WARPS), r4 = 4 * (q % (4 * WARPS));
-        const float ss[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) y[tok * N + row0 + r4 + i] = __float2half_rn(ss[i]);
+        store_quad<WARPS>(y, N, row0, q, s);
       }
     }
     csync_relaxed();  // (modes 0, 1: no CTA leaves while another reads its shared memory; 3, 4: pushes done)

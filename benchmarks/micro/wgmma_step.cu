@@ -10,7 +10,8 @@
 //   3  the wide pair table (entries 256 bytes apart: the address is one PRMT of the code byte over 4 lane)
 //   4  mode 1 without the scale's HMUL2 (what the multiply costs)
 // Standalone (no torch at run time):
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I<torch include dirs> -o wgmma_step benchmarks/micro/wgmma_step.cu
+//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I<torch include dirs> -o wgmma_step \
+//     benchmarks/micro/wgmma_step.cu   (with CUDA 13.0 here, -arch=sm_90a failed in ptxas on the wgmma instructions)
 // Used in session 31 (docs/design.md) to bound what a decode change can win.
 #include <cuda_runtime.h>
 
@@ -20,20 +21,12 @@
 #include <vector>
 
 #include "../../csrc/cuda/gemm/wgmma.cuh"
+#include "cuda_check.h"
 
 using kbit::cuda::smem_matrix_desc;
 using kbit::cuda::wgmma_commit;
 using kbit::cuda::wgmma_fence;
 using kbit::cuda::wgmma_wait;
-
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 template <int MODE>
 constexpr int kTableBytes = MODE == 3 ? 256 * 256 : 256 * 128;  // 256 entries x 32 lane copies x 4 bytes
