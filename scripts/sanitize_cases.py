@@ -320,8 +320,14 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
-    elif sys.argv[2:3] == ["wgmma-splits"]:  # only these cases (optionally: a comma list of its shape indices)
-        wgmma_split_cases(sys.argv[1], [int(i) for i in sys.argv[3].split(",")] if sys.argv[3:] else None)
+    elif sys.argv[2:3] == ["wgmma-splits"]:  # only these cases (optionally: a comma list of its shape indices, 0-3)
+        if len(sys.argv) > 4:
+            sys.exit("sanitize_cases: wgmma-splits takes one comma list of shape indices, e.g. 0,3; got "
+                     + " ".join(sys.argv[3:]))
+        picked = [int(i) for i in sys.argv[3].split(",")] if sys.argv[3:] else None
+        if picked is not None and not all(0 <= i < 4 for i in picked):
+            sys.exit(f"sanitize_cases: wgmma-splits shape indices must be 0-3; got {sys.argv[3]}")
+        wgmma_split_cases(sys.argv[1], picked)
         print("sanitize_cases: wgmma-splits ran" + (f" (shapes {sys.argv[3]})" if sys.argv[3:] else ""))
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else "cuda")

@@ -25,10 +25,13 @@
 //   9  mode 0 with the own split's float4 through ld.shared (the others' through the cluster)
 //  10  mode 9 with 2 float4s a split in flight per thread
 // Each CTA reports cycles (clock64) for the partials + first barrier and for the rest; values are
-// small integers, so every mode's sums are exact and checked against the host's.
+// small integers that change with every launch (a salt), so every mode's sums are exact and the first and
+// the last timed launch are checked against the host's (a missing barrier or fence reads another launch's
+// values). Modes 1-8 run with SPLIT_REDUCE_ALL set (the default: 0, 9, 10).
 // Standalone:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -o split_reduce benchmarks/micro/split_reduce.cu
-//   split_reduce <clusters> <splits> [reps]
+//   [SPLIT_REDUCE_ALL=1] split_reduce [reps]   (2-4 splits; 128 x 128 tiles on 96 and 132 CTAs, 64 x 128 and
+//   64 x 256 on 132: at 3-4 splits on 132 CTAs not every cluster fits at once, so the launch column runs two waves)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -129,12 +132,15 @@ struct Geometry {
   // mode 2's slot: [kRows][kSlotStride] floats, tokens of one split (<= 8 ceil(TN / 8 / 2) for 2 splits)
   static constexpr int kSlotStride = ((TN / 2 + 31) / 32) * 32 + 8;
   static constexpr int kSlotBytes2 = kRows * kSlotStride * 4;
-  static constexpr int kSlotBytes34 = ((kQuads + 1) / 2) * 16 + kStride * 4;  // a split's float4 range, worst case
+  // a split's span of float4s, padding included: at most half the quads (2 splits) + one padding float4 a token
+  // it crosses (TN / 2 + 1) + one for a range starting mid-token
+  static constexpr int kSlotBytes34 = ((kQuads + 1) / 2 + TN / 2 + 2) * 16;
   static constexpr int kYStride = kRows + 8;
 };
 
 template <int TN, int WARPS, int MODE>
-__global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_t N, long long* cycles, float4* ws) {
+__global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_t N, long long* cycles, float4* ws,
+                                                                      int salt) {
   using Gm = Geometry<TN, WARPS>;
   extern __shared__ __align__(128) unsigned char smem[];
   float* partial = reinterpret_cast<float*>(smem);                        // modes 0, 1, 3, 4
@@ -147,7 +153,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) {
     const int tok = 8 * (e >> 2) + 2 * t + (e & 1), row = warp * 16 + g + ((e & 2) ? 8 : 0);
-    acc[e] = float((split + 1) * ((tok * 7 + row + int(blockIdx.x)) % 13));
+    acc[e] = float((split + 1) * ((tok * 7 + row + int(blockIdx.x) + salt) % 13));
   }
   if (MODE == 4 && threadIdx.x == 0) {
     mbar_init(bar, 1);
@@ -215,7 +221,8 @@ __global__ void __launch_bounds__(32 * WARPS, 1) reduce_kernel(__half* y, int64_
 #pragma unroll
     for (int e = 0; e < TN / 2; ++e)
       partial[(8 * (e >> 2) + 2 * t + (e & 1)) * Gm::kStride + warp * 16 + g + ((e & 2) ? 8 : 0)] = acc[e];
-    if (MODE == 4) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    // (modes 4 and 6: these generic-proxy writes, before the bulk copies (async proxy) read them)
+    if (MODE == 4 || MODE == 6) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     csync();
     const long long t1 = clock64();
     const int quads = Gm::kQuads;
@@ -408,19 +415,23 @@ void run(int clusters, int splits, int reps) {
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = splits, attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr, cfg.numAttrs = 1;
-  CHECK(cudaMemset(y, 0xFF, TN * N * 2));
-  CHECK(cudaLaunchKernelEx(&cfg, kern, y, N, cyc, ws));
-  CHECK(cudaDeviceSynchronize());
-  std::vector<__half> host(TN * N);
-  CHECK(cudaMemcpy(host.data(), y, TN * N * 2, cudaMemcpyDeviceToHost));
   int bad = 0;
-  for (int64_t tok = 0; tok < TN; ++tok)
-    for (int64_t r = 0; r < N; ++r) {
-      const int c = int(r / Gm::kRows), row = int(r % Gm::kRows);
-      const float want = float(splits * (splits + 1) / 2 * ((tok * 7 + row + c) % 13));
-      if (__half2float(host[tok * N + r]) != want && bad++ < 3)
-        std::printf("  mode %d mismatch tok %ld row %ld: %f want %f\n", MODE, long(tok), long(r), __half2float(host[tok * N + r]), want);
-    }
+  std::vector<__half> host(TN * N);
+  const auto check = [&](int salt) {  // y of the launch with this salt
+    CHECK(cudaMemcpy(host.data(), y, TN * N * 2, cudaMemcpyDeviceToHost));
+    for (int64_t tok = 0; tok < TN; ++tok)
+      for (int64_t r = 0; r < N; ++r) {
+        const int c = int(r / Gm::kRows), row = int(r % Gm::kRows);
+        const float want = float(splits * (splits + 1) / 2 * ((tok * 7 + row + c + salt) % 13));
+        if (__half2float(host[tok * N + r]) != want && bad++ < 3)
+          std::printf("  mode %d salt %d mismatch tok %ld row %ld: %f want %f\n", MODE, salt, long(tok), long(r),
+                      __half2float(host[tok * N + r]), want);
+      }
+  };
+  CHECK(cudaMemset(y, 0xFF, TN * N * 2));
+  CHECK(cudaLaunchKernelEx(&cfg, kern, y, N, cyc, ws, 0));
+  CHECK(cudaDeviceSynchronize());
+  check(0);
   std::vector<long long> c1, c2, tot;
   std::vector<float> ms;
   cudaEvent_t a, b;
@@ -428,7 +439,7 @@ void run(int clusters, int splits, int reps) {
   CHECK(cudaEventCreate(&b));
   for (int i = 0; i < reps; ++i) {
     CHECK(cudaEventRecord(a));
-    CHECK(cudaLaunchKernelEx(&cfg, kern, y, N, cyc, ws));
+    CHECK(cudaLaunchKernelEx(&cfg, kern, y, N, cyc, ws, 1 + i));
     CHECK(cudaEventRecord(b));
     CHECK(cudaEventSynchronize(b));
     float m;
@@ -438,6 +449,7 @@ void run(int clusters, int splits, int reps) {
     CHECK(cudaMemcpy(h.data(), cyc, h.size() * 8, cudaMemcpyDeviceToHost));
     for (size_t j = 0; j < h.size(); j += 2) c1.push_back(h[j]), c2.push_back(h[j + 1]), tot.push_back(h[j] + h[j + 1]);
   }
+  check(reps);
   auto med = [](std::vector<long long> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
   auto p90 = [](std::vector<long long> v) { std::sort(v.begin(), v.end()); return v[v.size() * 9 / 10]; };
   std::sort(ms.begin(), ms.end());
