@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 33, device run 6 (carried build: main a311e42, whose csrc is session 32's dea784a): the dispatch table
-# re-measured with the kernels of sessions 27-32 (benchmarks.tune_dispatch), then compute-sanitizer racecheck on two
+# re-measured with the kernels of sessions 31-32 (benchmarks.tune_dispatch; the table was session 30's), then compute-sanitizer racecheck on two
 # of the wgmma cluster cases (sanitize_cases.py cuda wgmma-splits 0,3: M = 40 at both CTA shapes, M = 130 with one
 # split's y tile; 1-8 splits, staged / image with and without PDL / x peers / all stages at the start).
 set -uo pipefail
