@@ -324,9 +324,10 @@ if __name__ == "__main__":
         if len(sys.argv) > 4:
             sys.exit("sanitize_cases: wgmma-splits takes one comma list of shape indices, e.g. 0,3; got "
                      + " ".join(sys.argv[3:]))
-        picked = [int(i) for i in sys.argv[3].split(",")] if sys.argv[3:] else None
-        if picked is not None and not all(0 <= i < 4 for i in picked):
+        picked = sys.argv[3].split(",") if sys.argv[3:] else None
+        if picked is not None and not all(i in ("0", "1", "2", "3") for i in picked):  # the four cases' indices
             sys.exit(f"sanitize_cases: wgmma-splits shape indices must be 0-3; got {sys.argv[3]}")
+        picked = None if picked is None else [int(i) for i in picked]
         wgmma_split_cases(sys.argv[1], picked)
         print("sanitize_cases: wgmma-splits ran" + (f" (shapes {sys.argv[3]})" if sys.argv[3:] else ""))
     else:
