@@ -1194,6 +1194,23 @@ def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
     assert_bitwise_equal(all_at_once, y)
 
 
+def test_wgmma_launch_plan_resident_clusters():
+    # the plan's resident clusters: the SMs without splits; with splits forced, clusters of that many CTAs, each on
+    # its own SMs (one CTA per SM), so at most SMs / splits and at least one (every count up to 8 runs on Hopper)
+    if not kbit._C.wgmma_gemm_runs(4, 128):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    previous = kbit._C._set_wgmma_splits(1)
+    try:
+        assert kbit._C._wgmma_launch_plan(128, 4096, 2048, 4)["resident_clusters"] == sms
+        for splits in (2, 3, 4, 8):
+            kbit._C._set_wgmma_splits(splits)
+            p = kbit._C._wgmma_launch_plan(128, 4096, 2048, 4)
+            assert p["splits"] == splits and 1 <= p["resident_clusters"] <= sms // splits, p
+    finally:
+        kbit._C._set_wgmma_splits(previous)
+
+
 def test_wgmma_first_stage_alone_rule_and_aid():
     # the rule: every image-form launch requests its first stage alone, no staged one (nothing to reorder: the aid
     # acts on the image form only); the aid turns it off or on; bad modes raise

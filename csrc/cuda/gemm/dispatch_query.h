@@ -82,13 +82,15 @@ int set_wgmma_first_stage_alone(int64_t mode);
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
 // kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
-// first stage's weights requested alone.
+// first stage's weights requested alone, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
+// cluster without splits or peers: the SMs).
 // Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;
   bool x_staged, image_dependent;
   int64_t ctas, x_peers;
   bool first_stage_alone;
+  int64_t resident_clusters;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -720,7 +720,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
-          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone};
+          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone,
+          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount) : wgmma_clusters(k, p.shape, p.splits * p.x_peers)};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {
