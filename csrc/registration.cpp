@@ -209,6 +209,7 @@ PYBIND11_MODULE(_C, m) {
           d["x_peers"] = q.x_peers;
           d["first_stage_alone"] = q.first_stage_alone;
           d["resident_clusters"] = q.resident_clusters;
+          d["image_threads"] = q.image_threads;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
@@ -216,7 +217,12 @@ PYBIND11_MODULE(_C, m) {
         "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), image_pdl (the plan launches that pass "
         "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas, x_peers (2: two row blocks' CTAs share "
         "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone), "
-        "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one)");
+        "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
+        "image_threads (the image pass's threads a CTA; 0 where x is staged)");
+  m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
+        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule, 256; else 256, 512 or "
+        "1024: fewer CTAs, so that the pass's and the GEMM's fit on the GPU at once, as the PDL rule counts them); "
+        "returns the previous value");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");

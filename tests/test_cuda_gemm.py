@@ -1336,8 +1336,9 @@ def test_wgmma_launch_plan_shapes():
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048)):
         p = plan(M, N, K, 4)
-        image_ctas = cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], 256)
+        image_ctas = cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], p["image_threads"] or 256)
         assert p["image_pdl"] == (not p["x_staged"] and p["ctas"] + image_ctas <= sms), (M, N, K, p)
+        assert p["image_threads"] == (0 if p["x_staged"] else 256), p
     if sms == 132:
         assert plan(128, 4096, 2048, 4)["image_pdl"]  # Qwen3 Q: 96 + 32 CTAs
         assert not plan(128, 14336, 4096, 4)["image_pdl"] and not plan(128, 14336, 4096, 4)["x_staged"]  # 8B: 112 + 64
@@ -1360,6 +1361,40 @@ def test_wgmma_launch_plan_shapes():
         kbit._C._set_wgmma_row_tiles(previous)
     with pytest.raises(RuntimeError, match="needs M, N, K >= 1"):
         plan(0, 4096, 2048, 4)
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
+    # the image pass in CTAs of 256, 512 or 1024 threads writes the same image: the same bits from the GEMM (M = 100,
+    # 257 x 5120: 3 splits; M = 300: two token chunks, a partial one); the plan counts the pass's CTAs at that size
+    # for its PDL rule; bad sizes raise
+    if not kbit._C.wgmma_gemm_runs(4, 128):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    qw, W_hat = weight(4, 257, 5120)
+    op = torch.ops.kbit.wgmma_gemm
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_threads(0)
+    try:
+        for M in (100, 300):
+            x = acts(M, 5120, dtype, "imgthreads")
+            ys = {}
+            for threads in (0, 256, 512, 1024):
+                kbit._C._set_wgmma_image_threads(threads)
+                p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
+                assert p["image_threads"] == (threads or 256), p
+                image_ctas = -(-(-(-M // p["tokens"]) * 20 * 8 * p["tokens"]) // p["image_threads"])
+                assert p["image_pdl"] == (p["ctas"] + image_ctas <= sms), p
+                ys[threads] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x,
+                                         W_hat, dtype)
+            for threads in (256, 512, 1024):
+                assert_bitwise_equal(ys[threads], ys[0])
+    finally:
+        kbit._C._set_wgmma_x_staging(previous[0])
+        kbit._C._set_wgmma_image_threads(previous[1])
+    for bad in (-1, 128, 300, 2048):
+        with pytest.raises(RuntimeError, match="threads must be 0 .the rule., 256, 512 or 1024; got " + str(bad)):
+            kbit._C._set_wgmma_image_threads(bad)
+    assert kbit._C._set_wgmma_image_threads(0) == 0
 
 
 def test_wgmma_x_staging_rule():

@@ -78,11 +78,13 @@ int set_wgmma_x_peers(int64_t mode);
 // Whether image-form wgmma launches request the first stage's weights alone (0 = the rule; 1 never; 2 always);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
+// The image pass's threads a CTA (0 = the rule; 256, 512 or 1024); returns the previous value.
+int set_wgmma_image_threads(int64_t threads);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
 // kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
-// first stage's weights requested alone, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
+// first stage's weights requested alone, the image pass's threads a CTA, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
 // cluster without splits or peers: the SMs).
 // Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
@@ -91,6 +93,7 @@ struct WgmmaLaunchQuery {
   int64_t ctas, x_peers;
   bool first_stage_alone;
   int64_t resident_clusters;
+  int64_t image_threads;  // the image pass's threads a CTA (0: x staged, no pass)
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -161,6 +161,7 @@ std::atomic<int> wgmma_image_dependent_mode{0};
 std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_x_peers_mode{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
+std::atomic<int> wgmma_image_threads_forced{0};
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
@@ -230,7 +231,7 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -294,13 +295,20 @@ static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
   return !p.x_staged && mode != 1;
 }
 
+int set_wgmma_image_threads(int64_t threads) {
+  TORCH_CHECK(threads == 0 || threads == 256 || threads == 512 || threads == 1024, "kbit._C._set_wgmma_image_threads: "
+              "threads must be 0 (the rule), 256, 512 or 1024; got ", threads);
+  return wgmma_image_threads_forced.exchange(static_cast<int>(threads));
+}
+
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.x_peers = wgmma_x_peers(p, N, k);
   p.first_stage_alone = wgmma_first_stage_alone(p);
+  if (const int threads = wgmma_image_threads_forced.load(std::memory_order_relaxed); threads > 0) p.image_threads = threads;
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
   p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers) +
-                                                          wgmma_x_image_ctas(M, K, p.shape.tokens) <= sm_count
+                                                          wgmma_x_image_ctas(M, K, p.shape.tokens, p.image_threads) <= sm_count
                                                 : mode == 2);
   return p;
 }
@@ -543,7 +551,8 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_first_stage_alone = plan.first_stage_alone;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
     // PDL wait rely on it, x_image.cu)
-    if (!plan.x_staged) image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent), args.x = image.data_ptr();
+    if (!plan.x_staged)
+      image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent, plan.image_threads), args.x = image.data_ptr();
   });
 }
 
@@ -721,7 +730,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
           wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone,
-          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount) : wgmma_clusters(k, p.shape, p.splits * p.x_peers)};
+          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount) : wgmma_clusters(k, p.shape, p.splits * p.x_peers),
+          p.x_staged ? 0 : p.image_threads};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -84,10 +84,11 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // groups x 64 tokens) 9.4 us with the image against 10.6 staged, O 9.8 against 10.9, KV M = 128 (1
 // x 128) 7.7 against 8.6; at up to 32 KB staging still wins (KV M = 64 5.9 against 6.2, Q M = 16
 // 7.2 against 7.7).
-// The image pass's kernel runs wgmma_x_image_ctas CTAs; `dependent`: launched with PDL (wgmma_plan).
+// The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (256, 512 or 1024; one thread a 32-column
+// block of a token); `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent);
-int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens);
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads);
+int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
 // What a call launches: the CTA shape, the splits along K and how x gets into the stages.
@@ -118,6 +119,7 @@ struct WgmmaPlan {
   bool image_dependent;
   int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
   bool first_stage_alone;  // image form: the first stage's weights requested alone, the others once it landed
+  int image_threads;       // image form: the image pass's threads a CTA
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 

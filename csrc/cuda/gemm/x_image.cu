@@ -46,16 +46,16 @@ __global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ 
   }
 }
 
-constexpr int kImageThreads = 256;
-
 }  // namespace
 
-int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens) {
+int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads) {
   const int64_t groups = (K + 255) / 256, chunks = (M + tokens - 1) / tokens, items = chunks * groups * 8 * tokens;
-  return std::min<int64_t>((items + kImageThreads - 1) / kImageThreads, 16 * 1024);
+  return std::min<int64_t>((items + threads - 1) / threads, 16 * 1024);
 }
 
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent) {
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads) {
+  TORCH_CHECK(threads == 256 || threads == 512 || threads == 1024, "kbit: wgmma_x_image: internal error: ", threads,
+              " threads a CTA");
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
               "kbit: wgmma_x_image needs a contiguous 2-byte [M, K] tensor with K % 32 == 0");
   TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0, "kbit: wgmma_x_image needs 16-byte aligned x");
@@ -64,7 +64,7 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent) {
   const int64_t items = chunks * groups * 8 * tokens;
   // the wgmma kernel reads before its wait only because this kernel runs right before it
   TORCH_CHECK(items > 0, "kbit: wgmma_x_image: internal error: an empty x (dense_gemm returns before M = 0 gets here)");
-  launch_kernel(x_image_kernel, dim3(static_cast<unsigned>(wgmma_x_image_ctas(M, K, tokens))), dim3(kImageThreads), 0,
+  launch_kernel(x_image_kernel, dim3(static_cast<unsigned>(wgmma_x_image_ctas(M, K, tokens, threads))), dim3(threads), 0,
                 at::cuda::getCurrentCUDAStream(), dependent && dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
                 static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
   return image;
