@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s34; R=$LOGS/r${RUN:-2}; mkdir -p $R; start_device_run || exit 1
-timeout 120 python3 -m pytest tests/test_cuda_gemm.py -q -k "image_threads or launch_plan or wgmma_gemm_graph or bad_aid" \
+timeout 120 python3 -m pytest tests/test_cuda_gemm.py -q -k "image_threads or launch_plan or wgmma_gemm_graph or reject_bad_values" \
   > $R/tests.log 2>&1; echo "tests rc=$?"; tail -2 $R/tests.log | cut -c1-300
 for round in 1 2; do
   timeout 200 python3 scripts/probe_wgmma_configs.py --shapes Q,gateup,O,down --ms 64,96,128,256 --row-tiles 0 --splits 0 \
