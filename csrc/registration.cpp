@@ -220,8 +220,9 @@ PYBIND11_MODULE(_C, m) {
         "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
         "image_threads (the image pass's threads a CTA; 0 where x is staged)");
   m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
-        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule, 256; else 256, 512 or "
-        "1024: fewer CTAs, so that the pass's and the GEMM's fit on the GPU at once, as the PDL rule counts them); "
+        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule, 256; else 128, 256, 512 or "
+        "1024; the PDL rule counts the pass's CTAs at that size: larger ones are fewer, and fit next to the GEMM's more "
+        "often); "
         "returns the previous value");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "

@@ -1,7 +1,7 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
 shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
 (staged / image) x x peers (never / paired) x the first stage alone (never / always) x the image pass's PDL
-(never / always) x the pass's threads a CTA (256 / 512 / 1024; 0 for any of them: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M = 33
+(never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M = 33
 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four, chunks of 64); each row's `plan` says what ran.
 Prints one line per cell and writes a JSON of rows (shape, M, config, plan, us).
 
@@ -32,7 +32,7 @@ def main():
     p.add_argument("--peers", default="0", help="x peers modes to force (1 never, 2 where a launch can pair row blocks)")
     p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; image form)")
     p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; image form)")
-    p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (256, 512, 1024)")
+    p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     dev, info, timer = tuning_setup(0.0)

@@ -1365,7 +1365,7 @@ def test_wgmma_launch_plan_shapes():
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
-    # the image pass in CTAs of 256, 512 or 1024 threads writes the same image: the same bits from the GEMM (M = 100,
+    # the image pass in CTAs of 128, 256, 512 or 1024 threads writes the same image: the same bits from the GEMM (M = 100,
     # 257 x 5120: 3 splits; M = 300: two token chunks, a partial one); the plan counts the pass's CTAs at that size
     # for its PDL rule; bad sizes raise
     if not kbit._C.wgmma_gemm_runs(4, 128):
@@ -1378,7 +1378,7 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
         for M in (100, 300):
             x = acts(M, 5120, dtype, "imgthreads")
             ys = {}
-            for threads in (0, 256, 512, 1024):
+            for threads in (0, 128, 256, 512, 1024):
                 kbit._C._set_wgmma_image_threads(threads)
                 p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
                 assert p["image_threads"] == (threads or 256), p
@@ -1386,13 +1386,13 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
                 assert p["image_pdl"] == (p["ctas"] + image_ctas <= sms), p
                 ys[threads] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x,
                                          W_hat, dtype)
-            for threads in (256, 512, 1024):
+            for threads in (128, 256, 512, 1024):
                 assert_bitwise_equal(ys[threads], ys[0])
     finally:
         kbit._C._set_wgmma_x_staging(previous[0])
         kbit._C._set_wgmma_image_threads(previous[1])
-    for bad in (-1, 128, 300, 2048):
-        with pytest.raises(RuntimeError, match="threads must be 0 .the rule., 256, 512 or 1024; got " + str(bad)):
+    for bad in (-1, 64, 300, 2048):
+        with pytest.raises(RuntimeError, match="threads must be 0 .the rule., 128, 256, 512 or 1024; got " + str(bad)):
             kbit._C._set_wgmma_image_threads(bad)
     assert kbit._C._set_wgmma_image_threads(0) == 0
 

@@ -78,7 +78,7 @@ int set_wgmma_x_peers(int64_t mode);
 // Whether image-form wgmma launches request the first stage's weights alone (0 = the rule; 1 never; 2 always);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
-// The image pass's threads a CTA (0 = the rule; 256, 512 or 1024); returns the previous value.
+// The image pass's threads a CTA (0 = the rule; 128, 256, 512 or 1024); returns the previous value.
 int set_wgmma_image_threads(int64_t threads);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without

@@ -84,7 +84,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // groups x 64 tokens) 9.4 us with the image against 10.6 staged, O 9.8 against 10.9, KV M = 128 (1
 // x 128) 7.7 against 8.6; at up to 32 KB staging still wins (KV M = 64 5.9 against 6.2, Q M = 16
 // 7.2 against 7.7).
-// The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (256, 512 or 1024; one thread a 32-column
+// The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (128, 256, 512 or 1024; one thread a 32-column
 // block of a token); `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads);

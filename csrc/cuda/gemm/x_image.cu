@@ -54,7 +54,7 @@ int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads) {
 }
 
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads) {
-  TORCH_CHECK(threads == 256 || threads == 512 || threads == 1024, "kbit: wgmma_x_image: internal error: ", threads,
+  TORCH_CHECK(threads == 128 || threads == 256 || threads == 512 || threads == 1024, "kbit: wgmma_x_image: internal error: ", threads,
               " threads a CTA");
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
               "kbit: wgmma_x_image needs a contiguous 2-byte [M, K] tensor with K % 32 == 0");
