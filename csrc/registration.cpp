@@ -220,7 +220,8 @@ PYBIND11_MODULE(_C, m) {
         "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
         "image_threads (the image pass's threads a CTA; 0 where x is staged)");
   m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
-        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule, 256; else 128, 256, 512 or "
+        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule: 256, or 512 where only "
+        "CTAs of that size fit on the GPU next to the GEMM's, for PDL; else 128, 256, 512 or "
         "1024; the PDL rule counts the pass's CTAs at that size: larger ones are fewer, and fit next to the GEMM's more "
         "often); "
         "returns the previous value");

@@ -1332,16 +1332,23 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
         assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
-    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once
+    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once (CTAs of 256 threads, else 512)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048)):
+    for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048),
+                    (96, 2048, 4096), (128, 2048, 5120), (256, 4096, 2048), (40, 14336, 4096)):
         p = plan(M, N, K, 4)
-        image_ctas = cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], p["image_threads"] or 256)
-        assert p["image_pdl"] == (not p["x_staged"] and p["ctas"] + image_ctas <= sms), (M, N, K, p)
-        assert p["image_threads"] == (0 if p["x_staged"] else 256), p
+        image_ctas = {t: cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], t) for t in (256, 512)}
+        fits = {t: p["ctas"] + image_ctas[t] <= sms for t in (256, 512)}
+        threads = 0 if p["x_staged"] else 512 if fits[512] and not fits[256] else 256  # 512 only where only it fits
+        assert p["image_threads"] == threads, (M, N, K, p)
+        assert p["image_pdl"] == (not p["x_staged"] and fits[threads]), (M, N, K, p)
     if sms == 132:
         assert plan(128, 4096, 2048, 4)["image_pdl"]  # Qwen3 Q: 96 + 32 CTAs
         assert not plan(128, 14336, 4096, 4)["image_pdl"] and not plan(128, 14336, 4096, 4)["x_staged"]  # 8B: 112 + 64
+        # Qwen3 O / down at M = 128: 96 + 64 / 80 + 80 image CTAs of 256 do not fit, 96 + 32 / 80 + 40 of 512 do
+        assert plan(128, 2048, 4096, 4)["image_threads"] == 512 and plan(128, 2048, 4096, 4)["image_pdl"]
+        assert plan(128, 2048, 5120, 4)["image_threads"] == 512 and plan(128, 2048, 5120, 4)["image_pdl"]
+        assert plan(256, 4096, 2048, 4)["image_threads"] == 256 and not plan(256, 4096, 2048, 4)["image_pdl"]  # Q: 128 + 32
     previous = kbit._C._set_wgmma_image_dependent_launch(2)
     try:
         assert plan(128, 14336, 4096, 4)["image_pdl"] and not plan(16, 4096, 2048, 4)["image_pdl"]  # staged: no pass

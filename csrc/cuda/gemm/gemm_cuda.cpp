@@ -162,6 +162,12 @@ std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_x_peers_mode{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_image_threads_forced{0};
+
+// A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
+int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C.", aid, ": mode must be ", meanings, "; got ", mode);
+  return slot.exchange(static_cast<int>(mode));
+}
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
@@ -188,9 +194,8 @@ int set_wgmma_splits(int64_t splits) {
 }
 
 int set_wgmma_x_staging(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_x_staging: mode must be 0 (the rule), 1 (always staged by "
-              "the kernel) or 2 (always the image); got ", mode);
-  return wgmma_x_staging_mode.exchange(static_cast<int>(mode));
+  return exchange_mode(wgmma_x_staging_mode, mode, "_set_wgmma_x_staging",
+                       "0 (the rule), 1 (always staged by the kernel) or 2 (always the image)");
 }
 
 // A CTA's groups: the most any split takes.
@@ -222,16 +227,15 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, 
 }
 
 int set_wgmma_image_dependent_launch(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_image_dependent_launch: mode must be 0 (the rule), 1 (never) "
-              "or 2 (always); got ", mode);
-  return wgmma_image_dependent_mode.exchange(static_cast<int>(mode));
+  return exchange_mode(wgmma_image_dependent_mode, mode, "_set_wgmma_image_dependent_launch",
+                       "0 (the rule), 1 (never) or 2 (always)");
 }
 
 // The CTA shape, splits and form of x (image_dependent left false: wgmma_plan sets it).
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};  // (wgmma_plan: the rest)
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -263,15 +267,13 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
 }
 
 int set_wgmma_x_peers(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_x_peers: mode must be 0 (the rule), 1 (never) or 2 (wherever "
-              "a launch can pair row blocks); got ", mode);
-  return wgmma_x_peers_mode.exchange(static_cast<int>(mode));
+  return exchange_mode(wgmma_x_peers_mode, mode, "_set_wgmma_x_peers",
+                       "0 (the rule), 1 (never) or 2 (wherever a launch can pair row blocks)");
 }
 
 int set_wgmma_first_stage_alone(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_wgmma_first_stage_alone: mode must be 0 (the rule), 1 (never) or 2 "
-              "(always, image form); got ", mode);
-  return wgmma_first_stage_alone_mode.exchange(static_cast<int>(mode));
+  return exchange_mode(wgmma_first_stage_alone_mode, mode, "_set_wgmma_first_stage_alone",
+                       "0 (the rule), 1 (never) or 2 (always, image form)");
 }
 
 // x peers (2) or not (1) for a plan of the image form: 2 only where the tuning aid asks and the launch can pair
@@ -305,11 +307,18 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.x_peers = wgmma_x_peers(p, N, k);
   p.first_stage_alone = wgmma_first_stage_alone(p);
-  if (const int threads = wgmma_image_threads_forced.load(std::memory_order_relaxed); threads > 0) p.image_threads = threads;
+  // The image pass with PDL where its CTAs and the GEMM's fit on the GPU at once: in CTAs of 256 threads, else of 512
+  // (half as many), else of 256 without PDL. Session 34 run 3 (H200; best of two rounds, us), 512 with PDL where 256
+  // does not fit: Qwen3 O M = 96 / 128 11.09 / 11.82 against 12.04 / 12.65 (96 GEMM CTAs + 32 against + 64), down
+  // 12.61 / 13.30 against 13.47 / 14.04 (80 + 40 against + 80), gate/up M = 256 16.85 against 17.08, Llama-3 8B M = 33
+  // 23.65 against 24.01; where 256 fits, 512 took 0.0-0.7 us more (Qwen3 Q M = 128 11.51 against 11.10) and 128 up to
+  // 0.1 more; where neither fits, 512 without PDL 0.4-0.5 more (Q M = 256, O M = 256).
+  const int64_t gemm_ctas = wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers);
+  const auto fits = [&](int threads) { return gemm_ctas + wgmma_x_image_ctas(M, K, p.shape.tokens, threads) <= sm_count; };
+  const int forced = wgmma_image_threads_forced.load(std::memory_order_relaxed);
+  p.image_threads = forced > 0 ? forced : !fits(256) && fits(512) ? 512 : 256;
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
-  p.image_dependent = !p.x_staged && (mode == 0 ? wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers) +
-                                                          wgmma_x_image_ctas(M, K, p.shape.tokens, p.image_threads) <= sm_count
-                                                : mode == 2);
+  p.image_dependent = !p.x_staged && (mode == 0 ? fits(p.image_threads) : mode == 2);
   return p;
 }
 
@@ -375,9 +384,8 @@ int set_gemv_resident_stages(int64_t stages) {
 
 int gemv_x_resident() { return gemv_x_resident_mode.load(std::memory_order_relaxed); }
 int set_gemv_x_resident(int64_t mode) {
-  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_gemv_x_resident: mode must be 0 (never), 1 (the rule) or 2 (at "
-              "any token slots where it fits); got ", mode);
-  return gemv_x_resident_mode.exchange(static_cast<int>(mode));
+  return exchange_mode(gemv_x_resident_mode, mode, "_set_gemv_x_resident",
+                       "0 (never), 1 (the rule) or 2 (at any token slots where it fits)");
 }
 
 int gemv_unit_warps() { return gemv_unit_warps_forced.load(std::memory_order_relaxed); }
