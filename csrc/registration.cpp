@@ -210,7 +210,6 @@ PYBIND11_MODULE(_C, m) {
           d["first_stage_alone"] = q.first_stage_alone;
           d["resident_clusters"] = q.resident_clusters;
           d["image_threads"] = q.image_threads;
-          d["image_prefetch_groups"] = q.image_prefetch_groups;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
@@ -219,12 +218,7 @@ PYBIND11_MODULE(_C, m) {
         "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas, x_peers (2: two row blocks' CTAs share "
         "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone), "
         "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
-        "image_threads (the image pass's threads a CTA; 0 where x is staged), image_prefetch_groups (the weight groups of "
-        "each 16-row tile and split the pass asks L2 for before its wait; 0: none)");
-  m.def("_set_wgmma_image_prefetch", &kbit::cuda::set_wgmma_image_prefetch, pybind11::arg("groups"),
-        "Tuning aid: the 256-column weight groups of each 16-row tile and K-split (the GEMM's first stages) that "
-        "wgmma_gemm's x image pass asks L2 for before its PDL wait: -1, the default: the rule; 0 none; 1 to 4; returns "
-        "the previous value");
+        "image_threads (the image pass's threads a CTA; 0 where x is staged)");
   m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
         "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule: 256, or 512 where only "
         "CTAs of that size fit on the GPU next to the GEMM's, for PDL; else 128, 256, 512 or "

@@ -1404,39 +1404,6 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
     assert kbit._C._set_wgmma_image_threads(0) == 0
 
 
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-def test_wgmma_image_prefetch_aid(dtype, poisoned_cuda):
-    # the image pass asking L2 for 0-4 weight groups of each (row tile, split) before its wait changes no bits (M = 100
-    # at 257 x 5120: 3 splits of 6-7 groups; M = 300: two token chunks; 1001 x 96: one group, fewer than asked); the
-    # plan reports it, none where x is staged; bad values raise
-    if not kbit._C.wgmma_gemm_runs(4, 128):
-        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
-    op = torch.ops.kbit.wgmma_gemm
-    previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_prefetch(-1)
-    try:
-        for (N, K), M in (((257, 5120), 100), ((257, 5120), 300), ((1001, 96), 100)):
-            qw, W_hat = weight(4, N, K)
-            x = acts(M, K, dtype, "imgprefetch")
-            ys = {}
-            for groups in (0, 1, 2, 4):
-                kbit._C._set_wgmma_image_prefetch(groups)
-                assert kbit._C._wgmma_launch_plan(M, N, K, 4)["image_prefetch_groups"] == groups
-                ys[groups] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x, W_hat,
-                                        dtype)
-            for groups in (1, 2, 4):
-                assert_bitwise_equal(ys[groups], ys[0])
-        kbit._C._set_wgmma_x_staging(1)
-        kbit._C._set_wgmma_image_prefetch(2)
-        assert kbit._C._wgmma_launch_plan(100, 257, 5120, 4)["image_prefetch_groups"] == 0  # staged: no pass
-    finally:
-        kbit._C._set_wgmma_x_staging(previous[0])
-        kbit._C._set_wgmma_image_prefetch(previous[1])
-    for bad in (-2, 5, 8):
-        with pytest.raises(RuntimeError, match="groups must be -1 .the rule., 0 .none. or 1 to 4; got " + str(bad)):
-            kbit._C._set_wgmma_image_prefetch(bad)
-    assert kbit._C._set_wgmma_image_prefetch(-1) == -1
-
-
 def test_wgmma_x_staging_rule():
     # x staged by the kernel's threads only where a CTA's groups fit its stages and it stages at most 64
     # tokens x groups (32 KB of x), else the image pass (session 31); the tuning aid forces either

@@ -80,9 +80,6 @@ int set_wgmma_x_peers(int64_t mode);
 int set_wgmma_first_stage_alone(int64_t mode);
 // The image pass's threads a CTA (0 = the rule; 128, 256, 512 or 1024); returns the previous value.
 int set_wgmma_image_threads(int64_t threads);
-// The weight groups of each (row tile, split) the image pass asks L2 for before its wait (-1 = the rule; 0 none;
-// 1 to 4); returns the previous value.
-int set_wgmma_image_prefetch(int64_t groups);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
@@ -97,7 +94,6 @@ struct WgmmaLaunchQuery {
   bool first_stage_alone;
   int64_t resident_clusters;
   int64_t image_threads;  // the image pass's threads a CTA (0: x staged, no pass)
-  int64_t image_prefetch_groups;  // the weight groups of each (row tile, split) the pass asks L2 for (0: none)
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -162,7 +162,6 @@ std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_x_peers_mode{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_image_threads_forced{0};
-std::atomic<int> wgmma_image_prefetch_forced{-1};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -236,7 +235,7 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256, 0};  // (wgmma_plan: the rest)
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};  // (wgmma_plan: the rest)
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -304,12 +303,6 @@ int set_wgmma_image_threads(int64_t threads) {
   return wgmma_image_threads_forced.exchange(static_cast<int>(threads));
 }
 
-int set_wgmma_image_prefetch(int64_t groups) {
-  TORCH_CHECK(groups >= -1 && groups <= 4, "kbit._C._set_wgmma_image_prefetch: groups must be -1 (the rule), 0 (none) "
-              "or 1 to 4; got ", groups);
-  return wgmma_image_prefetch_forced.exchange(static_cast<int>(groups));
-}
-
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.x_peers = wgmma_x_peers(p, N, k);
@@ -326,8 +319,6 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   p.image_threads = forced > 0 ? forced : !fits(256) && fits(512) ? 512 : 256;
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
   p.image_dependent = !p.x_staged && (mode == 0 ? fits(p.image_threads) : mode == 2);
-  const int prefetch = wgmma_image_prefetch_forced.load(std::memory_order_relaxed);
-  p.image_prefetch_groups = p.x_staged ? 0 : prefetch >= 0 ? prefetch : 0;
   return p;
 }
 
@@ -568,12 +559,8 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_first_stage_alone = plan.first_stage_alone;
     // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
     // PDL wait rely on it, x_image.cu)
-    if (!plan.x_staged) {
-      const ImageWeightPrefetch prefetch{args.packed, args.absmax, g.row_tiles(), g.col_tiles(), plan.splits,
-                                         plan.image_prefetch_groups, g.k};
-      image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent, plan.image_threads, prefetch);
-      args.x = image.data_ptr();
-    }
+    if (!plan.x_staged)
+      image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent, plan.image_threads), args.x = image.data_ptr();
   });
 }
 
@@ -752,7 +739,7 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
           wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone,
           p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount) : wgmma_clusters(k, p.shape, p.splits * p.x_peers),
-          p.x_staged ? 0 : p.image_threads, p.image_prefetch_groups};
+          p.x_staged ? 0 : p.image_threads};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -87,16 +87,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (128, 256, 512 or 1024; one thread a 32-column
 // block of a token); `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
-// The weights the image pass asks L2 for before its wait (an L2 hint, dependent_launch.cuh), so that with PDL the
-// GEMM's first stages come from L2: for each 16-row tile < row_tiles and split < splits, the first `groups` of the
-// split's 256-column groups (of groups_total), codes and absmax. groups = 0: none.
-struct ImageWeightPrefetch {
-  const uint32_t* packed;
-  const uint8_t* absmax;
-  int64_t row_tiles, groups_total;
-  int splits, groups, k;
-};
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads, const ImageWeightPrefetch& prefetch);
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads);
 int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 
@@ -130,7 +121,6 @@ struct WgmmaPlan {
   int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
   bool first_stage_alone;  // image form: the first stage's weights requested alone, the others once it landed
   int image_threads;       // image form: the image pass's threads a CTA (256, or 512 where only that fits for PDL)
-  int image_prefetch_groups;  // image form: groups of each (row tile, split) the pass asks L2 for (ImageWeightPrefetch)
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 

@@ -7,7 +7,6 @@
 
 #include "../common/dependent_launch.cuh"
 #include "../common/dependent_launch.h"
-#include "../../common/tiled_layout.h"
 #include "wgmma_gemm.h"
 
 namespace kbit {
@@ -22,22 +21,8 @@ namespace {
 // wgmma kernel then reads its weights, codebook and row scales before its own wait, which only this
 // kernel's output, the image, must follow; dependent_launch.cuh). The wgmma kernel's set-up (the
 // pair table, the first stages' weight copies) so runs while this kernel does.
-// Before its wait, the kernel asks L2 for the GEMM's first weight groups (ImageWeightPrefetch, wgmma_gemm.h; one
-// (row tile, split) a thread): with PDL this CTA may start while the kernel before runs, so the GEMM's first
-// stages come from L2 instead of queueing at the DRAM after its launch.
 __global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
-                               int tokens, int64_t groups, int64_t items, const ImageWeightPrefetch pf) {
-  if (pf.groups > 0) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < pf.row_tiles * pf.splits;
-         i += int64_t(gridDim.x) * blockDim.x) {
-      const int64_t tile_row = i / pf.splits, split = i - tile_row * pf.splits;
-      const int64_t g0 = pf.groups_total * split / pf.splits, g1 = pf.groups_total * (split + 1) / pf.splits;
-      const int64_t n = g1 - g0 < pf.groups ? g1 - g0 : pf.groups, tile = tile_row * pf.groups_total + g0;
-      if (n <= 0) continue;
-      prefetch_l2(pf.packed + tile * tile_words(pf.k), static_cast<uint32_t>(n * pf.k * 512));
-      prefetch_l2(pf.absmax + tile * kAbsmaxBytesPerTile, static_cast<uint32_t>(n * kAbsmaxBytesPerTile));
-    }
-  }
+                               int tokens, int64_t groups, int64_t items) {
   grid_dependency_wait();
   allow_dependents();
   const int64_t x_blocks = K / 32;
@@ -68,7 +53,7 @@ int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads) {
   return std::min<int64_t>((items + threads - 1) / threads, 16 * 1024);
 }
 
-at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads, const ImageWeightPrefetch& prefetch) {
+at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads) {
   TORCH_CHECK(threads == 128 || threads == 256 || threads == 512 || threads == 1024, "kbit: wgmma_x_image: internal error: ", threads,
               " threads a CTA");
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
@@ -81,8 +66,7 @@ at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int th
   TORCH_CHECK(items > 0, "kbit: wgmma_x_image: internal error: an empty x (dense_gemm returns before M = 0 gets here)");
   launch_kernel(x_image_kernel, dim3(static_cast<unsigned>(wgmma_x_image_ctas(M, K, tokens, threads))), dim3(threads), 0,
                 at::cuda::getCurrentCUDAStream(), dependent && dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
-                static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items,
-                prefetch);
+                static_cast<const uint4*>(x.data_ptr()), static_cast<uint4*>(image.data_ptr()), M, K, tokens, groups, items);
   return image;
 }
 
