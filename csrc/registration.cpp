@@ -220,10 +220,9 @@ PYBIND11_MODULE(_C, m) {
         "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
         "image_threads (the image pass's threads a CTA; 0 where x is staged)");
   m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
-        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass (0, the default: the rule: 256, or 512 where only "
-        "CTAs of that size fit on the GPU next to the GEMM's, for PDL; else 128, 256, 512 or "
-        "1024; the PDL rule counts the pass's CTAs at that size: larger ones are fewer, and fit next to the GEMM's more "
-        "often); "
+        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass: 0, the default: the rule (256, or 512 where "
+        "only CTAs of that size fit on the GPU next to the GEMM's, for PDL); else 128, 256, 512 or 1024 (the PDL "
+        "rule counts the pass's CTAs at that size: larger ones are fewer and fit next to the GEMM's more often); "
         "returns the previous value");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
@@ -245,8 +244,8 @@ PYBIND11_MODULE(_C, m) {
         mode_aid("_set_wgmma_image_dependent_launch", "2 (always)", &kbit::cuda::set_wgmma_image_dependent_launch),
         pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch: 0, the default: "
-        "the rule (where the pass's and the GEMM's CTAs fit on the GPU at once); 1 never; 2 always (either way, with PDL "
-        "on, the GEMM's set-up runs while the pass does); returns the previous mode");
+        "the rule (where the pass's CTAs, of the plan's image_threads, and the GEMM's fit on the GPU at once); 1 never; "
+        "2 always (either way, with PDL on, the GEMM's set-up runs while the pass does); returns the previous mode");
   m.def("_set_wgmma_x_peers", mode_aid("_set_wgmma_x_peers", "2 (wherever a launch can)", &kbit::cuda::set_wgmma_x_peers),
         pybind11::arg("mode"),
         "Tuning aid: whether wgmma_gemm launches of the image form pair row blocks, each CTA of a pair copying half of "

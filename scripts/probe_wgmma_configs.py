@@ -1,8 +1,9 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
 shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
 (staged / image) x x peers (never / paired) x the first stage alone (never / always) x the image pass's PDL
-(never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M = 33
-(8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four, chunks of 64); each row's `plan` says what ran.
+(never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule
+and cuBLAS fp16. The row-tiles aid acts from M = 33 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four,
+chunks of 64); each row's `plan` says what ran.
 Prints one line per cell and writes a JSON of rows (shape, M, config, plan, us).
 
     python scripts/probe_wgmma_configs.py --shapes Q,O --ms 64 --out $OUT/configs.json
@@ -31,8 +32,8 @@ def main():
     p.add_argument("--staging", default="1,2", help="x staging modes to force (1 staged, 2 image)")
     p.add_argument("--peers", default="0", help="x peers modes to force (1 never, 2 where a launch can pair row blocks)")
     p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; image form)")
-    p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; image form)")
-    p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024)")
+    p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; 0 the rule; image form)")
+    p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024; 0 the rule)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     dev, info, timer = tuning_setup(0.0)
@@ -66,7 +67,7 @@ def main():
                     C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_x_staging(0); C._set_wgmma_x_peers(0)
                     C._set_wgmma_first_stage_alone(0); C._set_wgmma_image_dependent_launch(0); C._set_wgmma_image_threads(0)
                 rows.append({"shape": name, "M": M, "config": label, "plan": plan, "us": t.median_us})
-                print(f"{name} M={M} {label:14s} {t.median_us:7.2f} us  plan {plan}", flush=True)
+                print(f"{name} M={M} {label:22s} {t.median_us:7.2f} us  plan {plan}", flush=True)
         del copies, fp16
         torch.cuda.empty_cache()
     if a.out:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Ran on 9f5e4fe's tree; the aid was reverted after it: with PDL within -3% / +5% at 1-2 groups but Qwen3 KV
+# M = 256 -7%; passes without PDL mostly 3-63% slower; docs/design.md "Session 34".)
 # Session 34, device run 5 (carried build: the image pass asks L2 for the GEMM's first weight groups before its wait, as
 # a tuning aid, the rule none): the rule's plan with 0 / 1 / 2 / 4 groups of each (row tile, split) prefetched
 # (scripts/probe_wgmma_configs.py --image-prefetch), eight shapes at M = 9-256, two rounds; the prefetch test.

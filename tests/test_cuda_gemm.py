@@ -1354,8 +1354,14 @@ def test_wgmma_launch_plan_shapes():
         assert plan(128, 14336, 4096, 4)["image_pdl"] and not plan(16, 4096, 2048, 4)["image_pdl"]  # staged: no pass
         kbit._C._set_wgmma_image_dependent_launch(1)
         assert not plan(128, 4096, 2048, 4)["image_pdl"]
+        assert plan(128, 2048, 4096, 4)["image_threads"] == 256  # no PDL: no 512 (Qwen3 O, 512 where PDL is possible)
     finally:
         kbit._C._set_wgmma_image_dependent_launch(previous)
+    previous = kbit._C.set_dependent_launch(False)
+    try:
+        assert plan(128, 2048, 4096, 4)["image_threads"] == 256  # PDL off for the process: likewise
+    finally:
+        kbit._C.set_dependent_launch(previous)
     with pytest.raises(RuntimeError, match="not a bool"):  # True would be 1 = never
         kbit._C._set_wgmma_image_dependent_launch(True)
     previous = kbit._C._set_wgmma_row_tiles(16)
@@ -1372,9 +1378,9 @@ def test_wgmma_launch_plan_shapes():
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
-    # the image pass in CTAs of 128, 256, 512 or 1024 threads writes the same image: the same bits from the GEMM (M = 100,
-    # 257 x 5120: 3 splits; M = 300: two token chunks, a partial one); the plan counts the pass's CTAs at that size
-    # for its PDL rule; bad sizes raise
+    # the image pass in CTAs of 128, 256, 512 or 1024 threads writes the same image: the same bits from the GEMM
+    # (257 x 5120: K-splits in a cluster; M = 300: three token chunks, the last partial); the plan counts the pass's
+    # CTAs at that size for its PDL rule; bad sizes raise
     if not kbit._C.wgmma_gemm_runs(4, 128):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     qw, W_hat = weight(4, 257, 5120)
@@ -1388,9 +1394,10 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
             for threads in (0, 128, 256, 512, 1024):
                 kbit._C._set_wgmma_image_threads(threads)
                 p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
-                assert p["image_threads"] == (threads or 256), p
-                image_ctas = -(-(-(-M // p["tokens"]) * 20 * 8 * p["tokens"]) // p["image_threads"])
-                assert p["image_pdl"] == (p["ctas"] + image_ctas <= sms), p
+                image_ctas = {t: -(-(-(-M // p["tokens"]) * 20 * 8 * p["tokens"]) // t) for t in (128, 256, 512, 1024)}
+                fits = {t: p["ctas"] + image_ctas[t] <= sms for t in image_ctas}
+                assert p["image_threads"] == (threads or (512 if fits[512] and not fits[256] else 256)), p
+                assert p["image_pdl"] == fits[p["image_threads"]], p
                 ys[threads] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x,
                                          W_hat, dtype)
             for threads in (128, 256, 512, 1024):
@@ -1468,13 +1475,14 @@ def test_wgmma_gemm_graph(M):
     x1 = acts(M, 5120, torch.float16, "wg1")
     op = torch.ops.kbit.wgmma_gemm
     assert kbit._C._wgmma_launch_plan(M, 257, 5120, 4)["x_staged"] == (M <= 64)  # the two forms of x
-    for image_pdl in ((1, 2) if M > 64 else (0,)):
-        previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl)
+    for image_pdl, threads in (((1, 0), (2, 0), (2, 512)) if M > 64 else ((0, 0),)):  # (and the pass in CTAs of 512)
+        previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl), kbit._C._set_wgmma_image_threads(threads)
         try:
             check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()],
                                [x1])
         finally:
-            kbit._C._set_wgmma_image_dependent_launch(previous)
+            kbit._C._set_wgmma_image_dependent_launch(previous[0])
+            kbit._C._set_wgmma_image_threads(previous[1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -84,8 +84,8 @@ int set_wgmma_image_threads(int64_t threads);
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
 // kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
-// first stage's weights requested alone, the image pass's threads a CTA, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
-// cluster without splits or peers: the SMs).
+// first stage's weights requested alone, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
+// cluster without splits or peers: the SMs), the image pass's threads a CTA.
 // Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits;

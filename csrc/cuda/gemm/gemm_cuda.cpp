@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "../../common/checks.h"
+#include "../common/dependent_launch.h"
 #include "dispatch_query.h"
 #include "gemm_paths.h"
 #include "scalar_gemv.h"
@@ -235,7 +236,8 @@ int set_wgmma_image_dependent_launch(int64_t mode) {
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
     const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};  // (wgmma_plan: the rest)
+    // (image_dependent, x_peers, first_stage_alone, image_threads: wgmma_plan's)
+    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -298,8 +300,8 @@ static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
 }
 
 int set_wgmma_image_threads(int64_t threads) {
-  TORCH_CHECK(threads == 0 || threads == 128 || threads == 256 || threads == 512 || threads == 1024, "kbit._C._set_wgmma_image_threads: "
-              "threads must be 0 (the rule), 128, 256, 512 or 1024; got ", threads);
+  TORCH_CHECK(threads == 0 || threads == 128 || threads == 256 || threads == 512 || threads == 1024,
+              "kbit._C._set_wgmma_image_threads: threads must be 0 (the rule), 128, 256, 512 or 1024; got ", threads);
   return wgmma_image_threads_forced.exchange(static_cast<int>(threads));
 }
 
@@ -314,10 +316,14 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   // 23.65 against 24.01; where 256 fits, 512 took 0.0-0.7 us more (Qwen3 Q M = 128 11.51 against 11.10) and 128 up to
   // 0.1 more; where neither fits, 512 without PDL 0.4-0.5 more (Q M = 256, O M = 256).
   const int64_t gemm_ctas = wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers);
-  const auto fits = [&](int threads) { return gemm_ctas + wgmma_x_image_ctas(M, K, p.shape.tokens, threads) <= sm_count; };
-  const int forced = wgmma_image_threads_forced.load(std::memory_order_relaxed);
-  p.image_threads = forced > 0 ? forced : !fits(256) && fits(512) ? 512 : 256;
+  const auto fits = [&](int threads) {
+    return gemm_ctas + wgmma_x_image_ctas(M, K, p.shape.tokens, threads) <= sm_count;
+  };
+  // (512 only for PDL: not where the aid or the process switch has it off, where 512 without PDL is 0.2 us slower)
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
+  const bool pdl_possible = mode != 1 && dependent_launch_allowed();
+  const int forced = wgmma_image_threads_forced.load(std::memory_order_relaxed);
+  p.image_threads = forced > 0 ? forced : (pdl_possible && !fits(256) && fits(512)) ? 512 : 256;
   p.image_dependent = !p.x_staged && (mode == 0 ? fits(p.image_threads) : mode == 2);
   return p;
 }
@@ -738,7 +744,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
           wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone,
-          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount) : wgmma_clusters(k, p.shape, p.splits * p.x_peers),
+          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount)
+                                    : int64_t(wgmma_clusters(k, p.shape, p.splits * p.x_peers)),
           p.x_staged ? 0 : p.image_threads};
 }
 

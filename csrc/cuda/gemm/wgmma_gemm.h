@@ -109,10 +109,10 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);
 // GEMM's set-up runs while the pass does (x_image.cu). With PDL the pass's CTAs also start early, on the SMs the kernel
 // before leaves free, and hold them until it completes; the rule takes it where the pass's and the
 // GEMM's CTAs fit on the GPU at once (one GEMM CTA per SM; cluster residency not counted), the pass in CTAs of 256
-// threads, else of 512 (image_threads; session 34: Qwen3 O and down at M = 96-128 5-8% faster than 256 without PDL). Session 24 (H100, the op in a graph of
-// its own calls): with PDL Qwen3 Q M = 96 / 128 11.2 / 11.9 us against 11.8 / 12.4 without (32 + 96
-// CTAs), down M = 64 11.3 against 12.2; Llama-3 8B gate/up M = 96 / 128 33.4 / 34.5 against 31.3 /
-// 31.9 (64 + 112), 70B M = 64 ~89 against ~83. kbit._C._set_wgmma_image_dependent_launch forces it.
+// threads, else of 512 (image_threads; session 34: Qwen3 O and down at M = 96-128 5-8% faster than 256 without
+// PDL). Session 24 (H100, the op in a graph of its own calls): with PDL Qwen3 Q M = 96 / 128 11.2 / 11.9 us
+// against 11.8 / 12.4 without (32 + 96 CTAs), down M = 64 11.3 against 12.2; Llama-3 8B gate/up M = 96 / 128 33.4 /
+// 34.5 against 31.3 / 31.9 (64 + 112), 70B M = 64 ~89 against ~83. kbit._C._set_wgmma_image_dependent_launch forces it.
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
@@ -120,7 +120,8 @@ struct WgmmaPlan {
   bool image_dependent;
   int x_peers;  // 2: row blocks paired in clusters of 2 x splits, each stage's x copied half by each (image form only)
   bool first_stage_alone;  // image form: the first stage's weights requested alone, the others once it landed
-  int image_threads;       // image form: the image pass's threads a CTA (256, or 512 where only that fits for PDL)
+  int image_threads;       // image form: the image pass's threads a CTA (the rule: 256, or 512 where only those fit
+                           // for PDL; the aid: 128-1024)
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
