@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s34; R=$LOGS/r${RUN:-9}; mkdir -p $R; start_device_run || exit 1
 so=kbit/_C.cpython-312-x86_64-linux-gnu.so
-cp $so /tmp/main.so; xz -d -c exp_variants/nolb/$so.xz 2>/dev/null > /tmp/nolb.so || xz -d -c exp_variants/nolb/_C.cpython-312-x86_64-linux-gnu.so.xz > /tmp/nolb.so
+cp $so /tmp/main.so; xz -d -c exp_variants/nolb/_C.cpython-312-x86_64-linux-gnu.so.xz > /tmp/nolb.so
 for round in 1 2; do
   for b in main nolb; do
     cp /tmp/$b.so $so
