@@ -21,7 +21,7 @@ namespace {
 // wgmma kernel then reads its weights, codebook and row scales before its own wait, which only this
 // kernel's output, the image, must follow; dependent_launch.cuh). The wgmma kernel's set-up (the
 // pair table, the first stages' weight copies) so runs while this kernel does.
-__global__ void __launch_bounds__(1024) x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
+__global__ void x_image_kernel(const uint4* __restrict__ x, uint4* __restrict__ image, int64_t M, int64_t K,
                                int tokens, int64_t groups, int64_t items) {
   grid_dependency_wait();
   allow_dependents();
