@@ -221,7 +221,8 @@ PYBIND11_MODULE(_C, m) {
         "image_threads (the image pass's threads a CTA; 0 where x is staged)");
   m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
         "Tuning aid: the threads a CTA of wgmma_gemm's x image pass: 0, the default: the rule (256, or 512 where "
-        "only CTAs of that size fit on the GPU next to the GEMM's, for PDL); else 128, 256, 512 or 1024 (the PDL "
+        "only CTAs of that size fit on the GPU next to the GEMM's, for PDL, and PDL is neither off for the process "
+        "nor set to never); else 128, 256, 512 or 1024 (the PDL "
         "rule counts the pass's CTAs at that size: larger ones are fewer and fit next to the GEMM's more often); "
         "returns the previous value");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),

@@ -1332,22 +1332,25 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
         assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
-    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once (CTAs of 256 threads, else 512)
+    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once (CTAs of 256 threads, else 512, the
+    # latter only where PDL is on for the process: KBIT_PDL=0 runs this suite too)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    pdl = kbit._C.dependent_launch()
     for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048),
                     (96, 2048, 4096), (128, 2048, 5120), (256, 4096, 2048), (40, 14336, 4096)):
         p = plan(M, N, K, 4)
         image_ctas = {t: cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], t) for t in (256, 512)}
         fits = {t: p["ctas"] + image_ctas[t] <= sms for t in (256, 512)}
-        threads = 0 if p["x_staged"] else 512 if fits[512] and not fits[256] else 256  # 512 only where only it fits
+        threads = 0 if p["x_staged"] else 512 if pdl and fits[512] and not fits[256] else 256  # 512: where only it fits
         assert p["image_threads"] == threads, (M, N, K, p)
         assert p["image_pdl"] == (not p["x_staged"] and fits[threads]), (M, N, K, p)
     if sms == 132:
         assert plan(128, 4096, 2048, 4)["image_pdl"]  # Qwen3 Q: 96 + 32 CTAs
         assert not plan(128, 14336, 4096, 4)["image_pdl"] and not plan(128, 14336, 4096, 4)["x_staged"]  # 8B: 112 + 64
         # Qwen3 O / down at M = 128: 96 + 64 / 80 + 80 image CTAs of 256 do not fit, 96 + 32 / 80 + 40 of 512 do
-        assert plan(128, 2048, 4096, 4)["image_threads"] == 512 and plan(128, 2048, 4096, 4)["image_pdl"]
-        assert plan(128, 2048, 5120, 4)["image_threads"] == 512 and plan(128, 2048, 5120, 4)["image_pdl"]
+        assert plan(128, 2048, 4096, 4)["image_threads"] == (512 if pdl else 256)
+        assert plan(128, 2048, 5120, 4)["image_threads"] == (512 if pdl else 256)
+        assert plan(128, 2048, 4096, 4)["image_pdl"] == pdl and plan(128, 2048, 5120, 4)["image_pdl"] == pdl
         assert plan(256, 4096, 2048, 4)["image_threads"] == 256 and not plan(256, 4096, 2048, 4)["image_pdl"]  # Q: 128 + 32
     previous = kbit._C._set_wgmma_image_dependent_launch(2)
     try:
@@ -1396,7 +1399,8 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
                 p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
                 image_ctas = {t: -(-(-(-M // p["tokens"]) * 20 * 8 * p["tokens"]) // t) for t in (128, 256, 512, 1024)}
                 fits = {t: p["ctas"] + image_ctas[t] <= sms for t in image_ctas}
-                assert p["image_threads"] == (threads or (512 if fits[512] and not fits[256] else 256)), p
+                pdl = kbit._C.dependent_launch()
+                assert p["image_threads"] == (threads or (512 if pdl and fits[512] and not fits[256] else 256)), p
                 assert p["image_pdl"] == fits[p["image_threads"]], p
                 ys[threads] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x,
                                          W_hat, dtype)

@@ -314,12 +314,12 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   // does not fit: Qwen3 O M = 96 / 128 11.09 / 11.82 against 12.04 / 12.65 (96 GEMM CTAs + 32 against + 64), down
   // 12.61 / 13.30 against 13.47 / 14.04 (80 + 40 against + 80), gate/up M = 256 16.85 against 17.08, Llama-3 8B M = 33
   // 23.65 against 24.01; where 256 fits, 512 took 0.0-0.7 us more (Qwen3 Q M = 128 11.51 against 11.10) and 128 up to
-  // 0.1 more; where neither fits, 512 without PDL 0.4-0.5 more (Q M = 256, O M = 256).
+  // 0.2 more; where neither fits, 512 without PDL 0.4-0.5 more (Q M = 256, O M = 256).
   const int64_t gemm_ctas = wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers);
   const auto fits = [&](int threads) {
     return gemm_ctas + wgmma_x_image_ctas(M, K, p.shape.tokens, threads) <= sm_count;
   };
-  // (512 only for PDL: not where the aid or the process switch has it off, where 512 without PDL is 0.2 us slower)
+  // (512 only for PDL: not where the aid or the process switch has it off; there 512 without PDL took 0.0-0.2 us more)
   const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
   const bool pdl_possible = mode != 1 && dependent_launch_allowed();
   const int forced = wgmma_image_threads_forced.load(std::memory_order_relaxed);
