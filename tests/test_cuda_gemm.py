@@ -35,6 +35,11 @@ def acts(M, K, dtype, tag):
     return torch.randn(M, K, generator=g).to(dtype).to(DEV)
 
 
+def image_ctas(M, K, tokens, threads):
+    """The wgmma image pass's CTAs (wgmma_x_image_ctas): one thread per 32-column block of each token slot."""
+    return -(-(-(-M // tokens) * -(-K // 256) * 8 * tokens) // threads)
+
+
 def skip_unless_runs(op, k, M):
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, max(M, 1)):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
@@ -1339,8 +1344,7 @@ def test_wgmma_launch_plan_shapes():
     for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048),
                     (96, 2048, 4096), (128, 2048, 5120), (256, 4096, 2048), (40, 14336, 4096)):
         p = plan(M, N, K, 4)
-        image_ctas = {t: cdiv(cdiv(M, p["tokens"]) * cdiv(K, 256) * 8 * p["tokens"], t) for t in (256, 512)}
-        fits = {t: p["ctas"] + image_ctas[t] <= sms for t in (256, 512)}
+        fits = {t: p["ctas"] + image_ctas(M, K, p["tokens"], t) <= sms for t in (256, 512)}
         threads = 0 if p["x_staged"] else 512 if pdl and fits[512] and not fits[256] else 256  # 512: where only it fits
         assert p["image_threads"] == threads, (M, N, K, p)
         assert p["image_pdl"] == (not p["x_staged"] and fits[threads]), (M, N, K, p)
@@ -1397,8 +1401,7 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
             for threads in (0, 128, 256, 512, 1024):
                 kbit._C._set_wgmma_image_threads(threads)
                 p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
-                image_ctas = {t: -(-(-(-M // p["tokens"]) * 20 * 8 * p["tokens"]) // t) for t in (128, 256, 512, 1024)}
-                fits = {t: p["ctas"] + image_ctas[t] <= sms for t in image_ctas}
+                fits = {t: p["ctas"] + image_ctas(M, 5120, p["tokens"], t) <= sms for t in (128, 256, 512, 1024)}
                 pdl = kbit._C.dependent_launch()
                 assert p["image_threads"] == (threads or (512 if pdl and fits[512] and not fits[256] else 256)), p
                 assert p["image_pdl"] == fits[p["image_threads"]], p

@@ -300,7 +300,7 @@ static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
 }
 
 int set_wgmma_image_threads(int64_t threads) {
-  TORCH_CHECK(threads == 0 || threads == 128 || threads == 256 || threads == 512 || threads == 1024,
+  TORCH_CHECK(threads == 0 || wgmma_image_threads_valid(threads),
               "kbit._C._set_wgmma_image_threads: threads must be 0 (the rule), 128, 256, 512 or 1024; got ", threads);
   return wgmma_image_threads_forced.exchange(static_cast<int>(threads));
 }

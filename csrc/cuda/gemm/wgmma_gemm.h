@@ -87,6 +87,9 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (128, 256, 512 or 1024; one thread a 32-column
 // block of a token); `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
+constexpr bool wgmma_image_threads_valid(int64_t threads) {
+  return threads == 128 || threads == 256 || threads == 512 || threads == 1024;
+}
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads);
 int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads);
 bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits);

@@ -54,8 +54,7 @@ int64_t wgmma_x_image_ctas(int64_t M, int64_t K, int tokens, int threads) {
 }
 
 at::Tensor wgmma_x_image(const at::Tensor& x, int tokens, bool dependent, int threads) {
-  TORCH_CHECK(threads == 128 || threads == 256 || threads == 512 || threads == 1024,
-              "kbit: wgmma_x_image: internal error: ", threads, " threads a CTA");
+  TORCH_CHECK(wgmma_image_threads_valid(threads), "kbit: wgmma_x_image: internal error: ", threads, " threads a CTA");
   TORCH_CHECK(x.dim() == 2 && x.is_contiguous() && x.element_size() == 2 && x.size(1) % 32 == 0,
               "kbit: wgmma_x_image needs a contiguous 2-byte [M, K] tensor with K % 32 == 0");
   TORCH_CHECK(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0, "kbit: wgmma_x_image needs 16-byte aligned x");
