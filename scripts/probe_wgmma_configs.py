@@ -1,5 +1,5 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
-shape and M, wgmma_gemm (k = 4, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
+shape and M, wgmma_gemm (k = 4 or --k, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
 (staged / image) x x peers (never / paired) x the first stage alone (never / always) x the image pass's PDL
 (never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule
 and cuBLAS fp16. The row-tiles aid acts from M = 33 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four,
@@ -34,6 +34,7 @@ def main():
     p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; image form)")
     p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; 0 the rule; image form)")
     p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024; 0 the rule)")
+    p.add_argument("--k", type=int, default=4, help="bits per weight (2-5)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     dev, info, timer = tuning_setup(0.0)
@@ -41,7 +42,7 @@ def main():
     rows = []
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
-        _, fp16, copies = shape_weight_copies(S.SHAPES[name], 4, dev, info["l2_bytes"])
+        _, fp16, copies = shape_weight_copies(S.SHAPES[name], a.k, dev, info["l2_bytes"])
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))
@@ -58,15 +59,15 @@ def main():
                 C._set_wgmma_row_tiles(rt); C._set_wgmma_splits(s); C._set_wgmma_x_staging(xs); C._set_wgmma_x_peers(pe)
                 C._set_wgmma_first_stage_alone(al); C._set_wgmma_image_dependent_launch(dl); C._set_wgmma_image_threads(it)
                 try:
-                    plan = dict(C._wgmma_launch_plan(M, N, K, 4))
-                    t = timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies], Work(0, 0, label))
+                    plan = dict(C._wgmma_launch_plan(M, N, K, a.k))
+                    t = timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, a.k) for c in copies], Work(0, 0, label))
                 except RuntimeError as e:
                     print(f"{name} M={M} {label}: {str(e)[:120]}", flush=True)
                     continue
                 finally:
                     C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_x_staging(0); C._set_wgmma_x_peers(0)
                     C._set_wgmma_first_stage_alone(0); C._set_wgmma_image_dependent_launch(0); C._set_wgmma_image_threads(0)
-                rows.append({"shape": name, "M": M, "config": label, "plan": plan, "us": t.median_us})
+                rows.append({"shape": name, "M": M, "k": a.k, "config": label, "plan": plan, "us": t.median_us})
                 print(f"{name} M={M} {label:22s} {t.median_us:7.2f} us  plan {plan}", flush=True)
         del copies, fp16
         torch.cuda.empty_cache()

@@ -1419,8 +1419,8 @@ def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
 
 
 def test_wgmma_x_staging_rule():
-    # x staged by the kernel's threads only where a CTA's groups fit its stages and it stages at most 64
-    # tokens x groups (32 KB of x), else the image pass (session 31); the tuning aid forces either
+    # x staged by the kernel's threads only where a CTA's groups fit its stages, they are at most 2 (session 35) and
+    # it stages at most 64 tokens x groups (32 KB of x), else the image pass (session 31); the tuning aid forces either
     if not kbit._C.wgmma_gemm_runs(4, 128):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
@@ -1431,12 +1431,14 @@ def test_wgmma_x_staging_rule():
                 groups = -(-K // 256)
                 cta_groups = -(-groups // p["splits"])
                 if p["x_staged"]:
-                    assert cta_groups * p["tokens"] <= 64, (M, N, K, k, p)
+                    assert cta_groups <= 2 and cta_groups * p["tokens"] <= 64, (M, N, K, k, p)
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200's splits
         assert not plan(64, 4096, 2048, 4)["x_staged"]   # Qwen3 Q: 3 groups x 64 tokens a CTA
         assert plan(16, 4096, 2048, 4)["x_staged"]       # 2 groups x 16
         assert plan(64, 512, 2048, 4)["x_staged"]        # Qwen3 KV: 1 group x 64 (8 splits)
         assert not plan(128, 512, 2048, 4)["x_staged"]   # 1 group x 128
+        glm_shared_gu = plan(16, 10240, 2048, 4)
+        assert glm_shared_gu["splits"] == 2 and not glm_shared_gu["x_staged"]  # 4 groups x 16
     previous = kbit._C._set_wgmma_x_staging(1)
     try:
         assert plan(64, 4096, 2048, 4)["x_staged"]

@@ -207,7 +207,7 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
   if (mode != 0) return mode == 1;
   const int64_t groups = wgmma_cta_groups(K, splits);
   // (at every compiled shape the cap implies the first condition: 4 stages at 16 tokens, 3 at 32, 2 at 64)
-  return groups <= wgmma_stages(k, shape) && groups * shape.tokens <= kWgXStagedTokenGroups;
+  return groups <= wgmma_stages(k, shape) && groups <= kWgXStagedGroups && groups * shape.tokens <= kWgXStagedTokenGroups;
 }
 
 static int wgmma_clusters(int k, WgmmaShape shape, int splits) {
