@@ -22,7 +22,7 @@
 //   as two (k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). x's part: kXStaged, threads
 //   write it straight from x (loads, a transpose in registers, stores: the consumers the first
 //   group's before the CTA barrier, the producer threads every later one's; the host picks
-//   this where no stage refills and a CTA stages at most 32 KB of x, wgmma_x_staged), else
+//   this where no stage refills, a CTA has at most 2 groups and stages at most 32 KB of x, wgmma_x_staged), else
 //   producer warp 0's lane copies the block of the image pass (wgmma_x_image). The stage's
 //   `full` mbarrier completes on the copies' bytes and its arrivals (kFullArrivals). A consumer
 //   warp releases a stage (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase; with x peers

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 35, device run 6 (main: the staged rule's cap of 2 groups a CTA): kbit.gemm against cuBLAS fp16 (k = 4, eight
+# shapes, M = 1-256: the numbers of record), the GLM shared gate/up cells the rule moved to the image (k = 2-5, M = 9-16,
+# kbit.gemm), then test_cuda_gemm, test_dependent_launch, test_nn.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/gpu_build.sh
+export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
+LOGS=/tmp/s35; R=$LOGS/r${RUN:-6}; mkdir -p $R; start_device_run || exit 1
+timeout 170 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
+  --ms 1,4,8,16,32,40,48,64,96,128,256 --ks 4 --out $R/gemm-k4 > $R/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
+python3 scripts/ab_table.py main=$R/gemm-k4 --path gemm > $R/gemm-k4-table.md
+timeout 60 python3 -m benchmarks.ab_paths --ops gemm --shapes glm_shared_gu,down --ms 9,12,16 --ks 2,3,4,5 \
+  --out $R/gemm-glm > $R/gemm-glm.log 2>&1; echo "gemm-glm rc=$?"
+python3 scripts/ab_table.py main=$R/gemm-glm --path gemm > $R/gemm-glm-table.md
+timeout 300 python3 -m pytest tests/test_cuda_gemm.py tests/test_dependent_launch.py tests/test_nn.py -q > $R/tests.log 2>&1
+echo "tests rc=$?"; grep -E "^FAILED|passed|failed" $R/tests.log | tail -8 | cut -c1-300
+tar -czf $OUT/run${RUN:-6}.tar.gz -C $R .
