@@ -1475,23 +1475,27 @@ def test_wgmma_aids_reject_bad_values():
 
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
-    # x staged by the kernel (M = 16) or the image pass before it (M = 100: 3 groups per CTA, 2
-    # stages; the pass launched without PDL and with); 257 x 5120 splits K, the splits a cluster adding
-    # their partials in shared memory: capture and replay like gemm
+    # x staged by the kernel (M = 16, forced: the rule takes the image for its 3 groups a CTA) or the image pass
+    # before it (M = 100: 3 groups per CTA, 2 stages; the pass launched without PDL and with); 257 x 5120 splits K,
+    # the splits a cluster adding their partials in shared memory: capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")
     x1 = acts(M, 5120, torch.float16, "wg1")
     op = torch.ops.kbit.wgmma_gemm
-    assert kbit._C._wgmma_launch_plan(M, 257, 5120, 4)["x_staged"] == (M <= 64)  # the two forms of x
-    for image_pdl, threads in (((1, 0), (2, 0), (2, 512)) if M > 64 else ((0, 0),)):  # (and the pass in CTAs of 512)
-        previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl), kbit._C._set_wgmma_image_threads(threads)
-        try:
-            check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()],
-                               [x1])
-        finally:
-            kbit._C._set_wgmma_image_dependent_launch(previous[0])
-            kbit._C._set_wgmma_image_threads(previous[1])
+    staging = kbit._C._set_wgmma_x_staging(1 if M <= 64 else 2)
+    try:
+        assert kbit._C._wgmma_launch_plan(M, 257, 5120, 4)["x_staged"] == (M <= 64)  # the two forms of x
+        for image_pdl, threads in (((1, 0), (2, 0), (2, 512)) if M > 64 else ((0, 0),)):  # (the pass in CTAs of 512)
+            previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl), kbit._C._set_wgmma_image_threads(threads)
+            try:
+                check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()],
+                                   [x1])
+            finally:
+                kbit._C._set_wgmma_image_dependent_launch(previous[0])
+                kbit._C._set_wgmma_image_threads(previous[1])
+    finally:
+        kbit._C._set_wgmma_x_staging(staging)
 
 
 # ---------------------------------------------------------------------------------------------
