@@ -230,7 +230,8 @@ PYBIND11_MODULE(_C, m) {
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
   m.def("_set_wgmma_x_staging", &kbit::cuda::set_wgmma_x_staging, pybind11::arg("mode"),
         "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's threads where "
-        "every CTA's groups fit in its stages and it stages at most 64 tokens x groups, 32 KB of x; else an image pass "
+        "every CTA's groups fit in its stages, number at most 2 and hold at most 64 tokens x groups, 32 KB of x; else an "
+        "image pass "
         "before the launch); 1 always staged; 2 always the image; returns the previous mode");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "

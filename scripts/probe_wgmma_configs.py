@@ -1,10 +1,10 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
-shape and M, wgmma_gemm (k = 4 or --k, fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
+shape and M, wgmma_gemm (k = --k, default 4; fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
 (staged / image) x x peers (never / paired) x the first stage alone (never / always) x the image pass's PDL
 (never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule
 and cuBLAS fp16. The row-tiles aid acts from M = 33 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four,
 chunks of 64); each row's `plan` says what ran.
-Prints one line per cell and writes a JSON of rows (shape, M, config, plan, us).
+Prints one line per cell and writes a JSON of rows (shape, M, k, config, plan, us).
 
     python scripts/probe_wgmma_configs.py --shapes Q,O --ms 64 --out $OUT/configs.json
 """
@@ -34,7 +34,7 @@ def main():
     p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; image form)")
     p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; 0 the rule; image form)")
     p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024; 0 the rule)")
-    p.add_argument("--k", type=int, default=4, help="bits per weight (2-5)")
+    p.add_argument("--k", type=int, default=4, choices=(2, 3, 4, 5), help="bits per weight")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     dev, info, timer = tuning_setup(0.0)
@@ -46,7 +46,7 @@ def main():
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))
-            rows.append({"shape": name, "M": M, "config": "fp16", "us": t.median_us})
+            rows.append({"shape": name, "M": M, "k": a.k, "config": "fp16", "us": t.median_us})
             print(f"{name} M={M} fp16 {t.median_us:.2f} us", flush=True)
             configs = [("rule", 0, 0, 0, 0, 0, 0, 0)] + [
                 (f"rt{rt} s{s} x{xs}" + (f" p{pe}" if pe else "") + (f" a{al}" if al else "") + (f" d{dl}" if dl else "")

@@ -206,8 +206,9 @@ bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
   const int mode = wgmma_x_staging_mode.load(std::memory_order_relaxed);
   if (mode != 0) return mode == 1;
   const int64_t groups = wgmma_cta_groups(K, splits);
-  // (at every compiled shape the cap implies the first condition: 4 stages at 16 tokens, 3 at 32, 2 at 64)
-  return groups <= wgmma_stages(k, shape) && groups <= kWgXStagedGroups && groups * shape.tokens <= kWgXStagedTokenGroups;
+  // (at every compiled shape either cap implies the first condition: 2-4 stages; 4 at 16 tokens, 3 at 32, 2 at 64)
+  return groups <= wgmma_stages(k, shape) && groups <= kWgXStagedGroups &&
+         groups * shape.tokens <= kWgXStagedTokenGroups;
 }
 
 static int wgmma_clusters(int k, WgmmaShape shape, int splits) {

@@ -78,15 +78,15 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 //   ([chunks of `tokens` tokens][256-column groups][32 chunks c][tokens r][8 elements], zeros
 //   past M and K) and one bulk copy per stage reads it.
 // wgmma_x_staged: staged where every CTA's groups fit in its stages (no refills: Qwen3-size
-// weights split several ways; session 18) and a CTA stages at most kWgXStagedTokenGroups tokens x
-// groups (32 KB of x), else the image (70B gate/up: 158 vs 290 us at M = 128). Session 31 (H200, run
+// weights split several ways; session 18), number at most kWgXStagedGroups (session 35) and hold at most
+// kWgXStagedTokenGroups tokens x groups (32 KB of x), else the image (70B gate/up: 158 vs 290 us at M = 128). Session 31 (H200, run
 // 4): past 32 KB the threads' loads and stores cost more than the pass with PDL: Qwen3 Q M = 64 (3
 // groups x 64 tokens) 9.4 us with the image against 10.6 staged, O 9.8 against 10.9, KV M = 128 (1
 // x 128) 7.7 against 8.6; at up to 32 KB staging still wins (KV M = 64 5.9 against 6.2, Q M = 16
-// 7.2 against 7.7). Session 35 (H200, run 4, k = 4): a CTA of 3 or 4 groups under the 32 KB lost to the image
-// (GLM shared gate/up M = 8 / 16, 4 groups x 16 tokens: 10.67 / 11.23 us against 10.27 / 10.42; Qwen3 down, 3 x 16:
-// 8.90 / 9.41 against 8.80 / 9.06) while 1-2 groups won (Qwen3 Q, gate/up, O at M = 8-16, 2 x 16: 0.23-0.44 us
-// less; KV, 1 x 16-64: 0.5-1.3 less), so staged also needs at most kWgXStagedGroups groups a CTA.
+// 7.2 against 7.7). Session 35 (H200, runs 4-5): a CTA of 3 or 4 groups under the 32 KB lost to the image (run 4, k =
+// 4: GLM shared gate/up M = 8 / 16, 4 groups x 16 tokens, 10.67 / 11.23 us against 10.27 / 10.42; Qwen3 down, 3 x 16,
+// 8.90 / 9.41 against 8.80 / 9.06; run 5 the same at k = 2-5) while 1-2 groups won (Qwen3 Q, gate/up, O at M = 8-16,
+// 2 x 16: 0.23-0.44 us less at k = 4; KV, 1 x 16-64: 0.5-1.4 less).
 // The image pass's kernel runs wgmma_x_image_ctas CTAs of `threads` (128, 256, 512 or 1024; one thread a 32-column
 // block of a token); `dependent`: launched with PDL (wgmma_plan).
 constexpr int kWgXStagedTokenGroups = 64;
