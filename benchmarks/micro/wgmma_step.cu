@@ -9,10 +9,13 @@
 //   2  the codebook in registers: byte permutes of a 16-entry fp16 codebook's low and high bytes (k = 4)
 //   3  the wide pair table (entries 256 bytes apart: the address is one PRMT of the code byte over 4 lane)
 //   4  mode 1 without the scale's HMUL2 (what the multiply costs)
+//   5  mode 1 in natural k order from the present layout (session 35: a wgmma decode that would let x skip the image
+//      pass): per 32-column block each lane loads word 2 b + t / 2 of its quad's four streams from shared memory (4
+//      LDS.32; the real kernel keeps the streams there) and each step's four codes are one PRMT of two of them
 // Standalone (no torch at run time):
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I<torch include dirs> -o wgmma_step \
 //     benchmarks/micro/wgmma_step.cu   (with CUDA 13.0 here, -arch=sm_90a failed in ptxas on the wgmma instructions)
-// Used in session 31 (docs/design.md) to bound what a decode change can win.
+// Used in session 31 (docs/design.md) to bound what a decode change can win, in session 35 for mode 5.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -65,11 +68,13 @@ __global__ void __launch_bounds__(128 * WGS, 1)
     step_kernel(const uint32_t* __restrict__ codes, long long* cycles, float* sink, int groups) {
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char* xs = smem + kTableBytes<MODE>;  // TN x 256 columns of x, the kernel's B layout
+  unsigned char* quad_streams = xs + TN * 512;    // mode 5: the warp's 16-word streams, [v][lane][16 B]
   const int lane = threadIdx.x & 31, wg = threadIdx.x / 128;
   for (int i = threadIdx.x; i < kTableBytes<MODE> / 4; i += blockDim.x)
     reinterpret_cast<uint32_t*>(smem)[i] = 0x2C002C00u + (((i >> 5) & 15) << 16) + ((i >> 9) & 15);
   for (int i = threadIdx.x; i < TN * 512 / 4; i += blockDim.x)
     reinterpret_cast<uint32_t*>(xs)[i] = 0x28002800u + (i & 0x00FF00FFu);
+  for (int i = threadIdx.x; i < 512; i += blockDim.x) reinterpret_cast<uint32_t*>(quad_streams)[i] = codes[i];
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 
@@ -92,6 +97,7 @@ __global__ void __launch_bounds__(128 * WGS, 1)
   float acc[TN / 2];
 #pragma unroll
   for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
+  uint32_t quad[4] = {0u, 0u, 0u, 0u};  // mode 5: this block's words of the quad's streams
   uint32_t a[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
@@ -118,6 +124,27 @@ __global__ void __launch_bounds__(128 * WGS, 1)
           const uint32_t off = __byte_perm(stream[s], 4u * lane, 0x5504u + (r << 4));
           as[r] = hmul2_bits(*reinterpret_cast<const volatile uint32_t*>(smem + off), scale);
         }
+      } else if constexpr (MODE == 5) {
+        // natural step s = 2 b + h: codes of a0 / a1 from lane 4 g + 2 h, of a2 / a3 from lane 4 g + 2 h + 1, word
+        // 2 b + t / 2, bytes 2 (t % 2), + 1 (the present layout's r = 0 / 1 or 2 / 3 of that word)
+        const int g = lane >> 2, t = lane & 3;
+        if (s % 2 == 0) {
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int w = s + (t >> 1);  // 2 b + t / 2
+            const uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(quad_streams)) +
+                                ((w >> 2) * 32 + 4 * g + q) * 16 + (w & 3) * 4;
+            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(quad[q]) : "r"(at));
+          }
+        }
+        const uint32_t code = __byte_perm(quad[2 * (s & 1)], quad[2 * (s & 1) + 1], (t & 1) ? 0x7632u : 0x5410u);
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const uint32_t off = __byte_perm(code, 0u, 0x4440u + r) * 128u + table_lane;
+          uint32_t wv;
+          asm volatile("ld.shared.b32 %0, [%1];" : "=r"(wv) : "r"(off));
+          as[r] = hmul2_bits(wv, scale);
+        }
       } else if constexpr (MODE == 2) {
         decode_word_registers(stream[s], lo, hi, scale, as);
       }
@@ -141,7 +168,7 @@ __global__ void __launch_bounds__(128 * WGS, 1)
 template <int TN, int WGS, int MODE>
 void run(const uint32_t* codes, long long* cycles_d, float* sink, int sms, int groups) {
   auto kernel = step_kernel<TN, WGS, MODE>;
-  const int smem = kTableBytes<MODE> + TN * 512;
+  const int smem = kTableBytes<MODE> + TN * 512 + 2048;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   kernel<<<sms, 128 * WGS, smem>>>(codes, cycles_d, sink, groups);  // warm-up
   CHECK(cudaGetLastError());
@@ -187,7 +214,8 @@ int main(int argc, char** argv) {
   run<TN, WGS, 1>(codes, cycles, sink, sms, groups);   \
   run<TN, WGS, 2>(codes, cycles, sink, sms, groups);   \
   run<TN, WGS, 3>(codes, cycles, sink, sms, groups);   \
-  run<TN, WGS, 4>(codes, cycles, sink, sms, groups);
+  run<TN, WGS, 4>(codes, cycles, sink, sms, groups);   \
+  run<TN, WGS, 5>(codes, cycles, sink, sms, groups);
   CONFIG(16, 4)
   CONFIG(32, 4)
   CONFIG(64, 4)
