@@ -228,15 +228,15 @@ def tile_coords():
     """For lane l (32) and pair code c (64): (row in tile, first column in tile), int64 [32, 64].
 
     c = 4s + r, s = 2b + h (block b of 32 columns, half h); lane l: g = l // 4, t = l % 4;
-    register r holds row g (+8 if r is odd) and columns 32b + 8t + 4h (+2 if r >= 2), +1
-    (since layout version 2: lane t's B fragments of a block are x columns 8t .. 8t+7)."""
+    register r holds row g (+8 if r is odd) and columns 32b + 16h + 2t (+8 if r >= 2), +1
+    (layout version 4: the k-slots of step s are columns 16s .. 16s + 15 in natural order)."""
     lane = torch.arange(32).view(32, 1)
     c = torch.arange(64).view(1, 64)
     g, t = lane // 4, lane % 4
     s, r = c // 4, c % 4
     row = g + 8 * (r % 2)
     b, h = s // 2, s % 2
-    col = 32 * b + 8 * t + 4 * h + 2 * (r // 2)
+    col = 32 * b + 16 * h + 8 * (r // 2) + 2 * t
     return row.expand(32, 64), col.expand(32, 64)
 
 

@@ -12,8 +12,8 @@ ids = lambda s: "x".join(map(str, s))  # noqa: E731
 
 
 def test_tiled_layout_version():
-    # tests/reference.py implements version 3 of the tiled layout
-    assert kbit._C.tiled_layout_version == 3
+    # tests/reference.py implements version 4 of the tiled layout
+    assert kbit._C.tiled_layout_version == 4
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=ids)

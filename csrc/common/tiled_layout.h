@@ -6,15 +6,20 @@
 // exactly the A operand of 16 tensor-core steps mma.m16n8k16 (A = W rows, B = x^T),
 // two steps per 32-column block. The mma's 16 k-slots of a step need not be 16
 // consecutive columns: any permutation applied to both A and B gives the same sum.
-// Version 2 permutes them so that lane t's B fragments of one block (k-slots 2t, 2t+1,
-// 2t+8, 2t+9 of steps 2b and 2b+1) are the 8 consecutive columns 8t .. 8t+7 of the
-// block: one 16-byte load of x per block and token. In step s = 2b + h, lane l
-// (g = l / 4, t = l % 4) owns the A fragment registers (columns within the tile)
+// Version 4 takes them in natural order: k-slot j of step s = 2b + h is column 32b + 16h + j, so
+// the wgmma kernel's B operand (16-byte shared-memory rows of 8 consecutive k-slots) is x itself,
+// copied by the tensor-memory accelerator with no permutation. In step s, lane l (g = l / 4,
+// t = l % 4) owns the A fragment registers (columns within the tile)
 //
-//     reg r = 0: row g,     cols 32b + 8t + 4h + {0, 1}
-//     reg r = 1: row g + 8, cols 32b + 8t + 4h + {0, 1}
-//     reg r = 2: row g,     cols 32b + 8t + 4h + {2, 3}
-//     reg r = 3: row g + 8, cols 32b + 8t + 4h + {2, 3}
+//     reg r = 0: row g,     cols 32b + 16h + 2t + {0, 1}
+//     reg r = 1: row g + 8, cols 32b + 16h + 2t + {0, 1}
+//     reg r = 2: row g,     cols 32b + 16h + 8 + 2t + {0, 1}
+//     reg r = 3: row g + 8, cols 32b + 16h + 8 + 2t + {0, 1}
+//
+// so lane t's B fragments of a block are x's column pairs t, t + 4, t + 8, t + 12 (words t + 4i
+// of the block's 64 bytes): the mma.sync kernels take them with one ldmatrix.x4 per block and 8
+// tokens (matrix i = the tokens' 16-byte chunks i; mma.cuh, ldmatrix_x4) where version 3 had one
+// 16-byte load of x per lane (columns 8t .. 8t + 7, which the wgmma kernel needed transposed).
 //
 // and each register is a *pair* of consecutive-k weights of one row. Lane l stores
 // the 64 pair codes c = 4 s + r of its tile (s = 0..15, r = 0..3) in a private
@@ -44,7 +49,7 @@
 
 namespace kbit {
 
-constexpr int kTiledLayoutVersion = 3;
+constexpr int kTiledLayoutVersion = 4;
 constexpr int kTileRows = 16;                        // n per tile
 constexpr int kTileCols = 256;                       // k per tile (8 blocks)
 constexpr int kBlocksPerTile = kTileCols / 32;       // 8
@@ -56,7 +61,7 @@ KBIT_HD int tile_words(int k) { return 128 * k; }    // 32 lanes x 4k words
 // Row (0..15) and first column (0..255) of pair code c of lane `lane` in a tile.
 KBIT_HD int code_row(int lane, int c) { return (lane >> 2) + 8 * (c & 1); }
 KBIT_HD int code_col(int lane, int c) {
-  return 32 * (c >> 3) + 8 * (lane & 3) + 4 * ((c >> 2) & 1) + 2 * ((c >> 1) & 1);
+  return 32 * (c >> 3) + 16 * ((c >> 2) & 1) + 8 * ((c >> 1) & 1) + 2 * (lane & 3);
 }
 
 // Offset (in words) of stream word w of lane `lane` inside a tile's packed words.
