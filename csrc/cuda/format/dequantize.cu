@@ -30,6 +30,19 @@ __device__ __forceinline__ void store8(out_t* dst, const float (&v)[8]) {
   }
 }
 
+// Two consecutive outputs as one store (4 bytes, 8 for fp32).
+template <typename out_t>
+__device__ __forceinline__ void store2(out_t* dst, float v0, float v1) {
+  if constexpr (sizeof(out_t) == 4) {
+    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+  } else {
+    union { out_t h[2]; uint32_t u; } pack;
+    pack.h[0] = from_float<out_t>(v0);
+    pack.h[1] = from_float<out_t>(v1);
+    *reinterpret_cast<uint32_t*>(dst) = pack.u;
+  }
+}
+
 // ---- flat layout: one thread per 8 consecutive weights of a block ---------------------
 template <typename out_t, int K>
 __global__ void __launch_bounds__(256)
@@ -66,10 +79,10 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 
 // ---- tiled layout: one warp per tile, stored straight from registers -------------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
-// g + 8), j = 0..3, at columns 32 b + 8 t + 2 j (code_row / code_col: the k-slot order of docs/format.md
-// section 5): its 8 weights of each row in a block are 8 consecutive columns, one 16-byte store (two for
-// fp32). A warp's store of one (block, row half) writes 8 rows x 64 contiguous bytes (128 for fp32), whole
-// 32-byte sectors. Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
+// g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
+// docs/format.md section 5): one 4-byte store a pair (8 for fp32); a warp's store of one (block, row half, j)
+// writes 8 rows x 16 contiguous bytes, and its four j fill the rows' 64 bytes (version 3 gave a lane 8
+// consecutive columns, one 16-byte store). Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
 // at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
 // on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
 // CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and
@@ -122,15 +135,14 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
         const int64_t row = nt * 16 + g + 8 * h;
         const uint32_t code = (am_words[2 * h + (b >> 2)] >> (8 * (b & 3))) & 0xFFu;
         const float s = block_scale(code, rs[h]);
-        float v[8];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           uint32_t lo, hi;
           get_pair(codes, K, 8 * b + 2 * j + h, lo, hi);
-          v[2 * j] = dequant_value(cb[lo], s);
-          v[2 * j + 1] = dequant_value(cb[hi], s);
+          if (row < N)
+            store2(out + (e * N + row) * cols + col0 + 32 * b + 8 * j + 2 * t4, dequant_value(cb[lo], s),
+                   dequant_value(cb[hi], s));
         }
-        if (row < N) store8(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4, v);
       }
     }
   }

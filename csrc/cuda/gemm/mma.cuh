@@ -34,6 +34,32 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
   }
 }
 
+// ldmatrix.x4 (PTX ISA, "ldmatrix"): lane l gives the shared-memory address of row l % 8 of 8 x 8 matrix
+// l / 8 (16 bytes, 16-byte aligned) and receives, for each matrix i, word l % 4 of its row l / 4 in
+// component i. With row r = token r's 16-byte chunk i of a 32-column block of x, lane (g, t) gets x pairs
+// t, t + 4, t + 8, t + 12 of token g: its mma B fragments of the block's two steps in tiled layout version 4
+// (tiled_layout.h): .x, .y step 2b; .z, .w step 2b + 1.
+// `after`: a value read after the barrier or wait that makes the rows visible; the asm, which has no memory
+// operand, takes it as an input so that it cannot be moved above that (and may otherwise be scheduled freely).
+__device__ __forceinline__ uint4 ldmatrix_x4(const void* row, uint32_t after) {
+  uint4 v;
+  asm("{\n .reg .b32 unused;\n mov.b32 unused, %5;\n ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))), "r"(after));
+  return v;
+}
+
+// ldmatrix_x4 ordered like any shared-memory access (volatile, a memory clobber): for callers with no value read
+// after their barrier to hand to `after`.
+__device__ __forceinline__ uint4 ldmatrix_x4_ordered(const void* row) {
+  uint4 v;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row)))
+               : "memory");
+  return v;
+}
+
 // Two floats as a packed pair of T (low half = first), round to nearest.
 template <typename T>
 __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {

@@ -39,10 +39,10 @@
 // slice are in flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
-// 32 b + 8 t + 4 h + 2 (r / 2) + {0, 1}: 2 rows x the 8 consecutive columns 8 t .. 8 t + 7 of
-// each block, so one 16-byte x vector per block and token feeds 16 weights (shuffle decode), or
-// is the lane's B fragment of the block's two k16 steps (mma decode: the layout is the mma's A
-// fragment order).
+// 32 b + 16 h + 8 (r / 2) + 2 t + {0, 1}: 2 rows x the block's column pairs t, t + 4, t + 8, t + 12,
+// which one ldmatrix.x4 per block brings to the lane for one token (shuffle decode: 16 weights) or
+// for 8 tokens as the B fragments of the block's two k16 steps (mma decode: the layout is the mma's
+// A fragment order).
 // Shuffle lookup: lane i holds cb[i mod 2^k]; __shfl_sync takes the source lane modulo 32, so
 // an index only needs its low k bits right (no masking; a k = 3 code straddling two words is
 // one funnel shift). Per weight: ~1 shift, 1 shuffle, 1 FFMA per token.
@@ -81,14 +81,14 @@ namespace cuda {
 //                               (x-resident launches: no x slots, the stage ends with the absmax)
 constexpr int gemv_stage_bytes(int k, int tokens) { return 512 * k + kAbsmaxBytesPerTile + 512 * tokens; }
 
-// x vector v (8 columns) of token slot m: 512 m + 16 (v ^ 4 (m & 1)). The mma decode's lanes
-// g = 2p, 2p + 1 of one LDS.128 phase (8 lanes) read tokens 2p, 2p + 1 at vectors 4 blk + t: the
-// XOR moves the odd token's 64 bytes to the other 16 banks (unswizzled, every phase was a 2-way
-// conflict once M >= 2).
-__host__ __device__ constexpr int gemv_x_at(int m, int v) { return m * 512 + 16 * (v ^ ((m & 1) << 2)); }
-// gemv_mma_decode_stage's addressing, 512 m + 64 (blk ^ (m & 1)) + 16 t, is gemv_x_at(m, 4 blk + t):
-static_assert(gemv_x_at(3, 4 * 5 + 2) == 3 * 512 + 64 * (5 ^ 1) + 16 * 2 &&
-                  gemv_x_at(10, 4 * 7 + 3) == 10 * 512 + 64 * 7 + 16 * 3,
+// x vector v (8 columns) of token slot m: 512 m + 16 (v ^ (m % 8)), inside v's 128-byte line. The decodes
+// read a block's x with ldmatrix.x4 (mma.cuh): matrix i = vectors 4 blk + i of 8 tokens 8 n .. 8 n + 7, which
+// the XOR puts in 8 different 16-byte bank groups (one wavefront a matrix).
+__host__ __device__ constexpr int gemv_x_at(int m, int v) { return m * 512 + 16 * (v ^ (m & 7)); }
+// The mma decode's addressing, 512 m + 64 (blk ^ (s / 4)) + 16 (s % 4) with s = i ^ (m % 8), is gemv_x_at(m,
+// 4 blk + i) (4 blk + i = 4 blk ^ i for i < 4):
+static_assert(gemv_x_at(3, 4 * 5 + 2) == 3 * 512 + 64 * (5 ^ ((2 ^ 3) >> 2)) + 16 * ((2 ^ 3) & 3) &&
+                  gemv_x_at(14, 4 * 7 + 1) == 14 * 512 + 64 * (7 ^ ((1 ^ 6) >> 2)) + 16 * ((1 ^ 6) & 3),
               "the mma decode's x addressing follows gemv_x_at");
 
 template <int K, int kTokens>
@@ -161,18 +161,9 @@ __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gme
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
 
-// A 16-byte shared-memory load into v where `pred` holds (v unchanged elsewhere). The GEMV's x loads, which only
-// the lanes whose B columns feed a stored D column make (gemv_mma_decode_stage). `after`: a value read from the
-// same stage after the ring's cp.async wait; the asm, which has no memory operand, takes it as an input so that
-// it cannot be moved above that wait.
-__device__ __forceinline__ void shared_v4_where(bool pred, const void* p, uint32_t after, uint4& v) {
-  const uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm("{\n .reg .pred q;\n setp.ne.b32 q, %4, 0;\n @q ld.shared.v4.u32 {%0, %1, %2, %3}, [%5];\n}\n"
-      : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
-      : "r"(static_cast<int>(pred)), "r"(at), "r"(after));
-}
-// (The stage is refilled only after the warp's __syncwarp that follows its decode, which follows the mma that
-// consume these registers: the loads cannot read a refilled stage.)
+// (The decodes' x loads, ldmatrix_x4 with `after` = the lane's first stream word, read from the same stage after
+// the ring's cp.async wait. The stage is refilled only after the warp's __syncwarp that follows its decode, which
+// follows the mma that consume these registers: the loads cannot read a refilled stage.)
 
 // The stream bits from bit `pos` on (compile-time pos after unrolling), low k bits valid.
 template <int K>
@@ -210,7 +201,7 @@ __device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, cons
                 absmax + tix * kAbsmaxBytesPerTile + lane * 16);
 }
 // x_slots: a stage's x slots (GemvStage::kXAt) or the group's place in the x image.
-// (kWide: x_slots in gap space; slot m's vector lane ^ 4 (m & 1) stays in the lane's chunk, lane / 8.)
+// (kWide: x_slots in gap space; slot m's vector lane ^ (m % 8) stays in the lane's chunk, lane / 8.)
 template <typename T, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const T* x_grp, int rows, int64_t cols,
                                                   int64_t cols_left, int lane) {
@@ -218,7 +209,7 @@ __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const 
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
       if (m < rows)
-        cp_async_16_keep(x_slots + gemv_ring_at<kWide>(512 * m) + gemv_ring_at<kWide>(16 * (lane ^ ((m & 1) << 2))),
+        cp_async_16_keep(x_slots + gemv_ring_at<kWide>(512 * m) + gemv_ring_at<kWide>(16 * (lane ^ (m & 7))),
                          x_grp + m * cols + 8 * lane);
   }
 }
@@ -248,23 +239,23 @@ __device__ __forceinline__ void load_stage_codes(const unsigned char* stage, int
 template <typename T, int K, int kTokens>
 __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, const unsigned char* x_slots, int blocks,
                                                   float cb_lane, int lane, float (&acc)[2 * kTokens]) {
-  const int t = lane & 3;
+  const int i = lane >> 3;  // the ldmatrix matrix whose rows this lane addresses
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens>(stage, lane, stream, halves);
 #pragma unroll
   for (int blk = 0; blk < 8; ++blk) {
     if (blk >= blocks) break;  // K tail: the same for the whole warp
-    uint32_t xw[kTokens][4];   // x[m][32 blk + 8 t .. + 7] as 4 pairs
+    uint32_t xw[kTokens][4];   // x[m]'s pairs t, t + 4, t + 8, t + 12 of block blk (all 8 rows of matrix i: token m)
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      const uint4 xv = *reinterpret_cast<const uint4*>(x_slots + gemv_x_at(m, 4 * blk + t));
+      const uint4 xv = ldmatrix_x4(x_slots + gemv_x_at(m, 4 * blk + i), stream[0]);
       xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
     float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) lo[m] = hi[m] = 0.0f;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {  // columns 4 h .. 4 h + 3 of the lane's 8: x pairs 2 h, 2 h + 1
+    for (int h = 0; h < 2; ++h) {  // step 2 blk + h: columns 16 h + 2 t, + 1 (x pair 2 h), 16 h + 8 + 2 t, + 1 (2 h + 1)
       float w_lo[4], w_hi[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
@@ -302,29 +293,29 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
 // 3: row g + 8, the same tokens (the m16n8 D fragment, mma.cuh). Per 32-column block: for each
 // k16 half one A fragment (the weights, one pair-table lookup per register, decode_a_fragment's
 // order without the scale) and one mma.m16n8k16 per n tile from fresh accumulators (B: x^T, column
-// n = token 8 n + g; with kTokens < 8, lanes g >= kTokens load no x and keep zero B registers: their D
-// columns are never used), then acc += block scale * D. The four lanes of a row quad hold the same row sums (for
-// their own tokens): the mma has already added along the row.
-// kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): block blk's x vector of slot m
-// at gemv_gap(512 m + 64 (blk ^ odd) + 16 t) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 t.
+// g = token 8 n + g, one ldmatrix.x4 a block and n tile; with kTokens < 8 the B columns g >= kTokens repeat token
+// 0: their D columns are never used), then acc += block scale * D. The four lanes of a row quad hold the same row
+// sums (for their own tokens): the mma has already added along the row.
+// kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): the vector 4 blk + i of slot m at
+// gemv_gap(512 m + 64 (blk ^ odd) + 16 s) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 s, with s = i ^ (m
+// % 8) % 4 and odd = (i ^ (m % 8)) / 4.
 template <typename T, int K, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, const unsigned char* x_slots,
                                                       int blocks, const unsigned char* table, uint32_t lane4, int lane,
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
   constexpr int kNTiles = (kTokens + 7) / 8;
-  const int g = lane >> 2, t = lane & 3;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
-  // Token slot m = 8 n + g; block blk's vector 4 blk + t sits at gemv_x_at(m, 4 blk + t) = 512 m + 64 (blk ^
-  // (m & 1)) + 16 t, and m's parity is m0's. With kTokens < 8 the lanes g >= kTokens feed only B columns whose D
-  // columns are never stored (a D column is its own B column's products): they load no x and their B registers
-  // stay zero, so a block's x load is one quarter-warp phase of LDS.128 (two for 3-4 tokens) instead of four:
-  // a 4-wavefront load of 64 distinct bytes at M = 1 was a quarter of the GEMV's L1 wavefronts (session 28).
-  const bool loads_x = kTokens >= 8 || g < kTokens;
-  const int m0 = loads_x ? g : 0;
-  const unsigned char* xs = x_slots + gemv_ring_at<kWide>(m0 * 512) + t * 16;
-  const int odd = kTokens > 1 ? (m0 & 1) : 0;
+  // The ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row = token slot m
+  // = 8 n + lane % 8. With kTokens < 8 the rows past kTokens repeat slot 0 (they feed only B columns whose D
+  // columns are never stored; a D column is its own B column's products). Its vector 4 blk + i sits at
+  // gemv_x_at(m, 4 blk + i) = 512 m + 64 (blk ^ odd) + 16 s (the static_assert by gemv_x_at), m % 8 the same for
+  // every n. (Session 28: a 4-wavefront x load at M = 1, as every ldmatrix.x4 is, cost no time against 1.)
+  const int row = lane & 7, i = lane >> 3;
+  const int m0 = kTokens >= 8 || row < kTokens ? row : 0;
+  const int s_ = (i ^ m0) & 3, odd = (i ^ m0) >> 2;
+  const unsigned char* xs = x_slots + gemv_ring_at<kWide>(m0 * 512) + s_ * 16;
   // (wide: the even and odd blocks' x vectors of the lane's slot; 1024 bytes a block pair)
   const unsigned char* xs_even = xs + 64 * odd;
   const unsigned char* xs_odd = xs + 64 * (odd ^ 1);
@@ -336,12 +327,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
     for (int n = 0; n < kNTiles; ++n) {
       const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
                                       : xs + n * 8 * 512 + 64 * (blk ^ odd);
-      if constexpr (kTokens >= 8) {
-        xv[n] = *reinterpret_cast<const uint4*>(at);
-      } else {
-        xv[n] = make_uint4(0u, 0u, 0u, 0u);  // (a fresh register per block: later blocks' loads may go ahead)
-        shared_v4_where(loads_x, at, stream[0], xv[n]);
-      }
+      xv[n] = ldmatrix_x4(at, stream[0]);
     }
     float d[kNTiles][4];
 #pragma unroll

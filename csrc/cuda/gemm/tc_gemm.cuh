@@ -16,9 +16,10 @@
 //           group's 128 absmax bytes
 //
 // Per 32-column block b (2 mma steps), per token tile of 8:
-//   B = x^T:  lane (g, t) loads x[token g][32 b + 8 t .. + 7] as one 16-byte vector:
-//             words .x, .y feed step 2b, .z, .w step 2b + 1 (the layout's k-slot
-//             permutation, tiled_layout.h)
+//   B = x^T:  lane (g, t) loads x[token g]'s column pairs t, t + 4, t + 8, t + 12 of the
+//             block (four 4-byte loads from L1; layout version 4, tiled_layout.h): the
+//             first two feed step 2b, the last two step 2b + 1. (The kernel reads x from
+//             global memory; the GEMV and tile kernels stage it and use one ldmatrix.x4.)
 //   A = W:    one table lookup per register in a pair table of (cb[a], cb[b]) at the
 //             start of dynamic shared memory; lane l's copy of entry i sits at byte
 //             128 i + 4 l (k <= 4; FLUTE's per-lane copies: random codes never conflict
@@ -73,11 +74,14 @@ struct TcGemmConfig {
 // fresh accumulators, then acc += block scale * D for the lane's rows g and g + 8.
 template <typename T, int K, int MT>
 __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
-                                         const uint4* const (&xg)[MT], float (&acc)[MT][4],
+                                         const uint32_t* const (&xg)[MT], float (&acc)[MT][4],
                                          const unsigned char* lut, uint32_t lane4) {
-  uint4 xv[MT];
+  uint4 xv[MT];  // the lane's B fragments: x's column pairs t, t + 4, t + 8, t + 12 of the block (layout version 4)
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) xv[mt] = __ldg(xg[mt] + blk * 4);
+  for (int mt = 0; mt < MT; ++mt) {
+    const uint32_t* p = xg[mt] + blk * 16;
+    xv[mt] = make_uint4(__ldg(p), __ldg(p + 4), __ldg(p + 8), __ldg(p + 12));
+  }
   float d[MT][4];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -227,11 +231,11 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     const TcUnit w = sched.unit(unit_of_round(round));
     // x rows this lane feeds as B (token mt * 8 + g of the chunk); rows past the chunk
     // repeat its last row: their outputs are computed and dropped.
-    const uint4* xrow[MT];
+    const uint32_t* xrow[MT];  // word (column pair) t of the lane's token row
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       const int r = min(mt * 8 + g, w.rows - 1);
-      xrow[mt] = reinterpret_cast<const uint4*>(x + (w.row0 + r) * cols) + t;
+      xrow[mt] = reinterpret_cast<const uint32_t*>(x + (w.row0 + r) * cols) + t;
     }
     float acc[MT][4];
 #pragma unroll
@@ -256,9 +260,9 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       uint32_t halves[4][2];
       absmax_half_pairs(*reinterpret_cast<const uint4*>(st + Cfg::kStreamBytes + g * 16), halves);
       const int blocks = static_cast<int>((cols - grp * 256) / 32 < 8 ? (cols - grp * 256) / 32 : 8);
-      const uint4* xg[MT];
+      const uint32_t* xg[MT];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 32;  // 256 columns = 32 vectors
+      for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 128;  // 256 columns = 128 pairs
       if (blocks == 8) {
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);

@@ -14,12 +14,12 @@
 //   by all threads: x[kTokens][256] and each warp's two weight tiles (k x 512 stream bytes
 //   + 128 absmax bytes, [tile][v][lane][16 B]); one CTA barrier per group.
 // Shared-memory x: token r's 16-byte chunk c (columns 8c .. 8c + 7) at r * 512 +
-//   16 (c ^ 4 (r & 1)), so the 8 lanes of an LDS.128 phase (two tokens, 4 chunks each)
-//   hit 32 distinct banks.
+//   16 (c ^ (r % 8)), so the 8 rows of an ldmatrix matrix (8 tokens, one chunk) hit 8 distinct
+//   16-byte bank groups.
 // Per 32-column block b, per token tile mt:
-//   B = x^T: lane (g, t) loads x[8 mt + g][32 b + 8 t .. + 7] (one LDS.128; the layout's
-//            k-slot permutation: .x, .y feed step 2b, .z, .w step 2b + 1), shared by the
-//            warp's two row tiles
+//   B = x^T: one ldmatrix.x4 (mma.cuh): lane (g, t) gets x[8 mt + g]'s column pairs t, t + 4,
+//            t + 8, t + 12 of the block (layout version 4: .x, .y feed step 2b, .z, .w step
+//            2b + 1), shared by the warp's two row tiles
 //   A = W:   pair-table lookup (pair_table.cuh, fp16 pairs) times the block's E4M4 scale as
 //            an fp16 pair (exact), one HMUL2 per register; bf16 activations then convert the
 //            pair to bf16 (3 more instructions). The mma accumulates straight into acc over
@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
         for (int i = 0; i < TM * 32 / kThreads; ++i) {
           const int q = threadIdx.x + i * kThreads, r = q >> 5, c = q & 31;
           if (c < valid_chunks)
-            cp_async_16(st + r * 512 + ((c ^ ((r & 1) << 2)) << 4),
+            cp_async_16(st + r * 512 + ((c ^ (r & 7)) << 4),
                         x + (tok0 + std::min(r, rows - 1)) * cols + col0 + c * 8);
         }
         unsigned char* wst = st + kXBytes + warp * kTileTilesPerWarp * kTileBytes;
@@ -175,10 +175,10 @@ __global__ void __launch_bounds__(kTileWarps * 32, 1) tile_gemm_kernel(const TcG
 #pragma unroll
       for (int blk = 0; blk < 8; ++blk) {
         if (blk >= blocks) break;  // K tail: the same for the whole CTA
-        uint4 xv[MT];
+        uint4 xv[MT];  // ldmatrix.x4: this lane addresses token mt 8 + lane % 8's vector 4 blk + lane / 8
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
-          xv[mt] = *reinterpret_cast<const uint4*>(st + (mt * 8 + g) * 512 + (((blk * 4 + t) ^ ((g & 1) << 2)) << 4));
+          xv[mt] = ldmatrix_x4_ordered(st + (mt * 8 + (lane & 7)) * 512 + (((blk * 4 + (lane >> 3)) ^ (lane & 7)) << 4));
 #pragma unroll
         for (int i = 0; i < kTileTilesPerWarp; ++i) {
           if (i >= my_tiles) break;
