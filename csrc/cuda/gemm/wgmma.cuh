@@ -8,9 +8,13 @@
 //      k 2t, 2t+1), a1 = (row g+8, same k), a2 = (row g, k 2t+8, +9), a3 = (row g+8, k 2t+8, +9)
 //   D: d[4 i + e] for 8-column group i: e = 0, 1: (row 16 q + g, cols 8 i + 2t, +1); e = 2, 3:
 //      row 16 q + g + 8
-//   B: K-major (k contiguous per column n), no swizzle: "core matrices" of 8 columns x 8 k
-//      (16 bytes per column) stored as 128 contiguous bytes; LBO = bytes between the two core
-//      matrices along k, SBO = bytes between core matrices 8 columns apart.
+//   B: K-major (k contiguous per column n). With no swizzle (smem_matrix_desc): "core matrices" of
+//      8 columns x 8 k (16 bytes per column) stored as 128 contiguous bytes; LBO = bytes between the
+//      two core matrices along k, SBO = bytes between core matrices 8 columns apart. With the 128-byte
+//      swizzle (smem_matrix_desc_sw128; the wgmma GEMM's x, as a tensor copy writes it): rows of 128
+//      bytes (64 k of one column n), 16-byte chunk c of row n at chunk position c ^ (n % 8) of its row,
+//      atoms of 8 rows x 128 bytes, SBO = 1024 between atoms; a k16 step j of the rows (bytes 32 j ..
+//      32 j + 31) starts at the tile's address + 32 j.
 // Ordering: wgmma_fence() before the first wgmma after registers it reads (A, D) were
 // written; commit() closes a group; wait<N>() returns when at most N groups are pending.
 // Registers an issued wgmma reads must not change until its group completed (the compiler
@@ -42,6 +46,16 @@ __device__ __forceinline__ void pin_register(float& v) { asm volatile("" : "+f"(
 __device__ __forceinline__ uint64_t smem_matrix_desc(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
   const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t(lbo_bytes >> 4) << 16 | uint64_t(sbo_bytes >> 4) << 32;
+}
+
+// Descriptor of a K-major B tile with the 128-byte swizzle whose atom (8 rows x 128 bytes) starts 1024-byte aligned
+// at `smem`, or of a k16 step 32 j bytes into its rows (smem = the atom + 32 j: the swizzle XORs address bits 4-6
+// with bits 7-9, the row, so the step's chunks are found from the address alone): bits 0-13 address >> 4, LBO unused
+// (1: the step's 32 bytes lie within a row), 32-45 SBO >> 4 (1024: the next 8 rows), 49-51 base offset 0, 62-63
+// layout 1 (128-byte swizzle).
+__device__ __forceinline__ uint64_t smem_matrix_desc_sw128(const void* smem) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t(1) << 16 | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
 }
 
 // D[64 x N] (+)= A B with T = c10::Half or c10::BFloat16 operands; accumulate = 0 ignores D.
