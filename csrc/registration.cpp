@@ -96,7 +96,7 @@ pybind11::tuple grouped_gemm_dispatch(int64_t T, int64_t E, int64_t N, int64_t K
 }
 
 // A tuning aid of modes 0 (the rule), 1 (never) and 2 (`on`), refusing bools: True would pass as 1 = never,
-// the opposite of what it says (the image-PDL aid's earlier form took one).
+// the opposite of what it says (an aid's earlier form took one).
 template <typename Setter>
 auto mode_aid(const char* name, const char* on, Setter setter) {
   return [name, on, setter](const pybind11::object& mode) {
@@ -203,36 +203,18 @@ PYBIND11_MODULE(_C, m) {
           d["tokens"] = q.tokens;
           d["row_tiles"] = q.row_tiles;
           d["splits"] = q.splits;
-          d["x_staged"] = q.x_staged;
-          d["image_pdl"] = q.image_dependent;
           d["ctas"] = q.ctas;
-          d["x_peers"] = q.x_peers;
           d["first_stage_alone"] = q.first_stage_alone;
           d["resident_clusters"] = q.resident_clusters;
-          d["image_threads"] = q.image_threads;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
-        "(16-row tiles) per CTA, splits along K, x_staged (else the image pass), image_pdl (the plan launches that pass "
-        "with PDL; it does where PDL is on: kbit._C.set_dependent_launch), ctas, x_peers (2: two row blocks' CTAs share "
-        "each stage's x, a cluster of 2 x splits), first_stage_alone (the first stage's weights requested alone), "
-        "resident_clusters (clusters of splits x x_peers CTAs the GPU runs at once; the SMs for clusters of one), "
-        "image_threads (the image pass's threads a CTA; 0 where x is staged)");
-  m.def("_set_wgmma_image_threads", &kbit::cuda::set_wgmma_image_threads, pybind11::arg("threads"),
-        "Tuning aid: the threads a CTA of wgmma_gemm's x image pass: 0, the default: the rule (256, or 512 where "
-        "only CTAs of that size fit on the GPU next to the GEMM's, for PDL, and PDL is neither off for the process "
-        "nor set to never); else 128, 256, 512 or 1024 (the PDL "
-        "rule counts the pass's CTAs at that size: larger ones are fewer and fit next to the GEMM's more often); "
-        "returns the previous value");
+        "(16-row tiles) per CTA, splits along K, ctas, first_stage_alone (the first stage's copies requested alone), "
+        "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
-  m.def("_set_wgmma_x_staging", &kbit::cuda::set_wgmma_x_staging, pybind11::arg("mode"),
-        "Tuning aid: how wgmma_gemm launches get x: 0, the default: the rule (staged by the kernel's threads where "
-        "every CTA's groups fit in its stages, number at most 2 and hold at most 64 tokens x groups, 32 KB of x; else an "
-        "image pass "
-        "before the launch); 1 always staged; 2 always the image; returns the previous mode");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "
@@ -242,24 +224,11 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
         "M = 32, 64 to M = 64, 128 above); 16 or 32 four warpgroups on 256 rows; 64 the row tiles of _set_wgmma_row_tiles, "
         "else the M = 33-64 rule's; 128 two warpgroups on 128 rows; returns the previous value");
-  m.def("_set_wgmma_image_dependent_launch",
-        mode_aid("_set_wgmma_image_dependent_launch", "2 (always)", &kbit::cuda::set_wgmma_image_dependent_launch),
-        pybind11::arg("mode"),
-        "Tuning aid: whether wgmma_gemm's x image pass is launched with programmatic dependent launch: 0, the default: "
-        "the rule (where the pass's CTAs, of the plan's image_threads, and the GEMM's fit on the GPU at once); 1 never; "
-        "2 always (either way, with PDL on, the GEMM's set-up runs while the pass does); returns the previous mode");
-  m.def("_set_wgmma_x_peers", mode_aid("_set_wgmma_x_peers", "2 (wherever a launch can)", &kbit::cuda::set_wgmma_x_peers),
-        pybind11::arg("mode"),
-        "Tuning aid: whether wgmma_gemm launches of the image form pair row blocks, each CTA of a pair copying half of "
-        "every stage's x into both: 0, the default: the rule (never: slower in every measured cell, session 32); 1 never; 2 "
-        "wherever a launch can (two or more row blocks, 2 x splits <= 8 CTAs a cluster that the GPU runs); returns the "
-        "previous mode");
   m.def("_set_wgmma_first_stage_alone",
         mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),
         pybind11::arg("mode"),
-        "Tuning aid: whether wgmma_gemm launches of the image form request the first pipeline stage's weights alone and "
-        "the other stages' once it landed: 0, the default: the rule (every image-form launch, session 32); 1 never; 2 "
-        "always; returns the previous mode");
+        "Tuning aid: whether wgmma_gemm launches request the first pipeline stage's copies alone and the other stages' "
+        "once it landed: 0, the default: the rule (always, session 32); 1 never; 2 always; returns the previous mode");
   m.def("_set_gemv_spread", &kbit::cuda::set_gemv_spread, pybind11::arg("on"),
         "Tuning aid: whether dense GEMV launches pad their shared memory so that a grid smaller than what fits "
         "spreads over all SMs (on by default); returns the previous setting");

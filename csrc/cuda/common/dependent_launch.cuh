@@ -12,13 +12,9 @@
 //     visible.
 //   - allow_dependents(): the next kernel launched with PDL may be scheduled once every CTA of
 //     this grid has called it or exited (its own wait still waits for this grid to finish).
-//   - one exception to the first rule: where the kernel before is one whose every CTA calls
-//     allow_dependents() only after its own grid_dependency_wait() (wgmma_x_image, x_image.cu), all
-//     stream work before that kernel has completed when this grid starts, so this grid may read
-//     anything but that kernel's output before its wait (the wgmma kernel's set-up, !kXStaged).
-//     This rests, as every chain of PDL launches does, on each kernel launched with PDL waiting
-//     before it completes (every kbit kernel does, in at least one thread of each CTA): a kernel's
-//     completion then implies its predecessors'.
+//   - a chain of PDL launches rests on each kernel launched with PDL waiting before it completes
+//     (every kbit kernel does, in at least one thread of each CTA): a kernel's completion then
+//     implies its predecessors'.
 // Without the launch attribute, and on GPUs before sm_90, all three are no-ops.
 #include <cstdint>
 

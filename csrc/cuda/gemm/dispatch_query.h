@@ -59,9 +59,6 @@ int set_gemv_staged_stages(int64_t stages);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);
-// How the wgmma kernel gets x (0 = the rule, wgmma_x_staged; 1 always staged by the kernel; 2 always
-// the image pass); returns the previous mode.
-int set_wgmma_x_staging(int64_t mode);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
@@ -69,31 +66,18 @@ int set_wgmma_row_tiles(int64_t row_tiles);
 // row tiles of set_wgmma_row_tiles, else the M = 33..64 rule's; 128 = two warpgroups on 128 rows);
 // returns the previous value.
 int set_wgmma_tokens(int64_t tokens);
-// Whether the wgmma kernel's x image pass is launched with PDL (0 = the rule, WgmmaPlan; 1 never;
-// 2 always); returns the previous mode.
-int set_wgmma_image_dependent_launch(int64_t mode);
-// Whether image-form wgmma launches pair row blocks (x peers, WgmmaPlan: 0 = the rule; 1 never; 2 wherever a
-// launch can); returns the previous mode.
-int set_wgmma_x_peers(int64_t mode);
-// Whether image-form wgmma launches request the first stage's weights alone (0 = the rule; 1 never; 2 always);
+// Whether wgmma launches request the first stage's copies alone (0 = the rule: always; 1 never; 2 always);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
-// The image pass's threads a CTA (0 = the rule; 128, 256, 512 or 1024); returns the previous value.
-int set_wgmma_image_threads(int64_t threads);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
-// launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, x staged by the
-// kernel (else the image pass), that pass launched with PDL, the grid's CTAs, x peers (2: row blocks paired), the
-// first stage's weights requested alone, the clusters of splits x x_peers CTAs the GPU runs at once (one CTA a
-// cluster without splits or peers: the SMs), the image pass's threads a CTA.
-// Needs the wgmma kernel (wgmma_gemm_runs).
+// launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, the grid's CTAs, the
+// first stage's copies requested alone, the clusters of splits CTAs the GPU runs at once (one CTA a
+// cluster without splits: the SMs). Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
-  int64_t tokens, row_tiles, splits;
-  bool x_staged, image_dependent;
-  int64_t ctas, x_peers;
+  int64_t tokens, row_tiles, splits, ctas;
   bool first_stage_alone;
   int64_t resident_clusters;
-  int64_t image_threads;  // the image pass's threads a CTA (0: x staged, no pass)
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

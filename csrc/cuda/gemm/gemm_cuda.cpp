@@ -16,7 +16,6 @@
 #include <optional>
 
 #include "../../common/checks.h"
-#include "../common/dependent_launch.h"
 #include "dispatch_query.h"
 #include "gemm_paths.h"
 #include "scalar_gemv.h"
@@ -156,13 +155,9 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 
 namespace {
 std::atomic<int> wgmma_splits_forced{0};
-std::atomic<int> wgmma_x_staging_mode{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
-std::atomic<int> wgmma_image_dependent_mode{0};
 std::atomic<int> wgmma_tokens_forced{0};
-std::atomic<int> wgmma_x_peers_mode{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
-std::atomic<int> wgmma_image_threads_forced{0};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -194,22 +189,8 @@ int set_wgmma_splits(int64_t splits) {
   return wgmma_splits_forced.exchange(static_cast<int>(splits));
 }
 
-int set_wgmma_x_staging(int64_t mode) {
-  return exchange_mode(wgmma_x_staging_mode, mode, "_set_wgmma_x_staging",
-                       "0 (the rule), 1 (always staged by the kernel) or 2 (always the image)");
-}
-
 // A CTA's groups: the most any split takes.
 static int64_t wgmma_cta_groups(int64_t K, int splits) { return ((K + 255) / 256 + splits - 1) / splits; }
-
-bool wgmma_x_staged(int k, WgmmaShape shape, int64_t K, int splits) {
-  const int mode = wgmma_x_staging_mode.load(std::memory_order_relaxed);
-  if (mode != 0) return mode == 1;
-  const int64_t groups = wgmma_cta_groups(K, splits);
-  // (at every compiled shape either cap implies the first condition: 2-4 stages; 4 at 16 tokens, 3 at 32, 2 at 64)
-  return groups <= wgmma_stages(k, shape) && groups <= kWgXStagedGroups &&
-         groups * shape.tokens <= kWgXStagedTokenGroups;
-}
 
 static int wgmma_clusters(int k, WgmmaShape shape, int splits) {
   return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(shape, splits); });
@@ -228,17 +209,10 @@ int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, 
   return splits;
 }
 
-int set_wgmma_image_dependent_launch(int64_t mode) {
-  return exchange_mode(wgmma_image_dependent_mode, mode, "_set_wgmma_image_dependent_launch",
-                       "0 (the rule), 1 (never) or 2 (always)");
-}
-
-// The CTA shape, splits and form of x (image_dependent left false: wgmma_plan sets it).
+// The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
-    const int splits = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    // (image_dependent, x_peers, first_stage_alone, image_threads: wgmma_plan's)
-    return WgmmaPlan{shape, splits, wgmma_x_staged(k, shape, K, splits), false, 1, false, 256};
+    return WgmmaPlan{shape, wgmma_gemm_splits(M, N, K, k, shape, sm_count), false};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -269,63 +243,22 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   return waves(two) > waves(four) || four_as_wide ? four : two;
 }
 
-int set_wgmma_x_peers(int64_t mode) {
-  return exchange_mode(wgmma_x_peers_mode, mode, "_set_wgmma_x_peers",
-                       "0 (the rule), 1 (never) or 2 (wherever a launch can pair row blocks)");
-}
-
 int set_wgmma_first_stage_alone(int64_t mode) {
   return exchange_mode(wgmma_first_stage_alone_mode, mode, "_set_wgmma_first_stage_alone",
-                       "0 (the rule), 1 (never) or 2 (always, image form)");
+                       "0 (the rule), 1 (never) or 2 (always)");
 }
 
-// x peers (2) or not (1) for a plan of the image form: 2 only where the tuning aid asks and the launch can pair
-// (two or more row blocks; a cluster of 2 x splits CTAs, at most kWgMaxSplits, that the GPU runs). The rule never
-// pairs: session 32 run 4 (H200), paired against unpaired at the rule's shapes and splits, M = 16-256 on seven
-// shapes: 1.0-1.10x the time (Qwen3 Q M = 64 / 128 +2.4 / +4.0%, Llama-3 70B M = 64 +7.4%), nowhere faster by more
-// than 0.5%. x's reads from L2 are not what bounds the kernel; pairing adds the two CTAs' lockstep.
-static int wgmma_x_peers(const WgmmaPlan& p, int64_t N, int k) {
-  if (wgmma_x_peers_mode.load(std::memory_order_relaxed) != 2 || p.x_staged) return 1;
-  if (cta_row_blocks(N, p.shape.row_tiles) < 2 || 2 * p.splits > kWgMaxSplits) return 1;
-  return wgmma_clusters(k, p.shape, 2 * p.splits) > 0 ? 2 : 1;
-}
-
-// The first stage's weights requested alone, the other stages' once it landed: every image-form launch. Session 32
-// run 6 (H200), image form at the rule's shape and splits, M = 16-256 on seven shapes, alone against every stage at
-// the start: Llama-3 8B gate/up M = 16 / 32 / 64 16.9 / 18.6 / 24.5 us against 18.9 / 20.0 / 25.6, GLM shared gate/up
-// M = 16 10.5 against 11.8, the Qwen3 shapes 2-6% less at M = 16-64 and 1-2% at 128; one cell slower (8B M = 128,
-// 31.0 against 30.7). (x staged: its few groups' weights are prefetched to L2 before the PDL wait; not changed.)
-static bool wgmma_first_stage_alone(const WgmmaPlan& p) {
-  const int mode = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed);
-  return !p.x_staged && mode != 1;
-}
-
-int set_wgmma_image_threads(int64_t threads) {
-  TORCH_CHECK(threads == 0 || wgmma_image_threads_valid(threads),
-              "kbit._C._set_wgmma_image_threads: threads must be 0 (the rule), 128, 256, 512 or 1024; got ", threads);
-  return wgmma_image_threads_forced.exchange(static_cast<int>(threads));
-}
-
+// The first stage's copies requested alone, the other stages' once it landed: every launch (the aid's 1: never).
+// Session 32 run 6 (H200; then x from the image pass, the weights copied before the PDL wait), at the rule's shape and
+// splits, M = 16-256 on seven shapes, alone against every stage at the start: Llama-3 8B gate/up M = 16 / 32 / 64 16.9
+// / 18.6 / 24.5 us against 18.9 / 20.0 / 25.6, GLM shared gate/up M = 16 10.5 against 11.8, the Qwen3 shapes 2-6% less
+// at M = 16-64 and 1-2% at 128; one cell slower (8B M = 128, 31.0 against 30.7). Session 35 run 4 (then x staged by
+// the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
+// 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
+// by tensor copies.
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
-  p.x_peers = wgmma_x_peers(p, N, k);
-  p.first_stage_alone = wgmma_first_stage_alone(p);
-  // The image pass with PDL where its CTAs and the GEMM's fit on the GPU at once: in CTAs of 256 threads, else of 512
-  // (half as many), else of 256 without PDL. Session 34 run 3 (H200; best of two rounds, us), 512 with PDL where 256
-  // does not fit: Qwen3 O M = 96 / 128 11.09 / 11.82 against 12.04 / 12.65 (96 GEMM CTAs + 32 against + 64), down
-  // 12.61 / 13.30 against 13.47 / 14.04 (80 + 40 against + 80), gate/up M = 256 16.85 against 17.08, Llama-3 8B M = 33
-  // 23.65 against 24.01; where 256 fits, 512 took 0.0-0.7 us more (Qwen3 Q M = 128 11.51 against 11.10) and 128 up to
-  // 0.2 more; where neither fits, 512 without PDL 0.4-0.5 more (Q M = 256, O M = 256).
-  const int64_t gemm_ctas = wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers);
-  const auto fits = [&](int threads) {
-    return gemm_ctas + wgmma_x_image_ctas(M, K, p.shape.tokens, threads) <= sm_count;
-  };
-  // (512 only for PDL: not where the aid or the process switch has it off; there 512 without PDL took 0.0-0.2 us more)
-  const int mode = wgmma_image_dependent_mode.load(std::memory_order_relaxed);
-  const bool pdl_possible = mode != 1 && dependent_launch_allowed();
-  const int forced = wgmma_image_threads_forced.load(std::memory_order_relaxed);
-  p.image_threads = forced > 0 ? forced : (pdl_possible && !fits(256) && fits(512)) ? 512 : 256;
-  p.image_dependent = !p.x_staged && (mode == 0 ? fits(p.image_threads) : mode == 2);
+  p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
   return p;
 }
 
@@ -467,7 +400,6 @@ TcGemmArgs tc_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Te
   args.splits = 1;
   args.warps_per_unit = tc_warps_per_unit(g.cols);
   args.tokens_per_unit = args.M;
-  args.wgmma_x_peers = 1;
   return args;
 }
 
@@ -496,8 +428,7 @@ void check_tile_fits(int k, int64_t tokens, bool grouped, const cudaDeviceProp& 
 }
 
 // y = x @ W^T by one tensor-core kernel on x (aligned, contiguous); configure(args) sets what
-// the kernel needs beyond tc_args (splits, warps per unit, its own form of x: a kernel it launches
-// is the last before this one's).
+// the kernel needs beyond tc_args (splits, warps per unit, the wgmma kernel's plan).
 template <typename Configure>
 at::Tensor run_dense_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                             const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
@@ -554,20 +485,15 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
                                   wgmma_smem_bytes(g.k, {128, 8})}),
               " bytes of shared memory per block for k=", g.k, " and M=", M, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
-  // once per call (the tuning aids may change between reads): the image, splits and launch agree
+  // once per call (the tuning aids may change between reads): the splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  at::Tensor image;  // alive until the launch
+  // x is contiguous (dense_gemm) and 16-byte aligned (aligned_activations), as the tensor map over it needs
+  // (wgmma_gemm.cuh, wgmma_x_tensor_map: its rows K * 2 bytes apart, a multiple of 64)
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
-    args.wgmma_x_staged = plan.x_staged;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
-    args.wgmma_x_peers = plan.x_peers;
     args.wgmma_first_stage_alone = plan.first_stage_alone;
-    // the image kernel last before the launch (no kernel between: the wgmma kernel's reads before its
-    // PDL wait rely on it, x_image.cu)
-    if (!plan.x_staged)
-      image = wgmma_x_image(x, plan.shape.tokens, plan.image_dependent, plan.image_threads), args.x = image.data_ptr();
   });
 }
 
@@ -743,11 +669,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  return {p.shape.tokens, p.shape.row_tiles, p.splits, p.x_staged, p.image_dependent,
-          wgmma_grid_ctas(M, N, p.shape, p.splits, p.x_peers), p.x_peers, p.first_stage_alone,
-          p.splits * p.x_peers == 1 ? int64_t(prop.multiProcessorCount)
-                                    : int64_t(wgmma_clusters(k, p.shape, p.splits * p.x_peers)),
-          p.x_staged ? 0 : p.image_threads};
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_grid_ctas(M, N, p.shape, p.splits), p.first_stage_alone,
+          p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits))};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {
