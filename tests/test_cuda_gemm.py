@@ -35,11 +35,6 @@ def acts(M, K, dtype, tag):
     return torch.randn(M, K, generator=g).to(dtype).to(DEV)
 
 
-def image_ctas(M, K, tokens, threads):
-    """The wgmma image pass's CTAs (wgmma_x_image_ctas): one thread per 32-column block of each token slot."""
-    return -(-(-(-M // tokens) * -(-K // 256) * 8 * tokens) // threads)
-
-
 def skip_unless_runs(op, k, M):
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, max(M, 1)):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
@@ -1049,53 +1044,46 @@ def test_gemm_cuda_graph(k, M):
     check_graph_replay(lambda x: kbit.gemm(x, qw), [x0.clone()], [x1])
 
 
-@pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
 @pytest.mark.parametrize("M", [5, 16, 20, 40, 130])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4])
-def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, staging, poisoned_cuda):
+def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, poisoned_cuda):
     # each cluster size of the wgmma kernel's split-K (a tile's splits add their partials through
-    # distributed shared memory, each reducing a slice), with x staged by the kernel's producers
-    # (1 split of K = 2080: 9 groups, more than the stages, so stages are refilled) or copied from
-    # the image pass: 300 rows (a partly filled second row block), K = 2080 (a 32-column tail),
-    # K = 96 (one group: any forced splits run as 1), tokens past M in chunks of 16, 32, 64 (M = 40:
-    # either CTA shape, wgmma_plan's) and 128 (M = 130: two warpgroups); the same bits on a rerun,
-    # and both ways of x give the same bits
+    # distributed shared memory, each reducing a slice): 300 rows (a partly filled second row block),
+    # K = 2080 (a 32-column tail: its last group's x panel 0 half outside x, panels 1-3 wholly, read as
+    # zeros by the tensor copies; 1 split: 9 groups, more than the stages, so stages are refilled),
+    # K = 96 (one group, one panel partly outside x: any forced splits run as 1), tokens past M in chunks
+    # of 16, 32, 64 (M = 40: either CTA shape, wgmma_plan's) and 128 (M = 130: two warpgroups); the same
+    # bits on a rerun
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgsplit")
     op = torch.ops.kbit.wgmma_gemm
     args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    previous = kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
+    previous = kbit._C._set_wgmma_splits(splits)
     try:
         y = op(x, *args)
         again = op(x.clone(), *args)
-        kbit._C._set_wgmma_x_staging(2 if staging == "staged" else 1)
-        other_way = op(x, *args)
     finally:
-        kbit._C._set_wgmma_splits(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
+        kbit._C._set_wgmma_splits(previous)
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
-    assert_bitwise_equal(other_way, y)
 
 
-@pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("splits", [1, 3, 8])
 @pytest.mark.parametrize("M", [33, 64, 65, 100, 128, 129, 260])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96), (129, 4096)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
+def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, poisoned_cuda):
     # both CTA shapes from M = 33: two warpgroups on 128 rows x 64 or 128 tokens (8 row tiles) and
     # four on 256 rows x chunks of 64 (16): 300 rows (3 row blocks of 128, the last partly filled;
     # 2 of 256), 129 rows (a second row block of one row), token chunks of 128 with tokens past M
-    # (65, 100, 129, 260), x staged by the kernel (consumers take 2-4 items of the first group,
-    # producers batches of 4) or the image; the same bits on a rerun, x's two ways give the same
-    # bits, and so do the two shapes where they run the same splits (each output's sum runs the same
-    # steps in the same order; a GPU may lower one shape's splits where its clusters do not fit)
+    # (65, 100, 129, 260); the same bits on a rerun, and the two shapes give the same bits where they
+    # run the same splits (each output's sum runs the same steps in the same order; a GPU may lower one
+    # shape's splits where its clusters do not fit)
     skip_unless_runs("wgmma_gemm", k, M)
     if splits > 1 and nk[1] <= 256:
         pytest.skip("one 256-column group: every split count runs as 1 (the splits=1 case)")
@@ -1103,29 +1091,72 @@ def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, staging, poisoned_cuda):
     x = acts(M, nk[1], dtype, "wgrows")
     op = torch.ops.kbit.wgmma_gemm
     args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    previous = (kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2),
-                kbit._C._set_wgmma_row_tiles(8))
+    previous = kbit._C._set_wgmma_splits(splits), kbit._C._set_wgmma_row_tiles(8)
     try:
         plan_two = kbit._C._wgmma_launch_plan(M, *nk, k)
         y = op(x, *args)
         again = op(x.clone(), *args)
-        kbit._C._set_wgmma_x_staging(2 if staging == "staged" else 1)
-        other_way = op(x, *args)
-        kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
         kbit._C._set_wgmma_row_tiles(16)
         plan_four = kbit._C._wgmma_launch_plan(M, *nk, k)
         four = op(x, *args)
     finally:
         kbit._C._set_wgmma_splits(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
-        kbit._C._set_wgmma_row_tiles(previous[2])
+        kbit._C._set_wgmma_row_tiles(previous[1])
     assert plan_two["row_tiles"] == 8 and plan_four["row_tiles"] == 16
     check(y, x, W_hat, dtype)
     check(four, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
-    assert_bitwise_equal(other_way, y)
     if plan_two["splits"] == plan_four["splits"]:
         assert_bitwise_equal(four, y)
+
+
+@pytest.mark.parametrize("M", [5, 16, 40, 130])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_wgmma_gemm_x_views(dtype, M, poisoned_cuda):
+    # x reaches the kernel through a tensor map over a contiguous, 16-byte aligned [M, K]: a view starting one element
+    # into its storage, a column-major one, a row-strided one and the first K columns of a wider tensor are copied to
+    # one first (gemm_cuda.cpp); a view 16 bytes into its storage is taken as it is (the map's base need not be an
+    # allocation's). Each gives the bits of x itself.
+    skip_unless_runs("wgmma_gemm", 4, M)
+    qw, W_hat = weight(4, 300, 2080, dtype)
+    x = acts(M, 2080, dtype, "wgviews")
+    op = lambda xx: torch.ops.kbit.wgmma_gemm(xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)  # noqa: E731
+    y = check_call(op, x, W_hat, dtype)
+    misaligned = torch.empty(M * 2080 + 1, device=DEV, dtype=dtype)[1:].view(M, 2080)
+    aligned_inside = torch.empty(M * 2080 + 8, device=DEV, dtype=dtype)[8:].view(M, 2080)
+    wide = torch.empty(M, 2080 + 32, device=DEV, dtype=dtype)
+    twice = torch.empty(2 * M, 2080, device=DEV, dtype=dtype)
+    for view in (misaligned, aligned_inside, wide[:, :2080], twice[::2]):
+        view.copy_(x)
+    assert misaligned.is_contiguous() and misaligned.data_ptr() % 16 != 0
+    assert aligned_inside.is_contiguous() and aligned_inside.data_ptr() % 16 == 0
+    column_major = x.t().contiguous().t()
+    for view in (misaligned, aligned_inside, column_major, wide[:, :2080], twice[::2]):
+        assert_bitwise_equal(op(view), y)
+
+
+@pytest.mark.parametrize("M", [16, 40, 130])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_wgmma_gemm_k_tail_after_nan(dtype, M, poisoned_cuda):
+    # A K tail's columns past K must reach the wgmmas as zeros (W's padding has zero scales, but 0 x NaN is NaN): the
+    # tensor copies fill them so. A call of the same CTA shape on K = 2304 (9 whole groups) with x all NaN first, so
+    # the stage that takes group 8 likely still holds NaN where K = 2080's group 8 lies past K (one split: group j in
+    # stage j % S either way); then K = 2080 gives finite, correct outputs.
+    skip_unless_runs("wgmma_gemm", 4, M)
+    qw_full, _ = weight(4, 300, 2304, dtype)
+    qw, W_hat = weight(4, 300, 2080, dtype)
+    x = acts(M, 2080, dtype, "wgnan")
+    op = torch.ops.kbit.wgmma_gemm
+    previous = kbit._C._set_wgmma_splits(1)
+    try:
+        plans = [kbit._C._wgmma_launch_plan(M, 300, K, 4) for K in (2304, 2080)]
+        assert plans[0]["tokens"] == plans[1]["tokens"] and plans[0]["row_tiles"] == plans[1]["row_tiles"], plans
+        op(torch.full((M, 2304), float("nan"), device=DEV, dtype=dtype), qw_full.packed, qw_full.absmax,
+           qw_full.row_scale, qw_full.codebook, 4)
+        y = op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+    finally:
+        kbit._C._set_wgmma_splits(previous)
+    check(y, x, W_hat, dtype)
 
 
 def wgmma_with_and_without(qw, k, x, aids, variant):
@@ -1150,41 +1181,12 @@ def wgmma_with_and_without(qw, k, x, aids, variant):
     return plan, y, again, plan_off, off
 
 
-@pytest.mark.parametrize("splits", [1, 2, 4])
-@pytest.mark.parametrize("M", [5, 32, 40, 64, 100, 130])
-@pytest.mark.parametrize("nk", [(300, 2080), (129, 4096), (1100, 1056)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", KS)
-def test_wgmma_gemm_x_peers(k, dtype, nk, M, splits, poisoned_cuda):
-    # row blocks paired (a cluster of 2 x splits; each CTA copies half of every stage's x into both
-    # by multicast) against unpaired, image form: 300 rows (3 row blocks of 128: the last pair's second CTA
-    # is past N and decodes zeros; 2 of 256), 129 rows (128-row blocks: a second block of one row; one
-    # 256-row block at M <= 32: nothing to pair), 1100 rows (9 of 128, 5 of 256), K with a 32-column tail and
-    # 9 / 16 / 5 groups (stages refilled), every CTA shape (16 / 32 tokens x 256 rows, 64 x 128, 128 x 128),
-    # tokens past M; the same bits as unpaired (each output's sum runs the same steps in the same order),
-    # on a rerun and on a graph replay
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "wgpeers")
-    plan, y, again, plan_alone, alone = wgmma_with_and_without(
-        qw, k, x, {"wgmma_splits": splits, "wgmma_x_staging": 2}, "wgmma_x_peers")
-    row_blocks = -(-nk[0] // (16 * plan["row_tiles"]))
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # a whole H100 / H200: clusters of 8 run
-        assert plan["x_peers"] == (2 if row_blocks >= 2 and 2 * plan["splits"] <= 8 else 1), plan
-    assert plan["x_peers"] in (1, 2) and (plan["x_peers"] == 1 or row_blocks >= 2), plan
-    assert plan_alone["x_peers"] == 1 and plan_alone["splits"] == plan["splits"]
-    assert plan["ctas"] == -(-M // plan["tokens"]) * -(-row_blocks // plan["x_peers"]) * plan["x_peers"] * plan["splits"]
-    check(y, x, W_hat, dtype)
-    assert_bitwise_equal(again, y)
-    assert_bitwise_equal(alone, y)
-
-
 @pytest.mark.parametrize("M", [5, 40, 130])
 @pytest.mark.parametrize("nk", [(300, 2080), (1100, 4096)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
-    # the image form with the first stage's weights requested alone and the other stages' once it landed
+    # the first stage's copies (x's panels and the weights) requested alone and the other stages' once it landed
     # (kbit._C._set_wgmma_first_stage_alone): 9 / 16 groups a CTA at one split (more than the stages: refills
     # follow), a 32-column K tail, a partly filled last row block, each CTA shape by M; the same bits as every
     # stage requested at the start, on a rerun and on a graph replay
@@ -1192,7 +1194,7 @@ def test_wgmma_gemm_first_stage_alone(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgalone")
     plan, y, again, plan_all, all_at_once = wgmma_with_and_without(
-        qw, k, x, {"wgmma_splits": 1, "wgmma_x_staging": 2}, "wgmma_first_stage_alone")
+        qw, k, x, {"wgmma_splits": 1}, "wgmma_first_stage_alone")
     assert plan["first_stage_alone"] and not plan_all["first_stage_alone"] and plan["splits"] == 1, plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
@@ -1217,37 +1219,28 @@ def test_wgmma_launch_plan_resident_clusters():
 
 
 def test_wgmma_first_stage_alone_rule_and_aid():
-    # the rule: every image-form launch requests its first stage alone, no staged one (nothing to reorder: the aid
-    # acts on the image form only); the aid turns it off or on; bad modes raise
+    # the rule: every launch requests its first stage alone; the aid turns it off or on; bad modes raise
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
-    forms = set()
     for M, N, K in ((16, 4096, 2048), (64, 4096, 2048), (128, 14336, 4096), (16, 28672, 8192), (300, 2048, 5120)):
-        p = plan(M, N, K, 4)
-        assert p["first_stage_alone"] == (not p["x_staged"]), (M, N, K, p)
-        forms.add(p["x_staged"])
-    assert forms == {True, False}  # (Qwen3 Q at M = 16 stages x; the others take the image)
-    previous = kbit._C._set_wgmma_first_stage_alone(2), kbit._C._set_wgmma_x_staging(1)
+        assert plan(M, N, K, 4)["first_stage_alone"], (M, N, K)
+    previous = kbit._C._set_wgmma_first_stage_alone(1)
     try:
         assert not plan(64, 300, 2080, 4)["first_stage_alone"]
-        kbit._C._set_wgmma_x_staging(2)
+        kbit._C._set_wgmma_first_stage_alone(2)
         assert plan(64, 300, 2080, 4)["first_stage_alone"]
-        kbit._C._set_wgmma_first_stage_alone(1)
-        assert not plan(64, 300, 2080, 4)["first_stage_alone"]
     finally:
-        kbit._C._set_wgmma_first_stage_alone(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
+        kbit._C._set_wgmma_first_stage_alone(previous)
     for bad in (3, -1):
         with pytest.raises(RuntimeError, match="_set_wgmma_first_stage_alone: mode must be 0"):
             kbit._C._set_wgmma_first_stage_alone(bad)
 
 
-@pytest.mark.parametrize("staging", ["staged", "image"])
 @pytest.mark.parametrize("M", [5, 40, 130])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4])
-def test_wgmma_y_tile_whole_pieces(k, dtype, M, staging, poisoned_cuda):
+def test_wgmma_y_tile_whole_pieces(k, dtype, M, poisoned_cuda):
     # one split: y's tile goes out through shared memory in 16-byte pieces where N % 8 == 0 (1000 rows: a last
     # row block of 104 or 232 rows; 4096: whole blocks), one element a thread otherwise (1001 rows); the first
     # 1000 rows of the 1001-row weight (the same rows, the same codes) give the same bits as the 1000-row one
@@ -1255,7 +1248,7 @@ def test_wgmma_y_tile_whole_pieces(k, dtype, M, staging, poisoned_cuda):
     g = torch.Generator().manual_seed(seed_for(f"wg-ytile-{k}-{dtype}"))
     W = make_weight("normal", (4096, 1056), dtype, gen=g)
     x = acts(M, 1056, dtype, "wgytile")
-    previous = kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(1 if staging == "staged" else 2)
+    previous = kbit._C._set_wgmma_splits(1)
     try:
         ys = {}
         for N in (1000, 1001, 4096):
@@ -1267,17 +1260,9 @@ def test_wgmma_y_tile_whole_pieces(k, dtype, M, staging, poisoned_cuda):
             ys[N] = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
             check(ys[N], x, W_hat, dtype)
     finally:
-        kbit._C._set_wgmma_splits(previous[0])
-        kbit._C._set_wgmma_x_staging(previous[1])
+        kbit._C._set_wgmma_splits(previous)
     assert_bitwise_equal(ys[1001][:, :1000], ys[1000])
     assert_bitwise_equal(ys[4096][:, :1000], ys[1000])
-
-
-def test_wgmma_x_peers_aid_rejects_bad_modes():
-    with pytest.raises(RuntimeError, match="_set_wgmma_x_peers: mode must be 0"):
-        kbit._C._set_wgmma_x_peers(3)
-    with pytest.raises(RuntimeError, match="_set_wgmma_x_peers: mode must be 0"):
-        kbit._C._set_wgmma_x_peers(-1)
 
 
 @pytest.mark.parametrize("tokens", [16, 32, 64, 128])
@@ -1287,7 +1272,8 @@ def test_wgmma_x_peers_aid_rejects_bad_modes():
 def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
     # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run
     # 2-7 chunks, the last partly filled), 64 (the row-tiles rule's shape) and 128 (two warpgroups) at any M, on
-    # 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits)
+    # 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits): each chunk size
+    # is a tensor map box of that many tokens
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, 300, 2080, dtype)
     x = acts(M, 2080, dtype, "wgtokens")
@@ -1300,8 +1286,8 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
         assert kbit._C._set_wgmma_tokens(previous) == tokens
     assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens == 128 else 16 if tokens < 64 else
                                                               plan["row_tiles"]), plan
-    row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles; paired row blocks round up to pairs
-    assert plan["ctas"] == -(-M // tokens) * -(-row_blocks // plan["x_peers"]) * plan["x_peers"] * plan["splits"], plan
+    row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles
+    assert plan["ctas"] == -(-M // tokens) * row_blocks * plan["splits"], plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
 
@@ -1315,6 +1301,8 @@ def test_wgmma_launch_plan_shapes():
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
+    assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "first_stage_alone",
+                                            "resident_clusters"}
     for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
@@ -1323,12 +1311,12 @@ def test_wgmma_launch_plan_shapes():
     for M in (65, 100, 128, 300):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (128, 8), (M, p)
-        assert p["ctas"] == cdiv(M, 128) * 32 * p["splits"]  # 4096 rows: 32 row blocks of 128 (paired or not)
+        assert p["ctas"] == cdiv(M, 128) * 32 * p["splits"]  # 4096 rows: 32 row blocks of 128
     for M in (33, 64):
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
             p = plan(M, N, K, 4)
             assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
-            assert p["ctas"] == cdiv(cdiv(cdiv(N, 16), p["row_tiles"]), p["x_peers"]) * p["x_peers"] * p["splits"]
+            assert p["ctas"] == cdiv(cdiv(N, 16), p["row_tiles"]) * p["splits"]
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200 the rule was measured on
         assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
         assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down
@@ -1337,40 +1325,6 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
         assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
-    # the image pass with PDL where its CTAs and the GEMM's fit on the GPU at once (CTAs of 256 threads, else 512, the
-    # latter only where PDL is on for the process: KBIT_PDL=0 runs this suite too)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    pdl = kbit._C.dependent_launch()
-    for M, N, K in ((128, 4096, 2048), (128, 14336, 4096), (64, 28672, 8192), (100, 257, 5120), (16, 4096, 2048),
-                    (96, 2048, 4096), (128, 2048, 5120), (256, 4096, 2048), (40, 14336, 4096)):
-        p = plan(M, N, K, 4)
-        fits = {t: p["ctas"] + image_ctas(M, K, p["tokens"], t) <= sms for t in (256, 512)}
-        threads = 0 if p["x_staged"] else 512 if pdl and fits[512] and not fits[256] else 256  # 512: where only it fits
-        assert p["image_threads"] == threads, (M, N, K, p)
-        assert p["image_pdl"] == (not p["x_staged"] and fits[threads]), (M, N, K, p)
-    if sms == 132:
-        assert plan(128, 4096, 2048, 4)["image_pdl"]  # Qwen3 Q: 96 + 32 CTAs
-        assert not plan(128, 14336, 4096, 4)["image_pdl"] and not plan(128, 14336, 4096, 4)["x_staged"]  # 8B: 112 + 64
-        # Qwen3 O / down at M = 128: 96 + 64 / 80 + 80 image CTAs of 256 do not fit, 96 + 32 / 80 + 40 of 512 do
-        assert plan(128, 2048, 4096, 4)["image_threads"] == (512 if pdl else 256)
-        assert plan(128, 2048, 5120, 4)["image_threads"] == (512 if pdl else 256)
-        assert plan(128, 2048, 4096, 4)["image_pdl"] == pdl and plan(128, 2048, 5120, 4)["image_pdl"] == pdl
-        assert plan(256, 4096, 2048, 4)["image_threads"] == 256 and not plan(256, 4096, 2048, 4)["image_pdl"]  # Q: 128 + 32
-    previous = kbit._C._set_wgmma_image_dependent_launch(2)
-    try:
-        assert plan(128, 14336, 4096, 4)["image_pdl"] and not plan(16, 4096, 2048, 4)["image_pdl"]  # staged: no pass
-        kbit._C._set_wgmma_image_dependent_launch(1)
-        assert not plan(128, 4096, 2048, 4)["image_pdl"]
-        assert plan(128, 2048, 4096, 4)["image_threads"] == 256  # no PDL: no 512 (Qwen3 O, 512 where PDL is possible)
-    finally:
-        kbit._C._set_wgmma_image_dependent_launch(previous)
-    previous = kbit._C.set_dependent_launch(False)
-    try:
-        assert plan(128, 2048, 4096, 4)["image_threads"] == 256  # PDL off for the process: likewise
-    finally:
-        kbit._C.set_dependent_launch(previous)
-    with pytest.raises(RuntimeError, match="not a bool"):  # True would be 1 = never
-        kbit._C._set_wgmma_image_dependent_launch(True)
     previous = kbit._C._set_wgmma_row_tiles(16)
     try:
         assert plan(100, 4096, 2048, 4)["row_tiles"] == 16 and plan(100, 4096, 2048, 4)["tokens"] == 64
@@ -1383,119 +1337,33 @@ def test_wgmma_launch_plan_shapes():
         plan(0, 4096, 2048, 4)
 
 
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-def test_wgmma_image_threads_aid(dtype, poisoned_cuda):
-    # the image pass in CTAs of 128, 256, 512 or 1024 threads writes the same image: the same bits from the GEMM
-    # (257 x 5120: K-splits in a cluster; M = 300: three token chunks, the last partial); the plan counts the pass's
-    # CTAs at that size for its PDL rule; bad sizes raise
-    if not kbit._C.wgmma_gemm_runs(4, 128):
-        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
-    qw, W_hat = weight(4, 257, 5120)
-    op = torch.ops.kbit.wgmma_gemm
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_threads(0)
-    try:
-        for M in (100, 300):
-            x = acts(M, 5120, dtype, "imgthreads")
-            ys = {}
-            for threads in (0, 128, 256, 512, 1024):
-                kbit._C._set_wgmma_image_threads(threads)
-                p = kbit._C._wgmma_launch_plan(M, 257, 5120, 4)
-                fits = {t: p["ctas"] + image_ctas(M, 5120, p["tokens"], t) <= sms for t in (128, 256, 512, 1024)}
-                pdl = kbit._C.dependent_launch()
-                assert p["image_threads"] == (threads or (512 if pdl and fits[512] and not fits[256] else 256)), p
-                assert p["image_pdl"] == fits[p["image_threads"]], p
-                ys[threads] = check_call(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), x,
-                                         W_hat, dtype)
-            for threads in (128, 256, 512, 1024):
-                assert_bitwise_equal(ys[threads], ys[0])
-    finally:
-        kbit._C._set_wgmma_x_staging(previous[0])
-        kbit._C._set_wgmma_image_threads(previous[1])
-    for bad in (-1, 64, 300, 2048):
-        with pytest.raises(RuntimeError, match="threads must be 0 .the rule., 128, 256, 512 or 1024; got " + str(bad)):
-            kbit._C._set_wgmma_image_threads(bad)
-    assert kbit._C._set_wgmma_image_threads(0) == 0
-
-
-def test_wgmma_x_staging_rule():
-    # x staged by the kernel's threads only where a CTA's groups fit its stages, they are at most 2 (session 35) and
-    # it stages at most 64 tokens x groups (32 KB of x), else the image pass (session 31); the tuning aid forces either
-    if not kbit._C.wgmma_gemm_runs(4, 128):
-        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
-    plan = kbit._C._wgmma_launch_plan
-    for M in (9, 16, 24, 32, 40, 64, 96, 128, 300):
-        for N, K in ((4096, 2048), (2048, 4096), (5120, 2048), (2048, 5120), (512, 2048), (14336, 4096), (300, 2080)):
-            for k in (2, 4, 5):
-                p = plan(M, N, K, k)
-                groups = -(-K // 256)
-                cta_groups = -(-groups // p["splits"])
-                # (either cap implies that the groups fit the stages: 2-4 stages, 4 at 16 tokens, 3 at 32, 2 at 64)
-                assert p["x_staged"] == (cta_groups <= 2 and cta_groups * p["tokens"] <= 64), (M, N, K, k, p)
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200's splits
-        assert not plan(64, 4096, 2048, 4)["x_staged"]   # Qwen3 Q: 3 groups x 64 tokens a CTA
-        assert plan(16, 4096, 2048, 4)["x_staged"]       # 2 groups x 16
-        assert plan(64, 512, 2048, 4)["x_staged"]        # Qwen3 KV: 1 group x 64 (8 splits)
-        assert not plan(128, 512, 2048, 4)["x_staged"]   # 1 group x 128
-        glm_shared_gu = plan(16, 10240, 2048, 4)
-        assert glm_shared_gu["splits"] == 2 and not glm_shared_gu["x_staged"]  # 4 groups x 16
-    previous = kbit._C._set_wgmma_x_staging(1)
-    try:
-        assert plan(64, 4096, 2048, 4)["x_staged"]
-        kbit._C._set_wgmma_x_staging(2)
-        assert not plan(16, 4096, 2048, 4)["x_staged"]
-    finally:
-        kbit._C._set_wgmma_x_staging(previous)
-
-
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
             kbit._C._set_wgmma_splits(bad)
-    for bad in (-1, 3):
-        with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .* or 2 .*; got " + str(bad)):
-            kbit._C._set_wgmma_x_staging(bad)
     for bad in (-1, 4, 32):
         with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
             kbit._C._set_wgmma_row_tiles(bad)
-    for bad in (-1, 3):
-        with pytest.raises(RuntimeError, match="mode must be 0 .the rule., 1 .never. or 2 .always.; got " + str(bad)):
-            kbit._C._set_wgmma_image_dependent_launch(bad)
     for bad in (-1, 8, 48, 256):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
             kbit._C._set_wgmma_tokens(bad)
-    assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_x_staging(0) == 0
-    assert kbit._C._set_wgmma_row_tiles(0) == 0 and kbit._C._set_wgmma_image_dependent_launch(0) == 0
-    assert kbit._C._set_wgmma_tokens(0) == 0
-    assert kbit._C._set_wgmma_x_peers(0) == 0 and kbit._C._set_wgmma_first_stage_alone(0) == 0
-    for aid in (kbit._C._set_wgmma_x_peers, kbit._C._set_wgmma_first_stage_alone):
-        with pytest.raises(RuntimeError, match="not a bool"):
-            aid(True)
+    assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_row_tiles(0) == 0
+    assert kbit._C._set_wgmma_tokens(0) == 0 and kbit._C._set_wgmma_first_stage_alone(0) == 0
+    with pytest.raises(RuntimeError, match="not a bool"):
+        kbit._C._set_wgmma_first_stage_alone(True)
 
 
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
-    # x staged by the kernel (M = 16, forced: the rule takes the image for its 3 groups a CTA) or the image pass
-    # before it (M = 100, the rule's: 3 groups per CTA, 2 stages; the pass launched without PDL and with); 257 x 5120 splits K,
+    # x by tensor copies through a map encoded at capture (a graph replays the captured map: the same x buffer, new
+    # values copied into it), M = 16 (one chunk of 16 tokens) and 100 (128 tokens, 28 past M); 257 x 5120 splits K,
     # the splits a cluster adding their partials in shared memory: capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)
     x0 = acts(M, 5120, torch.float16, "wg0")
     x1 = acts(M, 5120, torch.float16, "wg1")
     op = torch.ops.kbit.wgmma_gemm
-    staging = kbit._C._set_wgmma_x_staging(1 if M <= 64 else 0)  # M = 100: the rule's image
-    try:
-        assert kbit._C._wgmma_launch_plan(M, 257, 5120, 4)["x_staged"] == (M <= 64)  # the two forms of x
-        for image_pdl, threads in (((1, 0), (2, 0), (2, 512)) if M > 64 else ((0, 0),)):  # (the pass in CTAs of 512)
-            previous = kbit._C._set_wgmma_image_dependent_launch(image_pdl), kbit._C._set_wgmma_image_threads(threads)
-            try:
-                check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()],
-                                   [x1])
-            finally:
-                kbit._C._set_wgmma_image_dependent_launch(previous[0])
-                kbit._C._set_wgmma_image_threads(previous[1])
-    finally:
-        kbit._C._set_wgmma_x_staging(staging)
+    check_graph_replay(lambda x: op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4), [x0.clone()], [x1])
 
 
 # ---------------------------------------------------------------------------------------------

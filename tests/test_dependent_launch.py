@@ -47,15 +47,16 @@ def op_call(op, decode):
 @pytest.mark.parametrize("op,M,decode", [("gemv_gemm", 1, "mma"), ("gemv_gemm", 4, "mma"), ("gemv_gemm", 8, "mma"),
                                          ("gemv_gemm", 16, "mma"), ("gemv_gemm", 1, "shuffle"),
                                          ("gemv_gemm", 4, "shuffle"), ("mma_gemm", 8, None), ("mma_gemm", 33, None),
-                                         ("tile_gemm", 33, None), ("wgmma_gemm", 33, None), ("wgmma_gemm", 128, None)])
+                                         ("tile_gemm", 33, None), ("wgmma_gemm", 16, None), ("wgmma_gemm", 33, None),
+                                         ("wgmma_gemm", 128, None)])
 @pytest.mark.parametrize("k", KS)
 def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     # Each round overwrites x, then the weight's tensors and its codebook (negated for weight b), with
     # kernels (torch.where) and calls the op at once: a call that read any of them before its wait
-    # would match the other weight. The wgmma kernel runs both forms of x: staged by its threads, and
-    # the image, after whose kernel it reads all but the image before its wait (x_image.cu), that
-    # kernel launched with PDL and without. (ATen's writers never let the next kernel start early; the
-    # image pass after a kbit kernel that does: test_chained_wgmma_image_calls.)
+    # would match the other weight. The wgmma kernel (x by tensor copies, weights by bulk copies, all
+    # after its wait; only L2 prefetches before) with its first stage requested alone and with every
+    # stage at once. (ATen's writers never let the next kernel start early; a kbit kernel that does:
+    # test_chained_calls_feed_each_other, test_chained_wgmma_calls.)
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     call = op_call(op, decode)
@@ -66,9 +67,9 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     xs = torch.randn(2, M, 2048, device=DEV, generator=g).half()
     x = torch.empty(M, 2048, device=DEV, dtype=torch.float16)
     picks = [bool(i % 3 == 1) for i in range(12)]  # a, b, a, a, b, a, ...
-    # wgmma: forced staged, forced image (its pass without PDL, 1, and with, 2)
-    for x_form, image_pdl in (((1, 0), (2, 1), (2, 2)) if op == "wgmma_gemm" else ((0, 0),)):
-        previous = kbit._C._set_wgmma_x_staging(x_form), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
+    # wgmma: the first stage alone (2) and every stage at once (1)
+    for alone in ((2, 1) if op == "wgmma_gemm" else (0,)):
+        previous = kbit._C._set_wgmma_first_stage_alone(alone)
         try:
             ys = []
             for use_b in picks:
@@ -80,11 +81,11 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
                 ys.append(call(x, *live, k))
             torch.cuda.synchronize()
         finally:
-            kbit._C._set_wgmma_x_staging(previous[0]), kbit._C._set_wgmma_image_dependent_launch(previous[1])
+            kbit._C._set_wgmma_first_stage_alone(previous)
         for i, (use_b, y) in enumerate(zip(picks, ys)):
             ref = xs[int(use_b)].double() @ (-wb if use_b else wa).T  # qb's codes on the negated codebook
             err = rel_err(y, ref)
-            assert err <= GEMM_RTOL[torch.float16], (x_form, image_pdl, i, use_b, err)
+            assert err <= GEMM_RTOL[torch.float16], (alone, i, use_b, err)
 
 
 def check_chain(step, x, w1, w2, g):
@@ -120,19 +121,18 @@ def test_chained_calls_feed_each_other(k, M):
     check_chain(lambda x, i: kbit.gemm(x, q1 if i == 0 else q2), x, w1, w2, g)
 
 
-@pytest.mark.parametrize("image_pdl", [1, 2])
-def test_chained_wgmma_image_calls(image_pdl):
-    # The wgmma kernel with x from the image pass, each call's x the previous call's output: the pass
-    # runs right after a wgmma kernel that lets the next kernel start at its top, so with PDL (2) a
-    # pass that read x before its wait, and either way a GEMM that copied the image before its own,
-    # would read a stale x. (Not caught here: a pass that let the GEMM start before the pass's own
-    # wait; the GEMM's early reads are of weights no kernel just wrote.) Eagerly and from a CUDA graph.
-    M, k = 128, 4
+@pytest.mark.parametrize("M", [16, 128])
+def test_chained_wgmma_calls(M):
+    # The wgmma kernel, each call's x the previous call's output: a wgmma kernel lets the next one start at
+    # its top, so a call whose tensor copies of x came before its wait would read a stale x (M = 16: four
+    # warpgroups, 16-token boxes; 128: two, 128-token boxes; 2048 x 2048 splits K in clusters). Eagerly and
+    # from a CUDA graph.
+    k = 4
     if not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
     (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
-    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-image-chain-{image_pdl}"))
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-wgmma-chain-{M}"))
     x = torch.randn(M, 2048, device=DEV, generator=g).half()
     op = torch.ops.kbit.wgmma_gemm
 
@@ -140,13 +140,7 @@ def test_chained_wgmma_image_calls(image_pdl):
         q = q1 if i == 0 else q2
         return op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
 
-    previous = kbit._C._set_wgmma_x_staging(2), kbit._C._set_wgmma_image_dependent_launch(image_pdl)
-    try:
-        assert not kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["x_staged"]
-        assert kbit._C._wgmma_launch_plan(M, 2048, 2048, k)["image_pdl"] == (image_pdl == 2)
-        check_chain(step, x, w1, w2, g)
-    finally:
-        kbit._C._set_wgmma_x_staging(previous[0]), kbit._C._set_wgmma_image_dependent_launch(previous[1])
+    check_chain(step, x, w1, w2, g)
 
 
 def test_grouped_gemv_sees_offsets_written_just_before():
