@@ -1,8 +1,6 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
-shape and M, wgmma_gemm (k = --k, default 4; fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x x staging
-(staged / image) x x peers (never / paired) x the first stage alone (never / always) x the image pass's PDL
-(never / always) x the pass's threads a CTA (128 / 256 / 512 / 1024; 0 for any of them: the rule's), plus the rule
-and cuBLAS fp16. The row-tiles aid acts from M = 33 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four,
+shape and M, wgmma_gemm (k = --k, default 4; fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x
+the first stage alone (never / always; 0: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M = 33 (8: two warpgroups, 64 tokens to M = 64 and 128 above; 16: four,
 chunks of 64); each row's `plan` says what ran.
 Prints one line per cell and writes a JSON of rows (shape, M, k, config, plan, us).
 
@@ -29,11 +27,7 @@ def main():
     p.add_argument("--ms", default="64")
     p.add_argument("--row-tiles", default="8,16")
     p.add_argument("--splits", default="1,2,3,4,5,6,7,8")
-    p.add_argument("--staging", default="1,2", help="x staging modes to force (1 staged, 2 image)")
-    p.add_argument("--peers", default="0", help="x peers modes to force (1 never, 2 where a launch can pair row blocks)")
-    p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; image form)")
-    p.add_argument("--pdl", default="0", help="image-pass PDL modes to force (1 never, 2 always; 0 the rule; image form)")
-    p.add_argument("--image-threads", default="0", help="image-pass threads a CTA to force (128, 256, 512, 1024; 0 the rule)")
+    p.add_argument("--alone", default="0", help="first-stage-alone modes to force (1 never, 2 always; 0 the rule)")
     p.add_argument("--k", type=int, default=4, choices=(2, 3, 4, 5), help="bits per weight")
     p.add_argument("--out", default=None)
     a = p.parse_args()
@@ -48,16 +42,12 @@ def main():
             t = timer.measure([lambda w=w: F.linear(x, w) for w in fp16], Work(0, 0, "fp16"))
             rows.append({"shape": name, "M": M, "k": a.k, "config": "fp16", "us": t.median_us})
             print(f"{name} M={M} fp16 {t.median_us:.2f} us", flush=True)
-            configs = [("rule", 0, 0, 0, 0, 0, 0, 0)] + [
-                (f"rt{rt} s{s} x{xs}" + (f" p{pe}" if pe else "") + (f" a{al}" if al else "") + (f" d{dl}" if dl else "")
-                 + (f" t{it}" if it else ""), rt, s, xs, pe, al, dl, it)
+            configs = [("rule", 0, 0, 0)] + [
+                (f"rt{rt} s{s}" + (f" a{al}" if al else ""), rt, s, al)
                 for rt in map(int, a.row_tiles.split(",")) for s in map(int, a.splits.split(","))
-                for xs in map(int, a.staging.split(",")) for pe in map(int, a.peers.split(","))
-                for al in map(int, a.alone.split(",")) for dl in map(int, a.pdl.split(","))
-                for it in map(int, a.image_threads.split(","))]
-            for label, rt, s, xs, pe, al, dl, it in configs:
-                C._set_wgmma_row_tiles(rt); C._set_wgmma_splits(s); C._set_wgmma_x_staging(xs); C._set_wgmma_x_peers(pe)
-                C._set_wgmma_first_stage_alone(al); C._set_wgmma_image_dependent_launch(dl); C._set_wgmma_image_threads(it)
+                for al in map(int, a.alone.split(","))]
+            for label, rt, s, al in configs:
+                C._set_wgmma_row_tiles(rt); C._set_wgmma_splits(s); C._set_wgmma_first_stage_alone(al)
                 try:
                     plan = dict(C._wgmma_launch_plan(M, N, K, a.k))
                     t = timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, a.k) for c in copies], Work(0, 0, label))
@@ -65,8 +55,7 @@ def main():
                     print(f"{name} M={M} {label}: {str(e)[:120]}", flush=True)
                     continue
                 finally:
-                    C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_x_staging(0); C._set_wgmma_x_peers(0)
-                    C._set_wgmma_first_stage_alone(0); C._set_wgmma_image_dependent_launch(0); C._set_wgmma_image_threads(0)
+                    C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_first_stage_alone(0)
                 rows.append({"shape": name, "M": M, "k": a.k, "config": label, "plan": plan, "us": t.median_us})
                 print(f"{name} M={M} {label:22s} {t.median_us:7.2f} us  plan {plan}", flush=True)
         del copies, fp16

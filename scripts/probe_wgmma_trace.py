@@ -3,7 +3,7 @@ shape and M (k = 4, fp16), a warm call, an L2 flush, then one traced call; print
 of each interval in SM cycles, the SM clock (clock64 over globaltimer per CTA), the kernel's span (first entry to
 last exit, globaltimer) and the CTAs' start spread.
 
-    python scripts/probe_wgmma_trace.py --shapes Q,llama8b_gu --ms 16,64,128 [--aid wgmma_x_peers=1] --out t.json
+    python scripts/probe_wgmma_trace.py --shapes Q,llama8b_gu --ms 16,64,128 [--aid wgmma_first_stage_alone=1] --out t.json
 """
 from __future__ import annotations
 
@@ -60,25 +60,25 @@ def main():
             for i in range(t.shape[0]):  # the last group's data to the loop's end, each CTA at its own last group
                 last[i] = t[i, 44] - t[i, 3 + int(min(own[i], 40))]
             iv["last_group+drain"] = (float(last.median()), float(last.max()))
-            iv["loop_end->pdl_wait"] = med(44, 45)
+            iv["loop_end->epilogue"] = med(44, 45)
             if plan["splits"] > 1:
                 iv["partials+cluster_sync"] = med(45, 47)
                 iv["reduction"] = med(47, 51)
                 iv["final_barrier"] = med(51, 48)
             else:
-                iv["y_stores(+peer barrier)"] = med(45, 48)
+                iv["y_stores"] = med(45, 48)
             iv["total"] = med(1, 48)
             span_us = float((t[:, 49].max() - t[:, 0].min()) / 1e3)
             start_spread_us = float((t[:, 0].max() - t[:, 0].min()) / 1e3)
             pdl = t[:, 50] - t[:, 1]
             row = {"shape": name, "M": M, "plan": plan, "ctas_traced": int(ok.sum()), "groups_max": groups,
                    "sm_mhz_median": float(mhz.median()), "span_us": span_us, "start_spread_us": start_spread_us,
-                   "producer_pdl_wait_cycles_median": float(pdl[pdl > 0].median()) if (pdl > 0).any() else None,
+                   "pdl_wait_cycles_median": float(pdl[pdl > 0].median()) if (pdl > 0).any() else None,
                    "intervals_cycles_median_max": iv}
             rows.append(row)
             print(f"== {name} M={M} plan {plan} traced {int(ok.sum())}/{ctas} CTAs, SM {float(mhz.median()):.0f} MHz, "
-                  f"span {span_us:.2f} us, start spread {start_spread_us:.2f} us, producer PDL wait "
-                  f"{row['producer_pdl_wait_cycles_median']}", flush=True)
+                  f"span {span_us:.2f} us, start spread {start_spread_us:.2f} us, PDL wait "
+                  f"{row['pdl_wait_cycles_median']}", flush=True)
             for k_, (m_, x_) in iv.items():
                 print(f"   {k_:28s} {m_:9.0f} (max {x_:9.0f})")
     if a.out:

@@ -11,7 +11,7 @@ dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the d
 resident in CTAs of several unit slots and the decode layouts of session 28 (`python3 scripts/sanitize_cases.py cuda
 gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
-the wgmma kernel's cluster split-K with x staged or from the image (`... cuda wgmma-splits`: those alone); the
+the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
@@ -101,20 +101,15 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
-    """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory)
-    with x staged by the producers and from the image pass (launched with PDL and without: the GEMM
-    reads all but the image before its wait either way): 2, 3 and 8 splits, a partly filled row block,
-    a K tail, token chunks of 16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128
-    tokens, the producers staging x in batches; 16: chunks of 64). Since session 32 also one split (y's tile
-    through shared memory; N = 1024: its 16-byte pieces), the image form with row blocks paired (x peers:
-    multicast copies, remote arrivals; an odd row-block count) and with every stage requested at the start
-    (the rule requests the first stage alone). `shapes`: indices into the four (N, K, M) cases (None: all), so a slow
-    tool (racecheck) can take them in parts."""
+    """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory), x by tensor copies
+    (TMA) from x itself (zeros past M and K): 2, 3 and 8 splits, a partly filled row block, a K tail, token chunks of
+    16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128 tokens; 16: chunks of 64). Also one split
+    (y's tile through shared memory; N = 1024: its 16-byte pieces), and every stage requested at the start (the rule
+    requests the first stage alone). `shapes`: indices into the four (N, K, M) cases (None: all), so a slow tool
+    (racecheck) can take them in parts."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
-    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_x_staging(0), kbit._C._set_wgmma_row_tiles(0),
-            kbit._C._set_wgmma_image_dependent_launch(0), kbit._C._set_wgmma_x_peers(0),
-            kbit._C._set_wgmma_first_stage_alone(0))
+    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(0), kbit._C._set_wgmma_first_stage_alone(0))
     try:
         cases = ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100), (1024, 2080, 130))
         for N, K, M in (cases if shapes is None else [cases[i] for i in shapes]):
@@ -123,25 +118,17 @@ def wgmma_split_cases(dev="cuda", shapes=None):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             for row_tiles in ((8, 16) if M > 32 else (0,)):
                 for splits in (1, 2, 3, 8):
-                    # staged; the image without / with PDL; the image with row blocks paired; all stages at the start
-                    for staging, image_pdl, peers, alone in ((1, 0, 0, 0), (2, 1, 0, 0), (2, 2, 0, 0), (2, 0, 2, 0),
-                                                             (2, 0, 0, 1)):
+                    for alone in (0, 1):  # the rule (the first stage alone); every stage at the start
                         kbit._C._set_wgmma_row_tiles(row_tiles)
                         kbit._C._set_wgmma_splits(splits)
-                        kbit._C._set_wgmma_x_staging(staging)
-                        kbit._C._set_wgmma_image_dependent_launch(image_pdl)
-                        kbit._C._set_wgmma_x_peers(peers)
                         kbit._C._set_wgmma_first_stage_alone(alone)
                         y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
                         check(y, x.double() @ ref_w.T, f"wgmma_gemm N={N} K={K} M={M} row_tiles={row_tiles} "
-                              f"splits={splits} staging={staging} image_pdl={image_pdl} peers={peers} alone={alone}")
+                              f"splits={splits} alone={alone}")
     finally:
         kbit._C._set_wgmma_splits(prev[0])
-        kbit._C._set_wgmma_x_staging(prev[1])
-        kbit._C._set_wgmma_row_tiles(prev[2])
-        kbit._C._set_wgmma_image_dependent_launch(prev[3])
-        kbit._C._set_wgmma_x_peers(prev[4])
-        kbit._C._set_wgmma_first_stage_alone(prev[5])
+        kbit._C._set_wgmma_row_tiles(prev[1])
+        kbit._C._set_wgmma_first_stage_alone(prev[2])
 
 
 def grouped_schedule_cases(dev="cuda"):

@@ -1,7 +1,6 @@
 """Patch this tree's wgmma kernel with a per-CTA clock trace (a diagnostic build, never main's): clock64 stamps of
-consumer thread 0 (entry, the CTA barrier, the table, each group's `full` wait, the loop's end, the PDL wait, the split
-reduction's barriers, exit), globaltimer at entry and exit (the SM clock per CTA), producer warp 0's lane after its
-PDL wait; read with kbit._C._wgmma_trace_read() (k = 4 kernels; int64 [2048 CTAs, 64 slots], CTA = blockIdx.x +
+consumer thread 0 (entry, its PDL wait's return, the CTA barrier, the table, each group's `full` wait, the loop's end,
+the epilogue's start, the split reduction's barriers, exit), globaltimer at entry and exit (the SM clock per CTA); read with kbit._C._wgmma_trace_read() (k = 4 kernels; int64 [2048 CTAs, 64 slots], CTA = blockIdx.x +
 gridDim.x blockIdx.y), cleared with _wgmma_trace_reset(). Used by scripts/probe_wgmma_trace.py.
 
     python scripts/wgmma_trace_patch.py && bash scripts/build_py312.sh   # then restore: git checkout csrc
@@ -22,7 +21,7 @@ def rep(old, new, count=1):
 rep("""namespace kbit {
 namespace cuda {
 
-// x's part of a stage""", """namespace kbit {
+// x_map (the kernel's tensor map""", """namespace kbit {
 namespace cuda {
 
 constexpr int kTraceCtas = 2048, kTraceSlots = 64;
@@ -54,21 +53,21 @@ void wgmma_trace_reset() {
   C10_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// x's part of a stage""")
+// x_map (the kernel's tensor map""")
 rep("""  allow_dependents();
-  if constexpr (kXStaged) {""", """  if (threadIdx.x == 0) trace_value(0, global_ns()), trace_clock(1);
+  if (threadIdx.x == 0) prefetch_l2_line(args.codebook);""", """  if (threadIdx.x == 0) trace_value(0, global_ns()), trace_clock(1);
   allow_dependents();
-  if constexpr (kXStaged) {""")
+  if (threadIdx.x == 0) prefetch_l2_line(args.codebook);""")
 rep("""  __syncthreads();  // the codebook staged""", """  __syncthreads();
   if (threadIdx.x == 0) trace_clock(2);
   // the codebook staged""")
-rep("""        grid_dependency_wait();  // the image is written (x_image.cu)
-""", """        grid_dependency_wait();  // the image is written (x_image.cu)
-        trace_clock(50);
-""")
+rep("""  grid_dependency_wait();
+  const float cb_value""", """  grid_dependency_wait();
+  if (threadIdx.x == 0) trace_clock(50);
+  const float cb_value""")
 rep("""  named_barrier_sync(3, kConsumerThreads);  // the table
 """, """  named_barrier_sync(3, kConsumerThreads);  // the table
-  if (threadIdx.x == 0) trace_clock(3), trace_value(52, n_groups), trace_value(53, splits), trace_value(54, peers);
+  if (threadIdx.x == 0) trace_clock(3), trace_value(52, n_groups), trace_value(53, splits), trace_value(54, 1);
 """)
 rep("""    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
 """, """    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
@@ -78,16 +77,16 @@ rep("""  wgmma_wait<0>();
 """, """  wgmma_wait<0>();
   if (threadIdx.x == 0) trace_clock(44);
 """)
-rep("""  if constexpr (!kXStaged) grid_dependency_wait();  // before y's stores (long since returned: the image was read)
-""", """  if constexpr (!kXStaged) grid_dependency_wait();  // before y's stores (long since returned: the image was read)
-  if (threadIdx.x == 0) trace_clock(45);
-""")
-rep("""    if (peers == 2) cluster_wait();
+rep("""  // acc[4 n + e] (wgmma D)""", """  if (threadIdx.x == 0) trace_clock(45);
+  // acc[4 n + e] (wgmma D)""")
+rep("""    }
     return;
-  }""", """    if (peers == 2) cluster_wait();
+  }
+  // K-splits""", """    }
     if (threadIdx.x == 0) trace_clock(48), trace_value(49, global_ns());
     return;
-  }""")
+  }
+  // K-splits""")
 rep("""  cluster_sync();  // every split's partials written
 """, """  if (threadIdx.x == 0) trace_clock(46);
   cluster_sync();  // every split's partials written
