@@ -47,8 +47,9 @@
 //   showed one producer lane spending 68-80 cycles per bulk copy (~9000 cycles of first stages
 //   before the first barrier at TN = 16, ~2650 per stage on the path at TN = 64); four producer
 //   warps: 8B gate/up M = 128 58.7 -> 44.8 us, 70B M = 64 109 -> 91. Session 18: split-K in a
-//   cluster (no reduction kernel): Qwen3 gate/up M = 16 12.4 -> 10.1 us, KV 9.1 -> 6.7, 8B gate/up
-//   M = 64 35.6 -> 29.9. Session 23: two warpgroups on 128 rows (kRowTiles = 8), 128 tokens per CTA
+//   cluster (no reduction kernel) and x staged by the kernel's threads where no stage refilled (no
+//   pass kernel before): Qwen3 gate/up M = 16 12.4 -> 10.1 us, KV 9.1 -> 6.7, 8B gate/up M = 64
+//   35.6 -> 29.9. Session 23: two warpgroups on 128 rows (kRowTiles = 8), 128 tokens per CTA
 //   above M = 64 (each weight decoded once per 128 tokens, not per 64): M = 128 Qwen3 Q 14.9 -> 13.4
 //   us, down 17.3 -> 15.0, 8B gate/up 43.7 -> 33.5, 70B 158 -> 118. Until layout version 3 x's
 //   k-slots were permuted, so x reached the stages through a pass kernel writing an image of them
