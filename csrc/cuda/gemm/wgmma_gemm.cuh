@@ -51,7 +51,7 @@
 //   pass kernel before): Qwen3 gate/up M = 16 12.4 -> 10.1 us, KV 9.1 -> 6.7, 8B gate/up M = 64
 //   35.6 -> 29.9. Session 23: two warpgroups on 128 rows (kRowTiles = 8), 128 tokens per CTA
 //   above M = 64 (each weight decoded once per 128 tokens, not per 64): M = 128 Qwen3 Q 14.9 -> 13.4
-//   us, down 17.3 -> 15.0, 8B gate/up 43.7 -> 33.5, 70B 158 -> 118. Until layout version 3 x's
+//   us, down 17.3 -> 15.0, 8B gate/up 43.7 -> 33.5, 70B 158 -> 118. Through layout version 3 x's
 //   k-slots were permuted, so x reached the stages through a pass kernel writing an image of them
 //   or through the kernel's threads (loads, a transpose in registers, stores); session 35 measured
 //   the pass's kernel boundary at 0.7-2.3 us a call (Qwen3 shapes), hence version 4 and x by TMA.
