@@ -42,15 +42,10 @@ struct TcGemmArgs {
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
   int ring_stages;
-  // wgmma kernel (set by the host, wgmma_x_staged): its producers stage x from x itself; else x
-  // is wgmma_x_image's image of the stages, copied in bulk. And the CTA's shape (wgmma_plan,
-  // wgmma_gemm.h: tokens per CTA, 16-row tiles per CTA), chosen once per call on the host so the
-  // image, the split model and the launch agree.
-  bool wgmma_x_staged;
+  // wgmma kernel: the CTA's shape (wgmma_plan, wgmma_gemm.h: tokens per CTA, 16-row tiles per CTA), chosen
+  // once per call on the host so the split model, x's tensor map and the launch agree; and whether the first
+  // stage's weights are requested alone, the other stages' once it landed (wgmma_plan).
   int wgmma_tokens, wgmma_row_tiles;
-  // 2: CTAs of two row blocks share each stage's x (a cluster of 2 x splits; image form only; wgmma_plan), else 1.
-  int wgmma_x_peers;
-  // Image form: the first stage's weights requested alone, the other stages' once it landed (wgmma_plan).
   bool wgmma_first_stage_alone;
 };
 
