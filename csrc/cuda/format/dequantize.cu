@@ -30,17 +30,22 @@ __device__ __forceinline__ void store8(out_t* dst, const float (&v)[8]) {
   }
 }
 
-// Two consecutive outputs as one store (4 bytes, 8 for fp32).
-template <typename out_t>
-__device__ __forceinline__ void store2(out_t* dst, float v0, float v1) {
-  if constexpr (sizeof(out_t) == 4) {
-    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-  } else {
-    union { out_t h[2]; uint32_t u; } pack;
-    pack.h[0] = from_float<out_t>(v0);
-    pack.h[1] = from_float<out_t>(v1);
-    *reinterpret_cast<uint32_t*>(dst) = pack.u;
-  }
+// a[i] for a runtime i in 0..3 (selects: no local-memory array).
+__device__ __forceinline__ uint32_t pick4(const uint32_t (&a)[4], int i) {
+  return i == 0 ? a[0] : i == 1 ? a[1] : i == 2 ? a[2] : a[3];
+}
+
+// The four lanes t of a quad each hold words p[j] (j = 0..3); afterwards lane t holds q[j] = lane j's p[t] (a 4 x 4
+// transpose across the quad): in round k lane t takes lane (t + k) % 4's p[t], which that lane selects as its p[(t' -
+// k) % 4]; then q[j] is round (j - t) % 4's word.
+__device__ __forceinline__ void quad_transpose(const uint32_t (&p)[4], uint32_t (&q)[4], int lane) {
+  const int t = lane & 3, quad = lane & ~3;
+  uint32_t got[4];
+  got[0] = pick4(p, t);
+#pragma unroll
+  for (int k = 1; k < 4; ++k) got[k] = __shfl_sync(0xffffffffu, pick4(p, (t - k) & 3), quad | ((t + k) & 3));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) q[j] = pick4(got, (j - t) & 3);
 }
 
 // ---- flat layout: one thread per 8 consecutive weights of a block ---------------------
@@ -80,9 +85,10 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // ---- tiled layout: one warp per tile, stored straight from registers -------------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
-// docs/format.md section 5): one 4-byte store a pair (8 for fp32); a warp's store of one (block, row half, j)
-// writes 8 rows x 16 contiguous bytes, and its four j fill the rows' 64 bytes (version 3 gave a lane 8
-// consecutive columns, one 16-byte store). Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
+// docs/format.md section 5); a 4 x 4 transpose across the row's quad (quad_transpose: 3 shuffles a word) gives
+// lane t the 8 consecutive columns 32 b + 8 t .. + 7, one 16-byte store (two for fp32). A warp's store of one
+// (block, row half) writes 8 rows x 64 contiguous bytes (128 for fp32), whole 32-byte sectors. (Session 36: one
+// 4-byte store a pair, 8 rows x 16 bytes a warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
 // at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
 // on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
 // CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and
@@ -135,13 +141,38 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
         const int64_t row = nt * 16 + g + 8 * h;
         const uint32_t code = (am_words[2 * h + (b >> 2)] >> (8 * (b & 3))) & 0xFFu;
         const float s = block_scale(code, rs[h]);
+        float v[8];  // v[2 j], v[2 j + 1]: columns 32 b + 8 j + 2 t4, + 1
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           uint32_t lo, hi;
           get_pair(codes, K, 8 * b + 2 * j + h, lo, hi);
-          if (row < N)
-            store2(out + (e * N + row) * cols + col0 + 32 * b + 8 * j + 2 * t4, dequant_value(cb[lo], s),
-                   dequant_value(cb[hi], s));
+          v[2 * j] = dequant_value(cb[lo], s);
+          v[2 * j + 1] = dequant_value(cb[hi], s);
+        }
+        float w[8];  // columns 32 b + 8 t4 .. + 7
+        if constexpr (sizeof(out_t) == 4) {
+#pragma unroll
+          for (int e2 = 0; e2 < 2; ++e2) {
+            uint32_t p[4], q[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) p[j] = __float_as_uint(v[2 * j + e2]);
+            quad_transpose(p, q, lane);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) w[2 * j + e2] = __uint_as_float(q[j]);
+          }
+          if (row < N) store8(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4, w);
+        } else {
+          uint32_t p[4], q[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            union { out_t h[2]; uint32_t u; } pack;
+            pack.h[0] = from_float<out_t>(v[2 * j]);
+            pack.h[1] = from_float<out_t>(v[2 * j + 1]);
+            p[j] = pack.u;
+          }
+          quad_transpose(p, q, lane);
+          if (row < N) *reinterpret_cast<uint4*>(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4) =
+              make_uint4(q[0], q[1], q[2], q[3]);
         }
       }
     }

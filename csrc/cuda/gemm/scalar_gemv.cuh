@@ -319,15 +319,29 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   // (wide: the even and odd blocks' x vectors of the lane's slot; 1024 bytes a block pair)
   const unsigned char* xs_even = xs + 64 * odd;
   const unsigned char* xs_odd = xs + 64 * (odd ^ 1);
-#pragma unroll
-  for (int blk = 0; blk < 8; ++blk) {
-    if (blk >= blocks) break;  // K tail: the same for the whole warp
-    uint4 xv[kNTiles];
+  const auto load_x = [&](int blk, uint4 (&xv)[kNTiles]) {
 #pragma unroll
     for (int n = 0; n < kNTiles; ++n) {
       const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
                                       : xs + n * 8 * 512 + 64 * (blk ^ odd);
       xv[n] = ldmatrix_x4(at, stream[0]);
+    }
+  };
+  // With 8 or more tokens each block's x is loaded a block ahead (the asm loads are not hoisted by the compiler as
+  // the plain LDS.128 of layout version 3 were: 6-11% slower at 16-token units without this; session 36).
+  constexpr bool kAhead = kTokens >= 8;
+  uint4 xv_next[kNTiles];
+  if constexpr (kAhead) load_x(0, xv_next);
+#pragma unroll
+  for (int blk = 0; blk < 8; ++blk) {
+    if (blk >= blocks) break;  // K tail: the same for the whole warp
+    uint4 xv[kNTiles];
+    if constexpr (kAhead) {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) xv[n] = xv_next[n];
+      if (blk + 1 < blocks) load_x(blk + 1, xv_next);
+    } else {
+      load_x(blk, xv);
     }
     float d[kNTiles][4];
 #pragma unroll
