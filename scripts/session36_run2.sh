@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 36, device run 2 (v4 + the tiled dequantize's quad transpose + the GEMV's x a block ahead at 8+ tokens):
-# the dequantize probe, kbit.gemm at the cells run 1 found slower (the GEMV at 8-128 tokens) and two rounds of 70B
+# the dequantize probe, kbit.gemm at the cells run 1 found slower (the GEMV at 8-128 tokens) and 70B
 # M = 1, then the GEMV / tile / dequantize tests of test_cuda_gemm, test_cuda_format, test_dependent_launch, test_nn.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -250,7 +250,7 @@ def _stream_words(a: torch.Tensor, b: torch.Tensor, k: int) -> torch.Tensor:
     elif k == 4:
         parts.append((c // 4, 8 * (c % 4), a | b << 4))
     elif k == 3:
-        # 6-bit code c at bits 6c .. 6c+5 of the lane's 384-bit stream (layout version 3);
+        # 6-bit code c at bits 6c .. 6c+5 of the lane's 384-bit stream (since layout version 3);
         # codes with 6c % 32 > 26 continue in the low bits of the next word
         code = a | b << 3
         word, shift = (6 * c) // 32, (6 * c) % 32

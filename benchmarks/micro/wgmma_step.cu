@@ -9,8 +9,9 @@
 //   2  the codebook in registers: byte permutes of a 16-entry fp16 codebook's low and high bytes (k = 4)
 //   3  the wide pair table (entries 256 bytes apart: the address is one PRMT of the code byte over 4 lane)
 //   4  mode 1 without the scale's HMUL2 (what the multiply costs)
-//   5  mode 1 in natural k order from the present layout (session 35: a wgmma decode that would let x skip the image
-//      pass): per 32-column block each lane loads word 2 b + t / 2 of its quad's four streams from shared memory (4
+//   5  mode 1 in natural k order from layout version 3 (session 35: a wgmma decode that would have let x skip the
+//      image pass; layout version 4 made that moot, session 36). The micro keeps version 3's streams and the
+//      no-swizzle B descriptor: it models the session-35 kernel, not the TMA kernel: per 32-column block each lane loads word 2 b + t / 2 of its quad's four streams from shared memory (4
 //      LDS.32; the real kernel keeps the streams there) and each step's four codes are one PRMT of two of them
 // Standalone (no torch at run time):
 //   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I<torch include dirs> -o wgmma_step \

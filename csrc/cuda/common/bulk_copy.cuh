@@ -25,32 +25,11 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
                : "memory");
 }
 
-// Raises the bytes the barrier's current phase expects, without arriving (the issuing thread
-// arrives later, e.g. after its own shared-memory writes of the same stage).
-__device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
-               : "memory");
-}
-
 __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                    smem_address(dst)),
                "l"(src), "r"(bytes), "r"(smem_address(bar))
                : "memory");
-}
-
-// bulk_copy_to_shared into the same shared-memory offset of every CTA of this cluster whose bit is set in
-// cta_mask (ranks, %cluster_ctarank), each copy's bytes reported to the barrier at `bar`'s offset in that CTA
-// (PTX ISA, cp.async.bulk .multicast::cluster). Every destination's barrier must be initialized and its
-// region free: the caller's protocol orders both (wgmma_gemm.cuh: a cluster barrier after the barriers'
-// init, then the stage's `empty` barrier, which counts every destination's consumers).
-__device__ __forceinline__ void bulk_copy_to_shared_multicast(void* dst, const void* src, uint32_t bytes, uint64_t* bar,
-                                                              uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;\n" ::"r"(
-          smem_address(dst)),
-      "l"(src), "r"(bytes), "r"(smem_address(bar)), "h"(cta_mask)
-      : "memory");
 }
 
 }  // namespace cuda

@@ -48,21 +48,6 @@ __device__ __forceinline__ uint32_t cluster_shared_address(const void* p, uint32
   return address;
 }
 
-// mbarrier_arrive_if on a barrier of another CTA of the cluster (its cluster_shared_address), as one
-// predicated instruction. The default semantics (release at CTA scope), as CUTLASS's cluster barriers: what
-// it orders is the arriving warpgroup's completed wgmma reads of its own stage before the other CTA's
-// copies overwrite it. Release at cluster scope compiles to MEMBAR.ALL.GPU before the arrive (in the wgmma
-// loop, where it would wait for every outstanding memory operation of the thread).
-__device__ __forceinline__ void mbarrier_arrive_cluster_if(bool arrive, uint32_t remote_bar) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cluster.b64 _, [%0];\n}\n"
-               ::"r"(remote_bar), "r"(static_cast<int>(arrive)) : "memory");
-}
-
-// The arrive half of cluster_sync (release: MEMBAR.ALL.GPU first), for a CTA that waits later with cluster_wait.
-__device__ __forceinline__ void cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-
 __device__ __forceinline__ void store_cluster_shared(uint32_t address, float v) {
   asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(address), "f"(v) : "memory");
 }

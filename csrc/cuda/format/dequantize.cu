@@ -85,7 +85,7 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // ---- tiled layout: one warp per tile, stored straight from registers -------------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
-// docs/format.md section 5); a 4 x 4 transpose across the row's quad (quad_transpose: 3 shuffles a word) gives
+// docs/format.md section 5); a 4 x 4 transpose across the row's quad (quad_transpose: 3 shuffles per 16-byte store) gives
 // lane t the 8 consecutive columns 32 b + 8 t .. + 7, one 16-byte store (two for fp32). A warp's store of one
 // (block, row half) writes 8 rows x 64 contiguous bytes (128 for fp32), whole 32-byte sectors. (Session 36: one
 // 4-byte store a pair, 8 rows x 16 bytes a warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,

@@ -161,9 +161,10 @@ __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gme
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
 
-// (The decodes' x loads, ldmatrix_x4 with `after` = the lane's first stream word, read from the same stage after
+// (The mma decode's x loads, ldmatrix_x4 with `after` = the lane's first stream word, read from the same stage after
 // the ring's cp.async wait. The stage is refilled only after the warp's __syncwarp that follows its decode, which
-// follows the mma that consume these registers: the loads cannot read a refilled stage.)
+// follows the mma (volatile asm) that consume these registers: the loads cannot read a refilled stage. The shuffle
+// decode's feed only arithmetic, so it takes ldmatrix_x4_ordered.)
 
 // The stream bits from bit `pos` on (compile-time pos after unrolling), low k bits valid.
 template <int K>
@@ -248,7 +249,8 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
     uint32_t xw[kTokens][4];   // x[m]'s pairs t, t + 4, t + 8, t + 12 of block blk (all 8 rows of matrix i: token m)
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      const uint4 xv = ldmatrix_x4(x_slots + gemv_x_at(m, 4 * blk + i), stream[0]);
+      // (ordered: its values feed only FFMAs, nothing that pins it before the warp's __syncwarp and the refill)
+      const uint4 xv = ldmatrix_x4_ordered(x_slots + gemv_x_at(m, 4 * blk + i));
       xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
     float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8

@@ -19,8 +19,6 @@
 // written; commit() closes a group; wait<N>() returns when at most N groups are pending.
 // Registers an issued wgmma reads must not change until its group completed (the compiler
 // sees the asm operands and keeps them; ptxas serializes and warns where it cannot).
-// Shared memory written by the generic proxy (cp.async, stores) needs fence_async_smem()
-// in each writing thread before the barrier that precedes the wgmma reading it.
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
@@ -36,7 +34,6 @@ template <int N>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 // Keeps the compiler from moving reads or writes of v across this point (after a wait).
 __device__ __forceinline__ void pin_register(float& v) { asm volatile("" : "+f"(v)::"memory"); }
