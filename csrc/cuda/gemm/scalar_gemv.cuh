@@ -330,7 +330,8 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
     }
   };
   // With 8 or more tokens each block's x is loaded a block ahead (the asm loads are not hoisted by the compiler as
-  // the plain LDS.128 of layout version 3 were: 6-11% slower at 16-token units without this; session 36).
+  // the plain LDS.128 of layout version 3 were: 6-11% slower at 16-token units without this; session 36). Below 8
+  // tokens it bought nothing (session 36 run 5: Llama-3 70B M = 1 43.6 either way).
   constexpr bool kAhead = kTokens >= 8;
   uint4 xv_next[kNTiles];
   if constexpr (kAhead) load_x(0, xv_next);
