@@ -301,7 +301,7 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
 // kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): the vector 4 blk + i of slot m at
 // gemv_gap(512 m + 64 (blk ^ odd) + 16 s) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 s, with s = i ^ (m
 // % 8) % 4 and odd = (i ^ (m % 8)) / 4.
-template <typename T, int K, int kTokens, bool kWide = false>
+template <typename T, int K, int kTokens, bool kWide = false, bool kAhead = (kTokens >= 8)>
 __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, const unsigned char* x_slots,
                                                       int blocks, const unsigned char* table, uint32_t lane4, int lane,
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
@@ -329,10 +329,9 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
       xv[n] = ldmatrix_x4(at, stream[0]);
     }
   };
-  // With 8 or more tokens each block's x is loaded a block ahead (the asm loads are not hoisted by the compiler as
-  // the plain LDS.128 of layout version 3 were: 6-11% slower at 16-token units without this; session 36). Below 8
-  // tokens it bought nothing (session 36 run 5: Llama-3 70B M = 1 43.6 either way).
-  constexpr bool kAhead = kTokens >= 8;
+  // kAhead (8 or more tokens by default): each block's x is loaded a block ahead (the asm loads are not hoisted by the
+  // compiler as the plain LDS.128 of layout version 3 were: 6-11% slower at 16-token units without this; session 36).
+  // Below 8 tokens it bought nothing (session 36 run 5: Llama-3 70B M = 1 43.6 either way).
   uint4 xv_next[kNTiles];
   if constexpr (kAhead) load_x(0, xv_next);
 #pragma unroll
@@ -689,6 +688,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int j = 0, parity = 0;
   int64_t col = 256 * int64_t(warp_u);  // the item's first column, 256 (warp_u + j wpu), stepped by adds
   constexpr bool kDirectStore = kRegisterHeadroom;  // below, one warp per unit
+  // x a block ahead from 8 token slots (gemv_mma_decode_stage), but in k = 2's dense x-staged 16-slot kernel, where
+  // it spilled 16 bytes under the 128-register cap (ptxas; none without it) and that kernel ran 6-10% slower than
+  // layout version 3's (session 36 run 4: Qwen3 KV / O / Q at M = 16).
+  constexpr bool kXAhead = kTokens >= 8 && !(K == 2 && kTokens == 16 && !kGrouped && !kXResident);
   GemvAcc<kTokens, kDecode> acc;
   acc.zero();
 
@@ -707,8 +710,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     // (Shuffle decode: not done, it spills under its 64-register cap.)
     if constexpr (kMma) {
       if (blocks == kBlocksPerTile)
-        gemv_mma_decode_stage<T, K, kTokens, kWide>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
-      else gemv_mma_decode_stage<T, K, kTokens, kWide>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
+        gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
+      else gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
     } else {
       gemv_decode_stage<T, K, kTokens>(stage, x_slots, blocks, cb_value, lane, acc.v);
     }

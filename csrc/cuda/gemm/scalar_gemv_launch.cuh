@@ -242,11 +242,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const bool reuse_pays = tiles >= 2 * staged_ctas || (groups >= 16 && 2 * tiles >= 3 * staged_ctas);
   // (the decode rules below: dense mma decode, one token chunk, the x-resident aid at the rule)
   const bool decode_rules = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1;
-  // One row (session 36 runs 7-8, H200, k = 4, layout version 4, us; the staged rule / x resident at 8 warps per unit):
-  // x resident where the staged grid takes the tiles in three or more rounds: Llama-3 70B gate/up (1792 tiles on 528
-  // staged CTAs, 3.4 rounds) 43.60 against 39.78 (version 3's staged kernel: 40.1). Under that it loses: 8B gate/up
-  // (1.7-2.3 rounds) 13.07 against 13.44-15.86, GLM shared gate/up 6.73 against 7.18.
-  const bool one_row_reside = args.M == 1 && tiles >= 3 * staged_ctas;
+  // One row, k = 4 (session 36 runs 7-8, H200, layout version 4, us; the staged rule / x resident at 8 warps per
+  // unit): x resident where the staged grid takes the tiles in three or more rounds: Llama-3 70B gate/up (1792 tiles
+  // on 528 staged CTAs, 3.4 rounds) 43.60 against 39.78 (version 3's staged kernel: 40.1). Under that it loses: 8B
+  // gate/up (1.7-2.3 rounds) 13.07 against 13.44-15.86, GLM shared gate/up 6.73 against 7.18. Other k (session 37 run
+  // 1, 70B, the rule's kernel / x resident): k = 2 38.19 / 39.22, k = 3 39.34 / 39.72, k = 5 (a cluster split of 2)
+  // 76.43 / 75.48: the k = 4 staged kernel is the slow one.
+  const bool one_row_reside = args.M == 1 && K == 4 && tiles >= 3 * staged_ctas;
   const bool decode_reside =
       decode_rules && kTokens <= kGemvShuffleMaxTokens && ((args.M >= 2 && reuse_pays) || one_row_reside);
   const int decode_warps = static_cast<int>(std::clamp<int64_t>(groups / 4, 4, kGemvMmaMaxWarps));
