@@ -37,7 +37,7 @@ import kbit
 # x resident at 16 slots (k = 2, 3, 5) and at 3 slots (k = 4), 8 bytes each. Session 36 (layout version 4, x loaded a
 # block ahead at 8+ slots): k = 2 staged at 16 slots 16 bytes, k = 5 x resident at 16 slots 24. Their cost was not
 # measured (session 36 timed k = 4 only).
-KNOWN_STACK = {(2, 16, True): 8, (3, 16, True): 8, (5, 16, True): 24, (4, 3, True): 8, (2, 16, False): 16}
+KNOWN_STACK = {(2, 16, True): 8, (3, 16, True): 8, (5, 16, True): 24, (4, 3, True): 8}
 
 _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"
                    r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)EE")

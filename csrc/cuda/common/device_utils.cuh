@@ -43,6 +43,18 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// stmatrix.x4 (sm_90+): four 8 x 8 matrices of 16-bit elements from the mma fragment layout to shared memory. Lane
+// (g, t) = (lane / 4, lane % 4) gives word i = matrix i's row g, elements 2t, 2t + 1; lane 8 i + r gives the address of
+// matrix i's row r (16 bytes, 16-byte aligned). Ordered like any shared-memory store (volatile, a memory clobber).
+__device__ __forceinline__ void stmatrix_x4(void* row, const uint32_t (&w)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               :
+               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+               : "memory");
+}
+#endif
+
 // Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets
 // the same bits; the CPU reference sums in the same tree (csrc/cpu/quantize_cpu.cpp).
 __device__ __forceinline__ float warp_sum_butterfly(float v) {

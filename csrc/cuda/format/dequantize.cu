@@ -85,15 +85,27 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // ---- tiled layout: one warp per tile, stored straight from registers -------------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
-// docs/format.md section 5); a 4 x 4 transpose across the row's quad (quad_transpose: 3 shuffles per 16-byte store) gives
-// lane t the 8 consecutive columns 32 b + 8 t .. + 7, one 16-byte store (two for fp32). A warp's store of one
-// (block, row half) writes 8 rows x 64 contiguous bytes (128 for fp32), whole 32-byte sectors. (Session 36: one
-// 4-byte store a pair, 8 rows x 16 bytes a warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
+// docs/format.md section 5). Lane t of row g's quad then needs the 8 consecutive columns 32 b + 8 t .. + 7 for one
+// 16-byte store (two for fp32). 16-bit outputs on sm_90+: the lane's four words are the mma fragment of four 8 x 8
+// matrices (matrix j: the 8 rows' columns 8 j .. + 7), which one stmatrix.x4 writes to the warp's 512-byte row tile
+// in shared memory (RowTile below), read back as one 16-byte load a lane (session 37). Else, and for fp32: a 4 x 4
+// transpose across the row's quad (quad_transpose: 3 shuffles and ~27 selects per 16-byte store; session 36: 11.0
+// against layout version 3's 8.4 us on Qwen3 Q). A warp's store of one (block, row half) writes 8 rows x 64
+// contiguous bytes (128 for fp32), whole 32-byte sectors. (Session 36: one 4-byte store a pair, 8 rows x 16 bytes a
+// warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
 // at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
 // on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
 // CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and
 // stores the current one.
 constexpr int kDequantTiledWarps = 8;
+
+// A warp's row tile in shared memory: 8 rows x 32 16-bit columns (64 bytes a row); row r's 16-byte chunk c (columns
+// 8 c .. + 7) sits at 64 r + 16 (c ^ (r / 2 % 4)), so that the 8 rows of one stmatrix matrix (one chunk) and the 8
+// lanes of a quarter-warp's 16-byte loads (rows 2 q, 2 q + 1, chunks 0-3) each cover all 32 banks once.
+struct RowTile {
+  static constexpr int kBytes = 512;
+  static __device__ __forceinline__ int chunk_at(int r, int c) { return 64 * r + 16 * (c ^ ((r >> 1) & 3)); }
+};
 
 template <typename out_t, int K>
 __global__ void __launch_bounds__(kDequantTiledWarps * 32, 4)  // 4 CTAs (32 warps) an SM: <= 64 registers
@@ -104,6 +116,11 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
                         int64_t experts, int64_t N, int64_t cols,
                         out_t* __restrict__ out) {             // [E, N, cols]
   __shared__ float cb[1 << K];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // two row tiles a warp, one per row half h: a tile is rewritten two stores later, the other half's __syncwarp
+  // between its loads and that stmatrix
+  __shared__ __align__(16) unsigned char row_tiles[kDequantTiledWarps][2][RowTile::kBytes];
+#endif
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
   __syncthreads();
   const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
@@ -162,7 +179,7 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
           }
           if (row < N) store8(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4, w);
         } else {
-          uint32_t p[4], q[4];
+          uint32_t p[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             union { out_t h[2]; uint32_t u; } pack;
@@ -170,9 +187,19 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
             pack.h[1] = from_float<out_t>(v[2 * j + 1]);
             p[j] = pack.u;
           }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          // stmatrix: lane 8 j + r addresses matrix j's row r; then lane (g, t4) loads row g's chunk t4
+          unsigned char* tile_h = row_tiles[threadIdx.x >> 5][h];
+          stmatrix_x4(tile_h + RowTile::chunk_at(lane & 7, lane >> 3), p);
+          __syncwarp();
+          const uint4 q4 = *reinterpret_cast<const uint4*>(tile_h + RowTile::chunk_at(g, t4));
+          if (row < N) *reinterpret_cast<uint4*>(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4) = q4;
+#else
+          uint32_t q[4];
           quad_transpose(p, q, lane);
           if (row < N) *reinterpret_cast<uint4*>(out + (e * N + row) * cols + col0 + 32 * b + 8 * t4) =
               make_uint4(q[0], q[1], q[2], q[3]);
+#endif
         }
       }
     }
