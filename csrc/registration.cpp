@@ -256,13 +256,8 @@ PYBIND11_MODULE(_C, m) {
         "rounded up; else 1 to 16, the shuffle decode at most 4); returns the previous value");
   m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
-        "1 (default) the rule (from 8 token slots where the x image fits, at 2-4 rows where the x-staged grid takes "
-        "the tiles in two or more rounds, and at one row at k = 4 from three rounds), 2 at any token slots where it "
-        "fits; returns the previous mode");
-  m.def("_set_dequant_lt_epilogue", &kbit::cuda::set_dequant_lt_epilogue, pybind11::arg("on"),
-        "Tuning aid: whether the dequantize + cuBLAS path applies the row scales in one cuBLASLt matmul's epilogue "
-        "(True, the default, where cuBLASLt has an algorithm) or multiplies into fp32 and scales in a pass of its "
-        "own (False); returns the previous setting");
+        "1 (default) the rule (from 8 token slots where the x image fits, and at 2-4 rows where the x-staged grid takes the tiles in two or more rounds), 2 at any token slots where it fits; "
+        "returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");

@@ -1,9 +1,8 @@
 """Where the dequantize + cuBLAS fallback's time goes: for each shape and M (k = 4, fp16, CUDA-graph medians,
 us), the whole op (torch.ops.kbit.dequant_cublas_gemm), its dequantize pass alone (the dequantize_tiled op into
 x's dtype: the same kernel, with the row scales, where the fallback passes none), cuBLAS on the fp16 weight cold
-(rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the fallback's
-unfused form calls), and wgmma_gemm. The whole op is timed in both of its forms: the row scales in cuBLASLt's epilogue
-(the default, "dq+Lt") and unfused ("dq+cuBLAS+scale", kbit._C._set_dequant_lt_epilogue(False)).
+(rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the fallback
+calls), and wgmma_gemm.
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128
 """
@@ -14,7 +13,6 @@ import argparse
 import torch
 import torch.nn.functional as F
 
-import kbit
 from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import tuning_setup
@@ -42,13 +40,8 @@ def main():
             hot = t("hot", [lambda: F.linear(x, W)])
             mm32 = t("mm32", [lambda w=w: torch.mm(x, w.t(), out_dtype=torch.float32) for w in fp16])
             full = t("full", [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies])
-            before = kbit._C._set_dequant_lt_epilogue(False)
-            try:
-                unfused = t("unfused", [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies])
-            finally:
-                kbit._C._set_dequant_lt_epilogue(before)
             wg = t("wgmma", [lambda c=c: ops.wgmma_gemm(x, *c, 4) for c in copies])
-            print(f"{name} N={N} K={K} M={M}: dq+Lt {full:.2f} | dq+cuBLAS+scale {unfused:.2f} | dequantize {deq:.2f} | cuBLAS cold {cold:.2f} hot "
+            print(f"{name} N={N} K={K} M={M}: dq+cuBLAS {full:.2f} | dequantize {deq:.2f} | cuBLAS cold {cold:.2f} hot "
                   f"{hot:.2f} fp32-out cold {mm32:.2f} | wgmma {wg:.2f}", flush=True)
 
 

@@ -43,9 +43,6 @@ int set_gemv_max_unit_slots(int64_t slots);
 int set_gemv_unit_warps(int64_t warps);
 // The rows per chunk of grouped GEMV launches (0 = the rule, gemv_grouped_chunk_rows); returns the previous.
 int set_gemv_grouped_chunk_rows(int64_t rows);
-// Whether the dequantize + cuBLAS path applies the row scales in cuBLASLt's epilogue (lt_scaled_gemm.h; default
-// true); returns the previous setting.
-bool set_dequant_lt_epilogue(bool on);
 // Whether dense mma-decode GEMV launches keep x resident (0 never, 1 the rule, 2 where it fits;
 // gemv_x_resident in scalar_gemv.h); returns the previous mode.
 int set_gemv_x_resident(int64_t mode);

@@ -11,7 +11,6 @@
 #include "../format/dequantize_tiled.h"
 #include "column_scale.h"
 #include "gemm_paths.h"
-#include "lt_scaled_gemm.h"
 
 namespace kbit {
 namespace cuda {
@@ -22,14 +21,11 @@ namespace {
 // range even when W is not) and the product is accumulated in fp32 throughout: cuBLAS's
 // fp16/bf16 GEMM may add split-K partial sums in the input precision (PyTorch's
 // allow_*_reduced_precision_reduction, on by default), which put bf16 results past our
-// 4e-3 bound at K ~ 16k. Two launches where cuBLASLt takes the row scales as its alpha vector
-// (lt_scaled_gemm.cpp; session 37); else three: dequantize, cuBLAS into fp32, the column-scale
-// epilogue (an fp32 [M, N] written and read again: ~100 us at M = 2048 on Llama-3 8B gate/up).
+// 4e-3 bound at K ~ 16k. Three launches: dequantize, cuBLAS, the column-scale epilogue.
 // g: the geometry of this one weight (experts = 0); cb contiguous.
 void normalized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& cb, const WeightGeometry& g, at::Tensor& y) {
   const at::Tensor Wn = dequantize_tiled_unscaled(packed_t, absmax_t, cb, g, x.scalar_type());
-  if (lt_epilogue_enabled() && lt_scaled_gemm_into(x, Wn, row_scale, y)) return;
   const at::Tensor acc = at::mm(x, Wn.t(), at::kFloat);
   scale_columns_into(acc, row_scale, y);
 }
