@@ -863,16 +863,33 @@ def test_tile_gemm_one_block_row(op, k, dtype, M, poisoned_cuda):
 
 
 @pytest.mark.parametrize("M", [0, 1, 5, 16, 33, 200])
-@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (6, 32)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("nk", [(17, 96), (257, 5120), (33, 2080), (6, 32), (40, 16384)],
+                         ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 5])
 def test_dequant_cublas_gemm_any_m(k, dtype, nk, M, poisoned_cuda):
-    # the dequantize + cuBLAS path itself at every M (gemm takes it only past the crossover):
-    # unscaled dequantize, fp32 cuBLAS product, the column-scale epilogue (N % 4 == 0 or not)
+    # the dequantize + cuBLAS path itself at every M (gemm takes it only past the crossover): unscaled dequantize,
+    # fp32 cuBLAS product, the column-scale epilogue (N % 4 == 0 or not); K = 16384 in bf16: split-K partial sums must
+    # stay in fp32 (4e-3); x left as it was
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "dqcublas")
+    x_before = x.clone()
     y = torch.ops.kbit.dequant_cublas_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     check(y, x, W_hat, dtype)
+    assert_bitwise_equal(x, x_before)
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_grouped_gemm_dequant_cublas_past_expert_limit(dtype, poisoned_cuda):
+    # more experts than the grouped kernels take (1024): dequantize + cuBLAS per expert with rows (a host sync);
+    # N = 33: experts' output rows start at odd element offsets
+    E, N, K = 1025, 33, 64
+    qw, W_hat = weight(2, N, K, dtype, E=E)
+    counts = [0] * E
+    counts[0], counts[3], counts[700], counts[1024] = 3, 1, 17, 5
+    x = acts(sum(counts), K, dtype, "dq-grouped")
+    assert kbit._C.grouped_gemm_dispatch(sum(counts), E, N, K, 2)[0] == "dequant_cublas"
+    check_grouped(qw, W_hat, x, counts, dtype)
 
 
 def test_grouped_mma_gemm_matches_grouped_gemm_and_limits_experts(poisoned_cuda):
