@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Session 37, device run 6 (main's final csrc): kbit.gemm against cuBLAS fp16 (k = 4, the eight shapes, M = 1-256:
-# the numbers of record), the dequantize probe, then test_cuda_gemm, test_kernel_resources, test_dependent_launch,
-# test_nn and test_cuda_format.
+# Session 37, device run 6 (x pair-transposed below 8 token slots: one LDS.128 a block instead of ldmatrix.x4):
+# kbit.gemm at M = 1 and 4 for k = 2-5 on the eight shapes, the M = 16 control cells of run 2 (kernels this change
+# leaves alone: the machine's speed against run 2's), the MoE sweep at 8 / 64 experts x 1 token, then the GEMV, split, dispatch and reference tests of
+# test_cuda_gemm and test_kernel_resources.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 LOGS=/tmp/s37; R=$LOGS/r${RUN:-6}; mkdir -p $R; start_device_run || exit 1
-timeout 170 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
-  --ms 1,4,8,16,32,40,48,64,96,128,256 --ks 4 --out $R/gemm-k4 > $R/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
-python3 scripts/ab_table.py s37=$R/gemm-k4 --path gemm > $R/gemm-k4-table.md
-grep -E "^\| (llama|Q \| 4 \| (64|128)|gateup \| 4 \| (64|128)|O \| 4 \| (96|128)|down \| 4 \| (96|128))" $R/gemm-k4-table.md \
-  | grep -E "\| (1|16|32|64|96|128) \|"
-timeout 40 python3 scripts/probe_dequant_cublas.py --shapes Q,llama8b_gu --ms 64 2>&1 | grep -v -i warn > $R/probe-dequant.log
-grep "M=" $R/probe-dequant.log
-timeout 360 python3 -m pytest tests/test_cuda_gemm.py tests/test_kernel_resources.py tests/test_dependent_launch.py \
-  tests/test_nn.py tests/test_cuda_format.py -q > $R/tests.log 2>&1
-echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $R/tests.log | head -20 | cut -c1-300
+timeout 150 python3 -m benchmarks.ab_paths --ops gemm --shapes KV,Q,O,gateup,down,glm_shared_gu,llama8b_gu,llama70b_gu \
+  --ms 1,4 --ks 2,3,4,5 --out $R/m14 > $R/m14.log 2>&1; echo "m14 rc=$?"
+python3 scripts/ab_table.py s37=$R/m14 --path gemm > $R/m14-table.md; grep -c "|" $R/m14-table.md
+timeout 90 python3 -m benchmarks.ab_paths --ops gemm --shapes KV,O,Q,gateup,down,glm_shared_gu,llama8b_gu --ms 16 --ks 2,4 \
+  --out $R/m16 > $R/m16.log 2>&1; echo "m16 rc=$?"
+python3 scripts/ab_table.py s37=$R/m16 --path gemm | tail -14
+timeout 60 python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 --kernels kbit,fp16 \
+  --shapes moe_gu,moe_dn --ms 1 --sweep-experts 8,64 --sweep-ms 1 --out $R/moe > $R/moe.log 2>&1
+echo "moe rc=$?"; sed -n '/MoE sweep.*cold/,/MoE sweep.*hot/p' $R/moe/*/results-full.md | grep "^| moe" | cut -d'|' -f2-7 | tr -s ' '
+timeout 250 python3 -m pytest tests/test_cuda_gemm.py -k "gemv or split or dispatch or reference" tests/test_kernel_resources.py \
+  -q > $R/tests.log 2>&1
+echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $R/tests.log | head -12 | cut -c1-300
 tar -czf $OUT/run${RUN:-6}.tar.gz -C $R .
