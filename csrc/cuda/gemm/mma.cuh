@@ -60,26 +60,6 @@ __device__ __forceinline__ uint4 ldmatrix_x4_ordered(const void* row) {
   return v;
 }
 
-// One 16-byte shared-memory load as asm, scheduled like ldmatrix_x4 (`after`: a value the load must wait for, no
-// memory clobber) and like ldmatrix_x4_ordered (volatile, a memory clobber): the pair-transposed x of the GEMV's
-// decodes below 8 token slots (scalar_gemv.cuh), where a plain C++ load let the compiler hoist every block's x and
-// spill in the 64- and 128-register kernels.
-__device__ __forceinline__ uint4 lds128(const void* p, uint32_t after) {
-  uint4 v;
-  asm("{\n .reg .b32 unused;\n mov.b32 unused, %5;\n ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(after));
-  return v;
-}
-__device__ __forceinline__ uint4 lds128_ordered(const void* p) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p)))
-               : "memory");
-  return v;
-}
-
 // Two floats as a packed pair of T (low half = first), round to nearest.
 template <typename T>
 __device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {

@@ -74,8 +74,7 @@ namespace cuda {
 //   [0, 512 k)                  the group's k stream vectors as in global memory: vector v of
 //                               lane l at 512 v + 16 l
 //   [kAbsmaxAt, + 128)          the group's absmax bytes (rows g, g + 8 at 16 g)
-//   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 v .. + 7] at gemv_x_at(m, v), below 8 token slots
-//                               pair-transposed (gemv_xt_at) (vectors past
+//   [kXAt, + 512 kTokens)       x[row0 + m][256 grp + 8 v .. + 7] at gemv_x_at(m, v) (vectors past
 //                               K are not copied and never read; rows past the unit's rows are not
 //                               copied, and what their slots hold feeds only accumulators that
 //                               are never written out)
@@ -91,23 +90,6 @@ __host__ __device__ constexpr int gemv_x_at(int m, int v) { return m * 512 + 16 
 static_assert(gemv_x_at(3, 4 * 5 + 2) == 3 * 512 + 64 * (5 ^ ((2 ^ 3) >> 2)) + 16 * ((2 ^ 3) & 3) &&
                   gemv_x_at(14, 4 * 7 + 1) == 14 * 512 + 64 * (7 ^ ((1 ^ 6) >> 2)) + 16 * ((1 ^ 6) & 3),
               "the mma decode's x addressing follows gemv_x_at");
-
-// Below 8 token slots (1-4) x is stored pair-transposed: block blk's 16 column pairs of slot m (32 columns, four
-// 16-byte vectors as in global memory) are regrouped so that chunk j (16 bytes) holds pairs j, j + 4, j + 8, j + 12,
-// at gemv_xt_at(m, blk, j) = 512 m + 16 ((4 blk + j) ^ gemv_xt_swizzle(m)). Lane (g, t) of a decode then loads chunk t
-// with one LDS.128 and has the B fragment words of both k16 steps (columns 2t, 2t + 8, 16 + 2t, 24 + 2t; mma.cuh),
-// where ldmatrix.x4 on the natural order takes four wavefronts at any token count. The swizzle spreads 2 slots' 8
-// chunks of a block over 8 different 16-byte bank groups (one wavefront at 1-2 tokens, two at 3-4). The fill is
-// four 4-byte cp.async a lane and slot instead of one 16-byte copy (session 37: at k = 5, M = 1 the GEMV is bound by
-// shared-memory instructions, MIO throttle 1.5 cycles an issue, and ran 7% slower with ldmatrix than version 3's
-// LDS.128 on Llama-3 8B).
-constexpr bool gemv_x_transposed(int tokens) { return tokens < 8; }
-__host__ __device__ constexpr int gemv_xt_swizzle(int m) { return ((m & 1) << 2) | ((m >> 1) & 3); }
-__host__ __device__ constexpr int gemv_xt_at(int m, int blk, int j) {
-  return m * 512 + 16 * ((4 * blk + j) ^ gemv_xt_swizzle(m));
-}
-static_assert(gemv_xt_swizzle(0) == 0 && gemv_xt_swizzle(1) == 4 && gemv_xt_swizzle(2) == 1 && gemv_xt_swizzle(3) == 5,
-              "slots 0-1 fill the 8 bank groups, 2-3 again");
 
 template <int K, int kTokens>
 struct GemvStage {
@@ -179,12 +161,6 @@ __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gme
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
 
-// The same for 4 bytes (the pair-transposed x fill; cp.async's 4-byte form is .ca only).
-__device__ __forceinline__ void cp_async_4_keep(void* smem_dst, const void* gmem_src) {
-  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem_src) : "memory");
-}
-
 // (The mma decode's x loads, ldmatrix_x4 with `after` = the lane's first stream word, read from the same stage after
 // the ring's cp.async wait. The stage is refilled only after the warp's __syncwarp that follows its decode, which
 // follows the mma (volatile asm) that consume these registers: the loads cannot read a refilled stage. The shuffle
@@ -231,24 +207,11 @@ template <typename T, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const T* x_grp, int rows, int64_t cols,
                                                   int64_t cols_left, int lane) {
   if (8 * lane < cols_left) {
-    if constexpr (gemv_x_transposed(kTokens)) {
-      // the lane's vector: pairs 4 q + j (j = 0..3) of block lane / 4, q = lane % 4, each to word q of chunk j
-      const int blk = lane >> 2, q = lane & 3;
 #pragma unroll
-      for (int m = 0; m < kTokens; ++m)
-        if (m < rows)
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            cp_async_4_keep(x_slots + gemv_ring_at<kWide>(512 * m) +
-                                gemv_ring_at<kWide>(gemv_xt_at(m, blk, j) - 512 * m + 4 * q),
-                            x_grp + m * cols + 8 * lane + 2 * j);
-    } else {
-#pragma unroll
-      for (int m = 0; m < kTokens; ++m)
-        if (m < rows)
-          cp_async_16_keep(x_slots + gemv_ring_at<kWide>(512 * m) + gemv_ring_at<kWide>(16 * (lane ^ (m & 7))),
-                           x_grp + m * cols + 8 * lane);
-    }
+    for (int m = 0; m < kTokens; ++m)
+      if (m < rows)
+        cp_async_16_keep(x_slots + gemv_ring_at<kWide>(512 * m) + gemv_ring_at<kWide>(16 * (lane ^ (m & 7))),
+                         x_grp + m * cols + 8 * lane);
   }
 }
 
@@ -286,11 +249,8 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
     uint32_t xw[kTokens][4];   // x[m]'s pairs t, t + 4, t + 8, t + 12 of block blk (all 8 rows of matrix i: token m)
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
-      // (ordered: its values feed only FFMAs, nothing that pins it before the warp's __syncwarp and the refill;
-      // pair-transposed: chunk t of the block, the same 16 bytes for the lanes of one t)
-      const uint4 xv = gemv_x_transposed(kTokens)
-                           ? lds128_ordered(x_slots + gemv_xt_at(m, blk, lane & 3))
-                           : ldmatrix_x4_ordered(x_slots + gemv_x_at(m, 4 * blk + i));
+      // (ordered: its values feed only FFMAs, nothing that pins it before the warp's __syncwarp and the refill)
+      const uint4 xv = ldmatrix_x4_ordered(x_slots + gemv_x_at(m, 4 * blk + i));
       xw[m][0] = xv.x; xw[m][1] = xv.y; xw[m][2] = xv.z; xw[m][3] = xv.w;
     }
     float lo[kTokens], hi[kTokens];  // the block's sums for rows g, g + 8
@@ -349,9 +309,9 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   constexpr int kNTiles = (kTokens + 7) / 8;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
-  // 8 or more tokens: the ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row
-  // = token slot m = 8 n + lane % 8. (Below 8 tokens, B columns g >= kTokens take slot 0: they feed only D columns
-  // that are never stored; a D column is its own B column's products.) Its vector 4 blk + i sits at
+  // The ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row = token slot m
+  // = 8 n + lane % 8. With kTokens < 8 the rows past kTokens repeat slot 0 (they feed only B columns whose D
+  // columns are never stored; a D column is its own B column's products). Its vector 4 blk + i sits at
   // gemv_x_at(m, 4 blk + i) = 512 m + 64 (blk ^ odd) + 16 s (the static_assert by gemv_x_at), m % 8 the same for
   // every n. (Session 28: a 4-wavefront x load at M = 1, as every ldmatrix.x4 is, cost no time against 1.)
   const int row = lane & 7, i = lane >> 3;
@@ -361,23 +321,12 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   // (wide: the even and odd blocks' x vectors of the lane's slot; 1024 bytes a block pair)
   const unsigned char* xs_even = xs + 64 * odd;
   const unsigned char* xs_odd = xs + 64 * (odd ^ 1);
-  // Pair-transposed (below 8 tokens): lane (g, t) loads chunk t of token slot g (slot 0 for g >= kTokens) with one
-  // LDS.128, at 512 g + 16 ((4 blk + t) ^ sw) = 512 g + 128 (blk / 2) + 64 ((blk & 1) ^ sw / 4) + 16 (t ^ sw % 4).
-  const int tg = (lane >> 2) < kTokens ? lane >> 2 : 0, sw = gemv_xt_swizzle(tg);
-  const unsigned char* xt_even =
-      x_slots + gemv_ring_at<kWide>(512 * tg) + gemv_ring_at<kWide>(64 * (sw >> 2) + 16 * ((lane & 3) ^ (sw & 3)));
-  const unsigned char* xt_odd =
-      x_slots + gemv_ring_at<kWide>(512 * tg) + gemv_ring_at<kWide>(64 * ((sw >> 2) ^ 1) + 16 * ((lane & 3) ^ (sw & 3)));
   const auto load_x = [&](int blk, uint4 (&xv)[kNTiles]) {
-    if constexpr (gemv_x_transposed(kTokens)) {
-      xv[0] = lds128((blk & 1 ? xt_odd : xt_even) + (kWide ? 256 : 128) * (blk >> 1), stream[0]);
-    } else {
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
-                                        : xs + n * 8 * 512 + 64 * (blk ^ odd);
-        xv[n] = ldmatrix_x4(at, stream[0]);
-      }
+    for (int n = 0; n < kNTiles; ++n) {
+      const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
+                                      : xs + n * 8 * 512 + 64 * (blk ^ odd);
+      xv[n] = ldmatrix_x4(at, stream[0]);
     }
   };
   // kAhead (8 or more tokens by default): each block's x is loaded a block ahead (the asm loads are not hoisted by the
