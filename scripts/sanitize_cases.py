@@ -1,6 +1,7 @@
 """Every kbit CUDA kernel on small shapes, for compute-sanitizer (scripts/sanitize.sh).
 
-Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled), repack,
+Covers: quantize (k = 2..5; fp16, bf16, fp32; odd N; rows of a warp and of a CTA), dequantize (flat and tiled; the
+tiled one into fp16 / bf16 alone: `... cuda dequant-tiled`), repack,
 unrepack, the tile kernel (token tiles 1/2/4/8, chunks, partial row blocks, K tail, split-K;
 grouped: empty experts, one expert with every token, invalid offsets),
 gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
@@ -200,8 +201,22 @@ def moe_glue_cases(dev="cuda"):
     torch.cuda.synchronize()
 
 
+def dequant_tiled_cases(dev="cuda"):
+    """The tiled dequantize into fp16 / bf16 (on sm_90+ through stmatrix and a per-warp row tile in shared memory,
+    session 37; a missing __syncwarp is a race): k = 2-5, odd N, a K tail, experts, against the flat dequantize."""
+    for k in (2, 3, 4, 5):
+        for shape in ((37, 320), (3, 19, 544), (16, 2080)):
+            qw = kbit.quantize(torch.randn(*shape, device=dev), k=k)
+            flat = qw.to_layout("flat")
+            for dt in (torch.float16, torch.bfloat16):
+                got, want = kbit.dequantize(qw, dt), kbit.dequantize(flat, dt)
+                if not torch.equal(got, want):
+                    sys.exit(f"dequantize tiled vs flat: k={k} shape={shape} {dt}")
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
+    dequant_tiled_cases(dev)
     gemv_unit_slot_cases(dev)
     gemv_layout_cases(dev)
     gemv_cluster_split_cases(dev)
@@ -294,7 +309,10 @@ def main(dev="cuda"):
 
 
 if __name__ == "__main__":
-    if sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
+    if sys.argv[2:] == ["dequant-tiled"]:  # only these cases
+        dequant_tiled_cases(sys.argv[1])
+        print("sanitize_cases: dequant-tiled ran")
+    elif sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
         gemv_layout_cases(sys.argv[1])
         print("sanitize_cases: gemv-slots ran")
