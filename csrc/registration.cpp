@@ -256,7 +256,9 @@ PYBIND11_MODULE(_C, m) {
         "rounded up; else 1 to 16, the shuffle decode at most 4); returns the previous value");
   m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
-        "1 (default) the rule (from 8 token slots where the x image fits, and at 2-4 rows where the x-staged grid takes the tiles in two or more rounds), 2 at any token slots where it fits; "
+        "1 (default) the rule (from 8 token slots where the x image fits, at 2-4 rows where the x-staged grid takes "
+        "the tiles in two or more rounds, and at one row at k = 4 from three rounds), 2 at any token slots where it "
+        "fits; "
         "returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "

@@ -66,9 +66,9 @@ int gemv_unit_warps();
 int gemv_grouped_chunk_rows_forced();
 // And whether dense mma-decode launches keep x resident (scalar_gemv.cuh: each warp copies its
 // groups of x once; the rings carry codes only): 0 never, 1 (the default) the rule, from
-// kGemvXResidentMinTokens token slots where the x image fits, and at 2-4 rows where the x-staged grid takes the
-// tiles in two or more rounds, or 1.5 where K has 16 or more groups (scalar_gemv_launch.cuh), 2 at any token slots
-// where it fits.
+// kGemvXResidentMinTokens token slots where the x image fits, at 2-4 rows where the x-staged grid takes the
+// tiles in two or more rounds, or 1.5 where K has 16 or more groups, and at one row, k = 4, from three rounds
+// (scalar_gemv_launch.cuh), 2 at any token slots where it fits.
 int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
