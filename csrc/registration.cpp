@@ -257,9 +257,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_x_resident", &kbit::cuda::set_gemv_x_resident, pybind11::arg("mode"),
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
         "1 (default) the rule (from 8 token slots where the x image fits, at 2-4 rows where the x-staged grid takes "
-        "the tiles in two or more rounds, and at one row at k = 4 from three rounds), 2 at any token slots where it "
-        "fits; "
-        "returns the previous mode");
+        "the tiles in two or more rounds or 1.5 where K has 16 or more 256-column groups, and at one row at k = 4 "
+        "from three rounds), 2 at any token slots where it fits; returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");

@@ -621,7 +621,7 @@ def test_gemv_decode_x_resident_plan():
                     assert p["warps_per_unit"] == min(4, (K + 255) // 256) and p["token_slots"] == 8, (k, N, K, M, p)
                     assert p["ring_stages"] == 2, (k, N, K, M, p)
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
-        # one row, k = 4: 70B gate/up (3.4 rounds) but not 8B (2.3); no other k
+        # one row, k = 4: 70B gate/up (3.4 rounds) but not 8B (1.7); no other k
         assert plan(1, 28672, 8192, 4)["x_resident"] and not plan(1, 14336, 4096, 4)["x_resident"]
         assert not any(plan(1, N, K, k)["x_resident"] for k in (2, 3, 5) for N, K in sizes)
         for M in (2, 3, 4):

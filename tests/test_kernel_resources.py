@@ -35,8 +35,8 @@ import kbit
 
 # (k, token slots, x resident) -> the most stack bytes allowed (fp16 and bf16 alike), session 29's build:
 # x resident at 16 slots (k = 2, 3, 5) and at 3 slots (k = 4), 8 bytes each. Session 36 (layout version 4, x loaded a
-# block ahead at 8+ slots): k = 2 staged at 16 slots 16 bytes, k = 5 x resident at 16 slots 24. Their cost was not
-# measured (session 36 timed k = 4 only).
+# block ahead at 8+ slots): k = 5 x resident at 16 slots 24 bytes, its cost not measured. (k = 2 staged at 16 slots
+# spilled 16 bytes too and ran 6-10% slower; since session 37 that kernel loads x in the block it decodes: no stack.)
 KNOWN_STACK = {(2, 16, True): 8, (3, 16, True): 8, (5, 16, True): 24, (4, 3, True): 8}
 
 _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"

@@ -82,21 +82,21 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
   }
 }
 
-// ---- tiled layout: one warp per tile, stored straight from registers -------------------
+// ---- tiled layout: one warp per tile, 16-byte stores -----------------------------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
 // docs/format.md section 5). Lane t of row g's quad then needs the 8 consecutive columns 32 b + 8 t .. + 7 for one
 // 16-byte store (two for fp32). 16-bit outputs on sm_90+: the lane's four words are the mma fragment of four 8 x 8
 // matrices (matrix j: the 8 rows' columns 8 j .. + 7), which one stmatrix.x4 writes to the warp's 512-byte row tile
 // in shared memory (RowTile below), read back as one 16-byte load a lane (session 37). Else, and for fp32: a 4 x 4
-// transpose across the row's quad (quad_transpose: 3 shuffles and ~27 selects per 16-byte store; session 36: 11.0
+// transpose across the row's quad (quad_transpose: 3 shuffles and 24 selects per 16-byte store; session 36: 11.0
 // against layout version 3's 8.4 us on Qwen3 Q). A warp's store of one (block, row half) writes 8 rows x 64
 // contiguous bytes (128 for fp32), whole 32-byte sectors. (Session 36: one 4-byte store a pair, 8 rows x 16 bytes a
-// warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile through shared memory (33 KB a CTA, 4 warps,
-// at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us on Qwen3 Q (16.8 MB out) and 55 us
-// on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now no shared memory but the codebook, 8 warps a
-// CTA, 4 CTAs an SM, and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and
-// stores the current one.
+// warp store, took 2-3x the time: 18.5 against 8.5 us on Qwen3 Q.) Session 31: the kernel before staged each tile
+// through shared memory (33 KB a CTA, 4 warps, at most 24 warps an SM) and read absmax byte by byte; it took 10.0 us
+// on Qwen3 Q (16.8 MB out) and 55 us on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now shared memory holds
+// only the codebook and (sm_90+, 16-bit outputs) the warps' row tiles, 8 KB a CTA; 8 warps a CTA, 4 CTAs an SM,
+// and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and stores the current one.
 constexpr int kDequantTiledWarps = 8;
 
 // A warp's row tile in shared memory: 8 rows x 32 16-bit columns (64 bytes a row); row r's 16-byte chunk c (columns

@@ -233,7 +233,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 13.46 / 14.51 / 13.65 (8 warps: 14.43-14.99); 70B (32 groups, 4.5 rounds), 8 warps, 45.0 / 46.2 / 47.2 against
   // 41.0 / 42.4 / 40.9 (4 warps: 44.2-48.6). Under two rounds it lost (Qwen3 gate/up 4.3-4.4 against 5.2-5.7; GLM
   // shared gate/up, 1.6 rounds, 6.8-7.1 against 8.1-9.0; Q, down), and at M = 1 (8B 13.0 against 13.8 with 4
-  // warps, 70B 40.1 against 40.9 with 8).
+  // warps, 70B 40.1 against 40.9 with 8; layout version 3: since version 4, one row at k = 4 below).
   // Session 29 (run 1, us, the staged rule / x resident at 4 warps per unit): also from 1.5 rounds where K has 16 or
   // more groups (each warp 4 of a unit's groups): 8B gate/up (1.7 rounds at k = 2, 3, 5), M = 2 / 3 / 4, k = 2
   // 13.80 / 14.14 / 14.30 against 13.30 / 13.94 / 13.88, k = 3 13.95 / 14.49 / 14.67 against 13.46 / 14.28 / 14.04,
@@ -242,12 +242,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const bool reuse_pays = tiles >= 2 * staged_ctas || (groups >= 16 && 2 * tiles >= 3 * staged_ctas);
   // (the decode rules below: dense mma decode, one token chunk, the x-resident aid at the rule)
   const bool decode_rules = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1;
-  // One row, k = 4 (session 36 runs 7-8, H200, layout version 4, us; the staged rule / x resident at 8 warps per
-  // unit): x resident where the staged grid takes the tiles in three or more rounds: Llama-3 70B gate/up (1792 tiles
-  // on 528 staged CTAs, 3.4 rounds) 43.60 against 39.78 (version 3's staged kernel: 40.1). Under that it loses: 8B
-  // gate/up (1.7-2.3 rounds) 13.07 against 13.44-15.86, GLM shared gate/up 6.73 against 7.18. Other k (session 37 run
-  // 1, 70B, the rule's kernel / x resident): k = 2 38.19 / 39.22, k = 3 39.34 / 39.72, k = 5 (a cluster split of 2)
-  // 76.43 / 75.48: the k = 4 staged kernel is the slow one.
+  // One row, k = 4 (session 36 runs 7-8, H200, layout version 4, us; the staged rule / x resident at the rule's warps
+  // per unit, 8 for 70B): x resident where the staged grid takes the tiles in three or more rounds: Llama-3 70B
+  // gate/up (1792 tiles on 528 staged CTAs, 3.4 rounds) 43.60 against 39.78 (version 3's staged kernel: 40.1). Under
+  // that it loses: 8B gate/up (896 tiles on 528, 1.7 rounds) 13.07 against 13.44 at 4 warps per unit, GLM shared
+  // gate/up 6.73 against 7.18. Other k (session 37 run 1, 70B, the rule's kernel / x resident): k = 2 38.19 / 39.22,
+  // k = 3 39.34 / 39.72, k = 5 (a cluster split of 2) 76.43 / 75.48: the k = 4 staged kernel is the slow one (k = 5's
+  // 1.2%, in one run of two repetitions, left to the cluster split).
   const bool one_row_reside = args.M == 1 && K == 4 && tiles >= 3 * staged_ctas;
   const bool decode_reside =
       decode_rules && kTokens <= kGemvShuffleMaxTokens && ((args.M >= 2 && reuse_pays) || one_row_reside);
