@@ -27,6 +27,11 @@ grid points between buckets, e.g. M = 2, every value is timed too and the bucket
 
     python -m benchmarks.tune_dispatch --out $OUT                 # on the GPU, ~1.5 min (H100, session 25)
     python -m benchmarks.tune_dispatch --from-json F --out DIR    # regenerate .md / .h from a run
+    python -m benchmarks.tune_dispatch --merge-runs A,B --out DIR # a table from runs over parts of the grid
+
+--merge-runs: runs of one GPU, each over some M (e.g. a sweep of the large M only, when one path changed
+there); B's timings replace A's at the same (shape, M, k, path), the M grid is the union, and the table's
+note names each run's commit and M.
 """
 from __future__ import annotations
 
@@ -48,7 +53,9 @@ from .session import tuning_parser, tuning_run
 # on every shape, and session 25's run 1 (k = 4) had the wgmma kernel ahead of dequantize + cuBLAS up to
 # M = 1024 on every shape (KV at 512-1024 within 0.5 us) while the table's grid ended at 128, so everything
 # above went to dequantize + cuBLAS (0.38-0.75x of cuBLAS fp16 at M = 192-1024).
-MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+# 1536-4096 (session 38, run 1): the wgmma kernel beat dequantize + cuBLAS at M = 2048 on Qwen3 Q, O, gate/up,
+# KV and GLM shared gate/up, while the grid's end at 1024 sent every larger M to dequantize + cuBLAS.
+MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
 SMALL_KERNELS_MAX_M = 128  # the small-M kernel's and (where wgmma runs) the tile kernel's top grid M
 KS = [2, 3, 4, 5]
 WPU_BUCKETS = [1, 4, 8, 16]  # kWpuBucketM (csrc/cuda/gemm/tc_dispatch.h)
@@ -367,6 +374,25 @@ def write_markdown(run: Dict, path: str) -> None:
         f.write("\n".join(lines) + "\n")
 
 
+def merge_runs(runs: List[Dict]) -> Dict:
+    """One run from runs of one GPU over parts of the grid: a later run's rows replace an earlier one's
+    at the same (shape, M, k, path); ms the union; commit "c1 (M m1, m2, ...) + c2 (M ...)"."""
+    devices = {(r["device"]["name"], r["device"]["sms"]) for r in runs}
+    if len(devices) != 1:
+        raise SystemExit(f"--merge-runs: the runs are from different GPUs: {sorted(devices)}")
+    ks = sorted({k for r in runs for k in r["ks"]})
+    if any(sorted(r["ks"]) != ks for r in runs):
+        raise SystemExit(f"--merge-runs: the runs timed different k: {[r['ks'] for r in runs]}")
+    rows = {}
+    for r in runs:
+        for row in r["rows"]:
+            rows[(row["shape"], row["M"], row["k"], row["path"])] = row
+    ms = sorted({m for r in runs for m in r["ms"]})
+    parts = [f"{r['commit']} (M {', '.join(map(str, sorted(r['ms'])))})" for r in runs]
+    commit = " + ".join(dict.fromkeys(parts))  # runs of one commit over the same M (shapes apart) once
+    return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values())}
+
+
 def main(argv=None) -> None:
     ap = tuning_parser(__doc__)
     ap.add_argument("--shapes", default=",".join(SHAPES))
@@ -374,9 +400,21 @@ def main(argv=None) -> None:
     ap.add_argument("--ks", default=",".join(map(str, KS)))
     ap.add_argument("--merge-with", default=HEADER,
                     help="the header whose other GPUs' tables the written one keeps ('' for this GPU's alone)")
+    ap.add_argument("--merge-runs", default=None,
+                    help="comma-separated run JSONs of one GPU: the table from their rows (later runs' win)")
     args = ap.parse_args(argv)
-    run = tuning_run(args, "dispatch", lambda: measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
-                                                       [int(v) for v in args.ks.split(",")]))
+    if args.merge_runs:
+        runs = []
+        for path in args.merge_runs.split(","):
+            with open(path) as f:
+                runs.append(json.load(f))
+        run = merge_runs(runs)
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, f"dispatch-{run['device']['slug']}.json"), "w") as f:
+            json.dump(run, f, indent=1)
+    else:
+        run = tuning_run(args, "dispatch", lambda: measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
+                                                           [int(v) for v in args.ks.split(",")]))
     write_markdown(run, os.path.join(args.out, f"dispatch-{run['device']['slug']}.md"))
     if sorted(run["ks"]) == sorted(KS) and set(SHAPES) <= {r["shape"] for r in run["rows"]}:
         write_header(run, os.path.join(args.out, "tc_dispatch_table.h"), args.merge_with)

@@ -49,7 +49,7 @@ start_device_run() {
 # exits if that build fails). Returns 1 when the sweep wrote no table (nothing copied or rebuilt).
 tune_and_rebuild() {
   mkdir -p "$1"
-  timeout ${TUNE_TIMEOUT:-200} python3 -m benchmarks.tune_dispatch --out "$1" > "$1.log" 2>&1; tail -2 "$1.log" | cut -c1-300
+  timeout ${TUNE_TIMEOUT:-420} python3 -m benchmarks.tune_dispatch --out "$1" > "$1.log" 2>&1; tail -2 "$1.log" | cut -c1-300
   [ -s "$1/tc_dispatch_table.h" ] || return 1
   cp "$1/tc_dispatch_table.h" csrc/cuda/gemm/tc_dispatch_table.h
   build_tree "$(pwd)" "$1-build.log" || exit 1

@@ -233,7 +233,7 @@ def test_above_128_only_wgmma_and_dequantize_cublas_are_timed_and_the_range_runs
     assert T.runs_path("tile", 4, top, 2048, wgmma) and not T.runs_path("tile", 4, top + 64, 2048, wgmma)
     assert T.runs_path("tile", 4, top + 64, 2048, lambda k, M: False)  # no wgmma: the tile kernel all the way
     assert T.runs_path("wgmma", 4, 1024, 2048, wgmma) and T.runs_path("dequant_cublas", 4, 1024, 2048, wgmma)
-    assert T.MS[-1] == 1024 and top in T.MS
+    assert T.MS[-1] == 4096 and top in T.MS  # session 38: the grid goes on past 1024
     ms = (1, 64, 128, 256, 512, 1024)
     run = run_of({
         # a: wgmma beats dequantize + cuBLAS up to 512 -> the tiled range ends there
@@ -259,3 +259,39 @@ def test_small_kernels_top_m_matches_the_dispatchers():
     with open(header) as f:
         (value,) = re.findall(r"kTileTimedMaxM = (\d+);", f.read())
     assert int(value) == T.SMALL_KERNELS_MAX_M
+
+
+def test_merge_runs_later_rows_win_and_the_grid_is_the_union(tmp_path):
+    # a full run to M = 128, then a run of the large M only (M = 64, 128, 256) whose tile kernel beats
+    # dequantize + cuBLAS up to 256: the merged table takes the second run's timings at 64 and 128
+    base = run_of({("a", "kernel"): [1, 2, 3, 9, 20, 40], ("a", "tile"): [5, 5, 4, 5, 6, 30],
+                   ("a", "dequant_cublas"): [9] * 5 + [10]})
+    large = run_of({("a", "tile"): [6, 7, 8], ("a", "dequant_cublas"): [9, 9, 9]}, ms=(64, 128, 256))
+    large["commit"] = "def"
+    merged = T.merge_runs([base, large])
+    assert merged["ms"] == [1, 8, 16, 32, 64, 128, 256]
+    assert merged["commit"] == "abc (M 1, 8, 16, 32, 64, 128) + def (M 64, 128, 256)"
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in merged["rows"]}
+    assert t[("a", 128, 4, "tile")] == 7 and t[("a", 32, 4, "tile")] == 5 and t[("a", 256, 2, "tile")] == 8
+    assert len(t) == len(merged["rows"])  # one row per (shape, M, k, path)
+    assert T.crossovers(base)[0]["max_tile_m"] == {2: 64, 4: 64}
+    assert T.crossovers(merged)[0]["max_tile_m"] == {2: 256, 4: 256}
+    # runs of one commit over the same M, shapes apart, are named once
+    assert T.merge_runs([large, large])["commit"] == "def (M 64, 128, 256)"
+    # the CLI writes the merged run's JSON, markdown and (full k and shapes only) says why no header
+    for name, r in (("base.json", base), ("large.json", large)):
+        (tmp_path / name).write_text(json.dumps(r))
+    T.main(["--merge-runs", f"{tmp_path / 'base.json'},{tmp_path / 'large.json'}", "--out", str(tmp_path / "out")])
+    assert json.loads((tmp_path / "out" / "dispatch-gpu.json").read_text())["ms"] == merged["ms"]
+    assert (tmp_path / "out" / "dispatch-gpu.md").exists()
+
+
+def test_merge_runs_refuses_runs_of_different_gpus_or_k():
+    a = run_of({("a", "tile"): [5] * 6})
+    b = run_of({("a", "tile"): [5] * 6})
+    b["device"] = {**b["device"], "name": "Other GPU"}
+    with pytest.raises(SystemExit, match="different GPUs"):
+        T.merge_runs([a, b])
+    c = run_of({("a", "tile"): [5] * 6}, ks=(4,))
+    with pytest.raises(SystemExit, match="different k"):
+        T.merge_runs([a, c])
