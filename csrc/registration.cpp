@@ -173,6 +173,7 @@ PYBIND11_MODULE(_C, m) {
     d["grid"] = q.grid;
     d["split_cluster"] = q.split_cluster;
     d["staged_layout"] = q.staged_layout;
+    d["x_shared"] = q.x_shared;
     return d;
   };
   m.def("_gemv_launch_plan", [plan_dict](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode,
@@ -259,6 +260,10 @@ PYBIND11_MODULE(_C, m) {
         "1 (default) the rule (from 8 token slots where the x image fits, at 2-4 rows where the x-staged grid takes "
         "the tiles in two or more rounds or 1.5 where K has 16 or more 256-column groups, and at one row at k = 4 "
         "from three rounds), 2 at any token slots where it fits; returns the previous mode");
+  m.def("_set_gemv_grouped_x_shared", &kbit::cuda::set_gemv_grouped_x_shared, pybind11::arg("mode"),
+        "Tuning aid: whether grouped GEMV launches (mma decode, 4-8 token slots, one warp per unit, 16-row tiles a "
+        "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "
+        "once per CTA into a double-buffered image; 0 never, 1 (default) where it applies; returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");

@@ -4,7 +4,8 @@ shapes over E experts x tokens per expert under each setting F:P[:S[:W]] (F: the
 kbit._C._set_gemv_grouped_schedule, 0 per CTA, 1 per warp, 2 per warp with static first chunks
 where T >= E; P = 1: the PDL prefetch rule, 0: none, kbit._C._set_pdl_prefetch_bytes; S: the most
 unit slots per CTA, kbit._C._set_gemv_max_unit_slots, 8 = the rule when left out; W: the warps per
-unit, kbit._C._set_gemv_unit_warps, 0 = the rule when left out), alternating
+unit, kbit._C._set_gemv_unit_warps, 0 = the rule when left out; X: x shared by a CTA's warps,
+kbit._C._set_gemv_grouped_x_shared, 1 = where it applies (the default) when left out, 0 never), alternating
 the settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py), next to one dense GEMV call over the same weight bytes (E * N rows, M =
 tokens per expert) and fp16 torch.bmm. Writes <out>/grouped-schedule.json and prints a table.
@@ -37,11 +38,12 @@ def main():
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
-    settings = [tuple(int(p) for p in (v.split(":") + ["8", "0"][v.count(":") - 1:])[:4]) for v in args.settings.split(",")]
+    defaults = ["8", "0", "1"]  # S, W, X when left out
+    settings = [tuple(int(p) for p in (v.split(":") + defaults[v.count(":") - 1:])[:5]) for v in args.settings.split(",")]
     labels = args.settings.split(",")
     rows = []
     before = (kbit._C._set_gemv_grouped_schedule(2), kbit._C._set_pdl_prefetch_bytes(-1),
-              kbit._C._set_gemv_max_unit_slots(8), kbit._C._set_gemv_unit_warps(0))
+              kbit._C._set_gemv_max_unit_slots(8), kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_grouped_x_shared(1))
     print("| shape | E | tokens/expert | decode | " + " | ".join(labels) + " | dense same bytes | bmm fp16 |")
     try:
         for name in args.shapes.split(","):
@@ -65,6 +67,7 @@ def main():
                     kbit._C._set_pdl_prefetch_bytes(-1)
                     kbit._C._set_gemv_max_unit_slots(8)
                     kbit._C._set_gemv_unit_warps(0)
+                    kbit._C._set_gemv_grouped_x_shared(1)
                     dense_us = timer.measure([lambda c=c: torch.ops.kbit.gemv_gemm(x[:per], *c, args.k) for c in dcopies],
                                              Work(0, 0, f"{name} dense {E}")).median_us
                     bmm_us = timer.measure([lambda w=w: torch.bmm(xb, w.transpose(1, 2)) for w in wcopies],
@@ -72,11 +75,12 @@ def main():
                     for decode in args.decodes.split(","):
                         samples = {s: [] for s in labels}
                         for _ in range(args.reps):
-                            for s, (form, prefetch, slots, unit_warps) in zip(labels, settings):
+                            for s, (form, prefetch, slots, unit_warps, shared) in zip(labels, settings):
                                 kbit._C._set_gemv_grouped_schedule(form)
                                 kbit._C._set_pdl_prefetch_bytes(-1 if prefetch else 0)
                                 kbit._C._set_gemv_max_unit_slots(slots)
                                 kbit._C._set_gemv_unit_warps(unit_warps)
+                                kbit._C._set_gemv_grouped_x_shared(shared)
                                 samples[s].append(timer.measure(
                                     [lambda c=c: torch.ops.kbit.grouped_gemv_gemm(x, *c, off, args.k, decode) for c in copies],
                                     Work(0, 0, f"{name} {E}x{per} {decode} {s}")).median_us)
@@ -91,6 +95,7 @@ def main():
         kbit._C._set_pdl_prefetch_bytes(before[1])
         kbit._C._set_gemv_max_unit_slots(before[2])
         kbit._C._set_gemv_unit_warps(before[3])
+        kbit._C._set_gemv_grouped_x_shared(before[4])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "grouped-schedule.json"), "w") as f:
         json.dump({**run_meta(info), "k": args.k, "settings": labels, "rows": rows}, f, indent=1)

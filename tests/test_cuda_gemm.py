@@ -1031,15 +1031,17 @@ def test_gemm_cuda_misaligned_activation_storage():
                          kbit.gemm(x.clone(), qw))
 
 
-@pytest.mark.parametrize("M", [257, 384, 513, 1000, 1024, 1025])
+@pytest.mark.parametrize("M", [257, 384, 513, 1000, 1024, 1025, 2048, 4097])
 @pytest.mark.parametrize("nk", [(257, 5120), (4097, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_prefill_m(k, dtype, nk, M, poisoned_cuda):
     # prefill chunks: on the H100 the table (session 25) sends M up to 1024 (k = 2 on KV-size weights such
     # as these: 768; k = 5: 384-1024 by shape) to the wgmma kernel (token chunks of 128, the last one
-    # partial), dequantize + cuBLAS above; on any GPU with a table, gemm follows its row; gemm matches the
-    # reference and, bit for bit, the kernel it names
+    # partial), dequantize + cuBLAS above; the H200's (session 38, its grid to M = 4096) sends KV-size
+    # weights to wgmma up to 4096 at every k (so M = 2048 runs wgmma there and 4097, one past the grid,
+    # dequantize + cuBLAS); on any GPU with a table, gemm follows its row; gemm matches the reference and,
+    # bit for bit, the kernel it names
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "prefill")
     y = check_call(lambda x: kbit.gemm(x, qw), x, W_hat, dtype)
@@ -1532,6 +1534,57 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
         kbit._C._set_gemv_grouped_schedule(4)
 
 
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", KS)
+def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
+    # Grouped x shared (kbit._C._set_gemv_grouped_x_shared, default 1): with one warp per unit and 16-row tiles a
+    # multiple of a CTA's 8 unit slots, a round's units are one chunk of one expert, whose x the CTA copies once into
+    # the x image of the round's parity (two images, a named barrier a round), and the rings carry codes only, up to
+    # 4 stages (at most K's groups). Against the reference, bitwise against x staged by every warp (mode 0, the same
+    # sums in the same order), and CUDA-graph replay with other offsets, for: the Qwen3 MoE decode cell (64 experts
+    # x 8 rows, 2048 x 512, 8 token slots, 8 groups), a K tail (2080: 9 groups, the last 32 columns) with zero-row
+    # experts and an expert of several chunks, 4 token slots on K = 512 (2 groups: 2 stages), and 24 tiles (3 x 8)
+    plan = kbit._C._grouped_gemv_launch_plan
+    cases = [(64, 512, 2048, [8] * 64), (16, 256, 2080, [5, 0, 20, 3, 0, 8, 1, 2, 7, 0, 6, 4, 5, 9, 0, 10]),
+             (24, 128, 512, None), (6, 384, 1024, [7, 8, 0, 6, 8, 3])]
+    prev_warps = kbit._C._set_gemv_unit_warps(1)  # one warp per unit in every case (the rule halves to 1 on many units)
+    try:
+        for E, N, K, counts in cases:
+            if counts is None:  # 24 experts, 96 rows at random (mean 4: 4 token slots), some experts empty
+                counts = torch.multinomial(torch.ones(E), 96, replacement=True, generator=gen).bincount(minlength=E).tolist()
+            T, G = sum(counts), -(-K // 256)
+            p = plan(T, E, N, K, k, "mma")
+            assert p["x_shared"] and p["warps_per_unit"] == 1 and p["token_slots"] in (4, 8), (E, N, K, p)
+            assert 2 <= p["ring_stages"] <= min(4, G), p
+            qw, W_hat = weight(k, N, K, dtype, E=E)
+            x = acts(T, K, dtype, f"gshx{E}")
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+            off = offsets(counts)
+            fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                                  qw.codebook, oo, k, "mma")
+            y = fn(x, off)
+            assert kbit._C._set_gemv_grouped_x_shared(0) == 1
+            try:
+                assert not plan(T, E, N, K, k, "mma")["x_shared"]
+                assert_bitwise_equal(fn(x, off), y)
+            finally:
+                assert kbit._C._set_gemv_grouped_x_shared(1) == 0
+            other = offsets(list(reversed(counts)))
+            check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"gshx{E}b"), other])
+        # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots
+        assert not plan(64 * 8, 64, 300, 2048, k, "mma")["x_shared"]
+        assert not plan(64 * 12, 64, 512, 2048, k, "mma")["x_shared"]
+        assert not plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared"]
+    finally:
+        kbit._C._set_gemv_unit_warps(prev_warps)
+    # the rule's own plan on the benchmark cell (64 x 8, Qwen3 MoE gate/up): one warp per unit, x shared
+    if k == 4:
+        p = plan(512, 64, 512, 2048, 4)
+        assert p["x_shared"] and p["warps_per_unit"] == 1, p
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 2"):
+        kbit._C._set_gemv_grouped_x_shared(2)
+
+
 def test_grouped_gemv_launch_plan_schedule():
     # kbit._C._grouped_gemv_launch_plan: the rows per chunk and the schedule's form a grouped GEMV
     # launch takes. Per warp where E <= 32 (static first chunks where T >= E); past 32 experts, one
@@ -1864,7 +1917,7 @@ def test_gemm_dispatch_follows_the_measured_table():
     path, source = kbit._C.gemm_dispatch(1, 5120, 2048, 4)
     tables = _tables()
     assert source == _table_source(props, tables)
-    assert kbit._C.gemm_dispatch(4096, 5120, 2048, 4)[0] == "dequant_cublas"
+    assert kbit._C.gemm_dispatch(8192, 5120, 2048, 4)[0] == "dequant_cublas"  # past every table's grid (4096)
     if source == "heuristic":
         assert path == "kernel"
     else:

@@ -46,6 +46,9 @@ int set_gemv_grouped_chunk_rows(int64_t rows);
 // Whether dense mma-decode GEMV launches keep x resident (0 never, 1 the rule, 2 where it fits;
 // gemv_x_resident in scalar_gemv.h); returns the previous mode.
 int set_gemv_x_resident(int64_t mode);
+// Whether grouped GEMV launches share x within a CTA (0 never, 1 where it applies; gemv_grouped_x_shared in
+// scalar_gemv.h); returns the previous mode.
+int set_gemv_grouped_x_shared(int64_t mode);
 // The ring stages of x-resident GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
 // The dense GEMV's cluster split (scalar_gemv_split.cuh): -1 the rule, 0 never, 2 / 4 / 8 that cluster size
@@ -95,6 +98,7 @@ struct GemvLaunchQuery {
   int64_t chunk_rows;
   std::string schedule;
   int64_t staged_layout;  // dense x staged: GemvStagedLayout (0 one unit per CTA, 1 unit slots, 2 wide table)
+  bool x_shared;          // grouped: the CTA's x image shared by its warps (TcGemmArgs::grouped_x_shared)
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 // What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16), likewise.

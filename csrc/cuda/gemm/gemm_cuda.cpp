@@ -289,6 +289,7 @@ std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
 std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
+std::atomic<int> gemv_grouped_x_shared_mode{1};
 std::atomic<int> gemv_resident_stages_set{0};
 std::atomic<int> gemv_split_mode{-1};
 std::atomic<int> gemv_staged_layout_mode{-1};
@@ -326,6 +327,13 @@ int gemv_x_resident() { return gemv_x_resident_mode.load(std::memory_order_relax
 int set_gemv_x_resident(int64_t mode) {
   return exchange_mode(gemv_x_resident_mode, mode, "_set_gemv_x_resident",
                        "0 (never), 1 (the rule) or 2 (at any token slots where it fits)");
+}
+
+int gemv_grouped_x_shared() { return gemv_grouped_x_shared_mode.load(std::memory_order_relaxed); }
+int set_gemv_grouped_x_shared(int64_t mode) {
+  TORCH_CHECK(mode == 0 || mode == 1, "kbit._C._set_gemv_grouped_x_shared: mode must be 0 (never) or 1 (where it "
+              "applies); got ", mode);
+  return gemv_grouped_x_shared_mode.exchange(static_cast<int>(mode));
 }
 
 int gemv_unit_warps() { return gemv_unit_warps_forced.load(std::memory_order_relaxed); }
@@ -691,7 +699,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, "",
-          static_cast<int64_t>(p.staged_layout)};
+          static_cast<int64_t>(p.staged_layout), p.x_shared};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -716,7 +724,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
-          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout)};
+          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared};
 }
 
 }  // namespace cuda

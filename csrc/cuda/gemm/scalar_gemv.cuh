@@ -132,27 +132,36 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
 // partial sums (two parities: [2][warps][tokens][16] floats), then for grouped launches the
-// schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image.
+// schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;
+// grouped x-shared launches (TcGemmArgs::grouped_x_shared) after the schedule, from a 16-byte boundary, two
+// x images (rounds of even and odd index), their rings codes only.
 constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode == GemvDecode::kMma ? pair_table_bytes(k) : 0; }
 constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {
   return warps * stages * gemv_stage_bytes(k, x_resident ? 0 : tokens);
 }
 constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
+// The grouped schedule's bytes (the shared x images follow from the next 16-byte boundary).
+constexpr int gemv_schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
 // cols: K, for the x image (x_resident only; a K whose image passes 2^31 bytes gives INT_MAX, which
 // no GPU grants).
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
-                              int stages, bool x_resident, int64_t cols, bool wide = false) {
+                              int stages, bool x_resident, int64_t cols, bool wide = false, bool x_shared = false) {
   // (the wide table: dense, k = 4, mma decode, x staged only; anything else gets no shared memory a GPU grants)
   if (wide)
     return k == 4 && !x_resident && experts_or_dense < 0 && decode == GemvDecode::kMma
                ? gemv_wide_front_bytes(tokens, warps, stages) + 4 * gemv_sums_floats(tokens, warps)
                : INT32_MAX;
-  const int64_t bytes = int64_t(gemv_table_bytes(k, decode)) + gemv_rings_bytes(k, tokens, warps, stages, x_resident) +
-                        4 * gemv_sums_floats(tokens, warps) +
-                        (experts_or_dense < 0 ? 0 : 8 * (32 + 2 * int64_t(experts_or_dense) + 1)) +
-                        (x_resident ? gemv_x_image_bytes(cols, tokens) : 0);
+  int64_t bytes = int64_t(gemv_table_bytes(k, decode)) +
+                  gemv_rings_bytes(k, tokens, warps, stages, x_resident || x_shared) +
+                  4 * gemv_sums_floats(tokens, warps) +
+                  (experts_or_dense < 0 ? 0 : gemv_schedule_bytes(experts_or_dense)) +
+                  (x_resident ? gemv_x_image_bytes(cols, tokens) : 0);
+  if (x_shared) bytes = (bytes + 15) / 16 * 16 + 2 * gemv_x_image_bytes(cols, tokens);
   return bytes > INT32_MAX ? INT32_MAX : static_cast<int>(bytes);
 }
+
+// The named barrier of a grouped x-shared CTA's rounds (the unit slots' sums take 1 .. kGemvMmaMaxWarps).
+constexpr int kGemvRoundBarrier = kGemvMmaMaxWarps + 1;
 
 // A 16-byte copy that keeps x in L1 (.ca): with x staged every unit of a CTA re-reads the same x
 // groups (x resident copies each once).
@@ -450,7 +459,13 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Ring stages: a constant with one unit per CTA and the wide table; x resident and kSlots, the launcher's 2 .. 4. A warp's
   // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
   // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
-  constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots;
+  // Grouped x shared (the launcher's, TcGemmArgs::grouped_x_shared): one warp per unit, a round's units (one per
+  // slot) one chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image
+  // of the round's parity; a named barrier at each round's start (below). The kernels of 4-8 token slots only.
+  constexpr bool kCanShareX = kGrouped && kDecode == GemvDecode::kMma && kTokens >= kGemvSharedXMinTokens &&
+                              kTokens < kGemvMaxTokens && !kRowSchedule;
+  const bool share_x = kCanShareX && args.grouped_x_shared;
+  constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kCanShareX;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
   constexpr bool kMma = kDecode == GemvDecode::kMma;
@@ -511,14 +526,21 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
   // (wide: rings and stages in gap space, each stage 2 kBytes of smem)
+  // (x shared: codes-only stages)
   constexpr int kStageSpan = kWide ? 2 * Stage::kBytes : Stage::kBytes;
-  unsigned char* ring = kWide ? smem + 128 + warp * stages * kStageSpan : smem + kTableBytes + warp * stages * Stage::kBytes;
-  const int ring_span = stages * kStageSpan;
-  const auto next_stage = [&](int at) { return at + kStageSpan == ring_span ? 0 : at + kStageSpan; };
+  const int stage_span = share_x ? GemvStage<K, 0>::kBytes : kStageSpan;
+  unsigned char* ring = kWide ? smem + 128 + warp * stages * kStageSpan : smem + kTableBytes + warp * stages * stage_span;
+  const int ring_span = stages * stage_span;
+  const auto next_stage = [&](int at) { return at + stage_span == ring_span ? 0 : at + stage_span; };
   int fill_at = 0, read_at = 0;  // the ring's next stage to fill, to read (byte offsets)
   float* red = reinterpret_cast<float*>(kWide ? smem + gemv_wide_front_bytes(kTokens, warps, stages)
-                                              : smem + kTableBytes + warps * stages * Stage::kBytes);  // [2][warps][kTokens][16]
+                                              : smem + kTableBytes + warps * stages * stage_span);  // [2][warps][kTokens][16]
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
+  // x shared: the two x images (rounds of even and odd index), after the schedule from a 16-byte boundary
+  // (gemv_smem_bytes); each group grp's kTokens slots at grp * 512 kTokens, as the x-resident image.
+  const int64_t x_image_bytes = G * 512 * kTokens;
+  unsigned char* x_images = smem + ((kTableBytes + warps * stages * stage_span + 4 * gemv_sums_floats(kTokens, warps) +
+                                     gemv_schedule_bytes(static_cast<int>(args.experts)) + 15) & ~15);
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
@@ -613,8 +635,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if (!codes_copied)
         gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
       if constexpr (!kXResident)
-        gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
-                                      cols - grp * 256, lane);
+        if (!share_x)
+          gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
+                                        cols - grp * 256, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
         fill_unit += unit_stride;
@@ -656,6 +679,19 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       cp_async_wait<kGemvStages - 1>();
     }
   };
+  // x shared: the CTA's rounds (its slot 0's units; a slot has them all or all but the last) and this warp's
+  // share of a round's x image, groups warp, warp + warps, ... of the round's chunk (its slot 0's unit: every slot's
+  // unit of a round is in that chunk, the launcher's tiles % slots == 0). Round 0's joins the first commit group.
+  const int64_t rounds_cta = (units - 1 - cta_first_unit) / unit_stride + 1;
+  int64_t x_round = 0;  // this warp's current round (x shared)
+  const auto fill_x_share = [&](int64_t r) {
+    const TcUnit w = unit_of(cta_first_unit + r * unit_stride);
+    unsigned char* image = x_images + (r & 1) * x_image_bytes;
+    for (int64_t grp = warp; grp < G; grp += warps)
+      gemv_fill_x_slots<T, kTokens>(image + grp * 512 * kTokens, x + w.row0 * cols + grp * 256, w.rows, cols,
+                                    cols - grp * 256, lane);
+  };
+  if (share_x) fill_x_share(0);
   for (int s = 0; s < stages - 1; ++s) {
     if (s < items) fill_next(s == 0 && codes_ahead);
     cp_async_commit();
@@ -704,7 +740,17 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
     const unsigned char* stage = ring + read_at;
     read_at = next_stage(read_at);
-    const unsigned char* x_slots = kXResident ? x_image + col * 2 * kTokens : stage + gemv_ring_at<kWide>(Stage::kXAt);
+    if (share_x && j == 0) {
+      // A round's start. Every warp's share of this round's x has landed: each waited above for its item's commit
+      // group, which holds its share (issued at the previous round's start, after that iteration's commit, so in the
+      // group of the item `stages` later: <= this item, the launcher's stages <= groups). And every warp is done
+      // with the previous round, whose image the next round's share now overwrites.
+      named_barrier_sync(kGemvRoundBarrier, 32 * warps);
+      if (x_round + 1 < rounds_cta) fill_x_share(x_round + 1);
+    }
+    const unsigned char* x_slots = kXResident ? x_image + col * 2 * kTokens
+                                   : share_x  ? x_images + (x_round & 1) * x_image_bytes + col * 2 * kTokens
+                                              : stage + gemv_ring_at<kWide>(Stage::kXAt);
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
     // the compiler can issue later blocks' lookups before earlier blocks' products.
     // (Shuffle decode: not done, it spills under its 64-register cap.)
@@ -759,6 +805,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       }
       parity ^= 1;
     }
+    ++x_round;
     unit_index += unit_stride;
     if (unit_index < units) {
       // Grouped: the copies run stages - 1 items ahead, so with more items per unit than that they
@@ -768,6 +815,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       else unit = unit_of(unit_index);
       rs = row_scale_of(unit);
     }
+  }
+  if (share_x && x_round < rounds_cta) {
+    // a slot without a unit in the CTA's last round (or none at all): that round's barrier, its share landed
+    cp_async_wait<0>();
+    named_barrier_sync(kGemvRoundBarrier, 32 * warps);
   }
   cp_async_wait<0>();  // nothing is left in flight at exit (the last commits are empty)
 }

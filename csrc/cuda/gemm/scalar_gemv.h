@@ -71,6 +71,12 @@ int gemv_grouped_chunk_rows_forced();
 // (scalar_gemv_launch.cuh), 2 at any token slots where it fits.
 int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
+// And whether grouped mma-decode launches of kGemvSharedXMinTokens .. 8 token slots with one warp per unit share
+// x (scalar_gemv.cuh: a CTA's warps take one chunk's tiles a round, its x copied once per CTA into a
+// double-buffered x image; the rings carry codes only): 0 never, 1 (the default) wherever it applies
+// (gemv_grouped_x_shared_applies, scalar_gemv_launch.cuh).
+int gemv_grouped_x_shared();
+constexpr int kGemvSharedXMinTokens = 4;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
 int gemv_resident_stages();
 // And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged, sm_90+): -1 (the default)
@@ -180,6 +186,7 @@ struct GemvLaunchPlan {
   int64_t grid;
   int split_cluster;  // dense: CTAs per cluster of the cluster split (scalar_gemv_split.cuh; grid = clusters x it), 0 without
   GemvStagedLayout staged_layout;  // dense x staged: the CTA layout (kSingle elsewhere)
+  bool x_shared;  // grouped: x shared by the CTA's warps (TcGemmArgs::grouped_x_shared)
 };
 
 template <typename T, int K>

@@ -309,8 +309,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const void* kernel = layout != GemvStagedLayout::kSingle
                            ? reinterpret_cast<const void*>(gemv_staged_kernel_of<T, K, kTokens>(layout))
                            : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
+  bool x_shared = false;  // grouped: decided below, once the warps per unit and slots are
   const auto smem_of = [&](int w) {
-    return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide);
+    return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide, x_shared);
   };
   int warps = chosen.warps;  // per unit
   // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
@@ -343,6 +344,28 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
+  // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take
+  // `slots` consecutive units a round, and with 16-row tiles a multiple of the slots those are one chunk of one
+  // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
+  // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
+  // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
+  // takes at most K's groups of stages (a warp's items a round); the most stages (up to kGemvResidentMaxStages)
+  // that keep the most CTAs per SM. (The kernels of kGemvSharedXMinTokens .. 8 token slots only: at fewer slots x is
+  // a small share of a stage, and 16 slots keep the other kernel's registers.)
+  if constexpr (kDecode == GemvDecode::kMma && kTokens >= kGemvSharedXMinTokens && kTokens < kGemvMaxTokens)
+    if (grouped && gemv_grouped_x_shared() == 1 && warps_per_unit == 1 && slots >= 2 && tiles % slots == 0) {
+      const int64_t groups = (args.K + 255) / 256;
+      int best_stages = 0, best_ctas = 0;
+      for (int st = kGemvStages; st <= std::min<int64_t>(kGemvResidentMaxStages, groups); ++st) {
+        const int bytes = gemv_smem_bytes(K, kTokens, warps, experts, kDecode, st, false, args.K, false, true);
+        const int ctas = bytes > optin ? 0 : resident_ctas_per_sm(kernel, 32 * warps, bytes, smem_limit);
+        if (ctas > 0 && ctas >= best_ctas) best_stages = st, best_ctas = ctas;
+      }
+      if (best_stages > 0) {
+        x_shared = true;
+        stages = best_stages;
+      }
+    }
   const int smem = smem_of(warps);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
@@ -360,6 +383,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.token_chunks = chunks;
   plan.ring_stages = stages;
   plan.staged_layout = layout;
+  plan.x_shared = x_shared;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
   // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
@@ -412,7 +436,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 10> aids;
+    std::array<int, 11> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -423,7 +447,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
-                 gemv_staged_layout(), gemv_staged_stages()}},
+                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared()}},
                grouped};
   };
   const Key key = key_now();
@@ -476,10 +500,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
     a.ring_stages = plan.ring_stages;
-    TORCH_CHECK((!plan.x_resident && plan.staged_layout != GemvStagedLayout::kSlots) ||
-                    (plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages),
-                "kbit: x-resident and unit-slot GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ",
-                plan.ring_stages);
+    TORCH_CHECK(plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages,
+                "kbit: GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
+    TORCH_CHECK(!plan.x_shared || (grouped && plan.warps_per_unit == 1 && plan.ring_stages <= (args.K + 255) / 256),
+                "kbit: grouped shared x needs one warp per unit and at most K's 256-column groups of ring stages");
+    a.grouped_x_shared = plan.x_shared;
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     a.row_schedule = plan.row_schedule;

@@ -38,6 +38,10 @@ struct TcGemmArgs {
   // (WarpSchedule, tc_work.cuh; E <= 32), with static first chunks (T >= E); or, one row per chunk,
   // the CTA's schedule is the expert of each row (RowSchedule; T <= E).
   bool warp_schedule, static_first_chunks, row_schedule;
+  // Grouped GEMV, mma decode, one warp per unit (set by the launcher, gemv_grouped_x_shared): a round's units
+  // (one per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered x image
+  // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them).
+  bool grouped_x_shared;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
