@@ -263,7 +263,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_grouped_x_shared", &kbit::cuda::set_gemv_grouped_x_shared, pybind11::arg("mode"),
         "Tuning aid: whether grouped GEMV launches (mma decode, 4-8 token slots, one warp per unit, 16-row tiles a "
         "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "
-        "once per CTA into a double-buffered image; 0 never, 1 (default) where it applies; returns the previous mode");
+        "once per CTA into a double-buffered image; 0 never, 1 (default) where it applies (CTAs of 8 or 16 warps), 2 "
+        "there in CTAs of 8 warps; returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
         "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");

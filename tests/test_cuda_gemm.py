@@ -1538,10 +1538,11 @@ def test_grouped_gemv_warp_schedule(dtype, gen, poisoned_cuda):
 @pytest.mark.parametrize("k", KS)
 def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     # Grouped x shared (kbit._C._set_gemv_grouped_x_shared, default 1): with one warp per unit and 16-row tiles a
-    # multiple of a CTA's 8 unit slots, a round's units are one chunk of one expert, whose x the CTA copies once into
-    # the x image of the round's parity (two images, a named barrier a round), and the rings carry codes only, up to
-    # 4 stages (at most K's groups). Against the reference, bitwise against x staged by every warp (mode 0, the same
-    # sums in the same order), and CUDA-graph replay with other offsets, for: the Qwen3 MoE decode cell (64 experts
+    # multiple of a CTA's 8 or 16 unit slots, a round's units are one chunk of one expert, whose x the CTA copies once
+    # into the x image of the round's parity (two images, a named barrier a round), and the rings carry codes only,
+    # up to 4 stages (at most K's groups). Against the reference, bitwise against x staged by every warp (mode 0, the
+    # same sums in the same order) and against 8-warp CTAs (mode 2), and CUDA-graph replay with other offsets, for:
+    # the Qwen3 MoE decode cell (64 experts
     # x 8 rows, 2048 x 512, 8 token slots, 8 groups), a K tail (2080: 9 groups, the last 32 columns) with zero-row
     # experts and an expert of several chunks, 4 token slots on K = 512 (2 groups: 2 stages), and 24 tiles (3 x 8)
     plan = kbit._C._grouped_gemv_launch_plan
@@ -1555,6 +1556,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
             T, G = sum(counts), -(-K // 256)
             p = plan(T, E, N, K, k, "mma")
             assert p["x_shared"] and p["warps_per_unit"] == 1 and p["token_slots"] in (4, 8), (E, N, K, p)
+            assert p["warps"] in (8, 16) and N // 16 % p["warps"] == 0, p  # 8 or 16 unit slots, the tiles a multiple
             assert 2 <= p["ring_stages"] <= min(4, G), p
             qw, W_hat = weight(k, N, K, dtype, E=E)
             x = acts(T, K, dtype, f"gshx{E}")
@@ -1563,12 +1565,14 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
             fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
                                                                   qw.codebook, oo, k, "mma")
             y = fn(x, off)
-            assert kbit._C._set_gemv_grouped_x_shared(0) == 1
-            try:
-                assert not plan(T, E, N, K, k, "mma")["x_shared"]
-                assert_bitwise_equal(fn(x, off), y)
-            finally:
-                assert kbit._C._set_gemv_grouped_x_shared(1) == 0
+            for mode in (0, 2):  # x staged by every warp; x shared in CTAs of 8 warps (the rule's may have 16)
+                assert kbit._C._set_gemv_grouped_x_shared(mode) == 1
+                try:
+                    q = plan(T, E, N, K, k, "mma")
+                    assert q["x_shared"] == (mode == 2) and (mode == 0 or q["warps"] == 8), q
+                    assert_bitwise_equal(fn(x, off), y)
+                finally:
+                    assert kbit._C._set_gemv_grouped_x_shared(1) == mode
             other = offsets(list(reversed(counts)))
             check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"gshx{E}b"), other])
         # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots
@@ -1577,12 +1581,26 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
         assert not plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared"]
     finally:
         kbit._C._set_gemv_unit_warps(prev_warps)
-    # the rule's own plan on the benchmark cell (64 x 8, Qwen3 MoE gate/up): one warp per unit, x shared
+    # the rule's own plan on the benchmark cell (64 x 8, Qwen3 MoE gate/up): one warp per unit, x shared; the
+    # unit-slot aid below the rule caps the CTA (4 slots: 4 warps)
     if k == 4:
         p = plan(512, 64, 512, 2048, 4)
         assert p["x_shared"] and p["warps_per_unit"] == 1, p
-    with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 2"):
-        kbit._C._set_gemv_grouped_x_shared(2)
+        prev_slots = kbit._C._set_gemv_max_unit_slots(4)
+        try:
+            p = plan(512, 64, 512, 2048, 4)
+            assert p["warps"] <= 4 and (not p["x_shared"] or p["warps"] == 4), p
+        finally:
+            kbit._C._set_gemv_max_unit_slots(prev_slots)
+    assert kbit._C._set_gemv_grouped_x_shared(2) == 1  # CTAs of 8 warps
+    try:
+        p = plan(512, 64, 512, 2048, k)
+        assert p["warps"] == 8 and p["warps_per_unit"] == 1, p
+        assert p["x_shared"] or k != 4, p
+    finally:
+        assert kbit._C._set_gemv_grouped_x_shared(1) == 2
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 3"):
+        kbit._C._set_gemv_grouped_x_shared(3)
 
 
 def test_grouped_gemv_launch_plan_schedule():

@@ -331,8 +331,8 @@ int set_gemv_x_resident(int64_t mode) {
 
 int gemv_grouped_x_shared() { return gemv_grouped_x_shared_mode.load(std::memory_order_relaxed); }
 int set_gemv_grouped_x_shared(int64_t mode) {
-  TORCH_CHECK(mode == 0 || mode == 1, "kbit._C._set_gemv_grouped_x_shared: mode must be 0 (never) or 1 (where it "
-              "applies); got ", mode);
+  TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_gemv_grouped_x_shared: mode must be 0 (never), 1 (where it "
+              "applies) or 2 (there, in CTAs of at most 8 warps); got ", mode);
   return gemv_grouped_x_shared_mode.exchange(static_cast<int>(mode));
 }
 

@@ -160,7 +160,8 @@ constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense
   return bytes > INT32_MAX ? INT32_MAX : static_cast<int>(bytes);
 }
 
-// The named barrier of a grouped x-shared CTA's rounds (the unit slots' sums take 1 .. kGemvMmaMaxWarps).
+// The named barrier of a grouped x-shared CTA's rounds (the unit slots' sums take 1 .. kGemvMmaMaxWarps; x shared
+// has one warp per unit, whose sums take no barrier).
 constexpr int kGemvRoundBarrier = kGemvMmaMaxWarps + 1;
 
 // A 16-byte copy that keeps x in L1 (.ca): with x staged every unit of a CTA re-reads the same x
@@ -448,8 +449,10 @@ struct GemvAcc {
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
           GemvStagedLayout kLayout = GemvStagedLayout::kSingle>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
+                                  : gemv_can_share_x(kGrouped, kDecode, kTokens) ? 32 * kGemvSharedXMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
-                                  kXResident ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
+                                  kXResident || gemv_can_share_x(kGrouped, kDecode, kTokens) ? 1
+                                  : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
   constexpr bool kWide = kLayout == GemvStagedLayout::kWide;
@@ -462,8 +465,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Grouped x shared (the launcher's, TcGemmArgs::grouped_x_shared): one warp per unit, a round's units (one per
   // slot) one chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image
   // of the round's parity; a named barrier at each round's start (below). The kernels of 4-8 token slots only.
-  constexpr bool kCanShareX = kGrouped && kDecode == GemvDecode::kMma && kTokens >= kGemvSharedXMinTokens &&
-                              kTokens < kGemvMaxTokens && !kRowSchedule;
+  constexpr bool kCanShareX = gemv_can_share_x(kGrouped, kDecode, kTokens) && !kRowSchedule;
   const bool share_x = kCanShareX && args.grouped_x_shared;
   constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kCanShareX;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
@@ -538,7 +540,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   unsigned char* x_image = reinterpret_cast<unsigned char*>(red + gemv_sums_floats(kTokens, warps));  // x-resident only
   // x shared: the two x images (rounds of even and odd index), after the schedule from a 16-byte boundary
   // (gemv_smem_bytes); each group grp's kTokens slots at grp * 512 kTokens, as the x-resident image.
-  const int64_t x_image_bytes = G * 512 * kTokens;
+  const int x_image_bytes = static_cast<int>(G) * 512 * kTokens;  // (x shared only: an image fits shared memory)
   unsigned char* x_images = smem + ((kTableBytes + warps * stages * stage_span + 4 * gemv_sums_floats(kTokens, warps) +
                                      gemv_schedule_bytes(static_cast<int>(args.experts)) + 15) & ~15);
 
@@ -682,9 +684,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // x shared: the CTA's rounds (its slot 0's units; a slot has them all or all but the last) and this warp's
   // share of a round's x image, groups warp, warp + warps, ... of the round's chunk (its slot 0's unit: every slot's
   // unit of a round is in that chunk, the launcher's tiles % slots == 0). Round 0's joins the first commit group.
-  const int64_t rounds_cta = (units - 1 - cta_first_unit) / unit_stride + 1;
-  int64_t x_round = 0;  // this warp's current round (x shared)
-  const auto fill_x_share = [&](int64_t r) {
+  const int rounds_cta = share_x ? static_cast<int>((units - 1 - cta_first_unit) / unit_stride + 1) : 0;
+  int x_round = 0;  // this warp's current round (x shared)
+  const auto fill_x_share = [&](int r) {
     const TcUnit w = unit_of(cta_first_unit + r * unit_stride);
     unsigned char* image = x_images + (r & 1) * x_image_bytes;
     for (int64_t grp = warp; grp < G; grp += warps)

@@ -73,8 +73,8 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And whether grouped mma-decode launches of kGemvSharedXMinTokens .. 8 token slots with one warp per unit share
 // x (scalar_gemv.cuh: a CTA's warps take one chunk's tiles a round, its x copied once per CTA into a
-// double-buffered x image; the rings carry codes only): 0 never, 1 (the default) wherever it applies
-// (gemv_grouped_x_shared_applies, scalar_gemv_launch.cuh).
+// double-buffered x image; the rings carry codes only): 0 never, 1 (the default) wherever it applies, in CTAs of
+// 8 or 16 warps (scalar_gemv_launch.cuh), 2 there in CTAs of 8.
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
 // And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
@@ -123,6 +123,13 @@ static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's nam
 //             mma.m16n8k16 with the tokens as its n = 8 operand (the products cost no FFMAs);
 //   kAuto:    the host picks (gemv_auto_decode).
 enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };
+
+// The grouped kernels that can share x (4-8 token slots, mma decode): CTAs of up to kGemvSharedXMaxWarps one-warp
+// unit slots (x shared: 8 or 16; the launcher's), 128 registers a thread as the other mma-decode kernels.
+constexpr int kGemvSharedXMaxWarps = 16;
+constexpr bool gemv_can_share_x(bool grouped, GemvDecode decode, int tokens) {
+  return grouped && decode == GemvDecode::kMma && tokens >= kGemvSharedXMinTokens && tokens < 16;
+}
 
 // Measured on the H100: the mma decode wins every dense shape and k at M = 1..4 (docs/design.md,
 // "Session 11"), and since the grouped launches' unit slots and per-warp schedule (session 14) every

@@ -349,20 +349,32 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
   // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
   // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
-  // takes at most K's groups of stages (a warp's items a round); the most stages (up to kGemvResidentMaxStages)
-  // that keep the most CTAs per SM. (The kernels of kGemvSharedXMinTokens .. 8 token slots only: at fewer slots x is
-  // a small share of a stage, and 16 slots keep the other kernel's registers.)
-  if constexpr (kDecode == GemvDecode::kMma && kTokens >= kGemvSharedXMinTokens && kTokens < kGemvMaxTokens)
-    if (grouped && gemv_grouped_x_shared() == 1 && warps_per_unit == 1 && slots >= 2 && tiles % slots == 0) {
+  // takes at most K's groups of stages (a warp's items a round). The CTA: 8 or (where the unit-slot aid is at the
+  // rule and the x-shared aid not at 2) 16 slots, whichever keeps more warps per SM (8 on a tie), each with the most stages (up to
+  // kGemvResidentMaxStages, or the resident-stages aid's) that keep the most CTAs per SM. (The kernels of
+  // kGemvSharedXMinTokens .. 8 token slots only: at fewer slots x is a small share of a stage, and 16 slots keep
+  // the other kernel's registers.)
+  if constexpr (gemv_can_share_x(true, kDecode, kTokens))
+    if (grouped && gemv_grouped_x_shared() != 0 && warps_per_unit == 1 && slots >= 2) {
       const int64_t groups = (args.K + 255) / 256;
-      int best_stages = 0, best_ctas = 0;
-      for (int st = kGemvStages; st <= std::min<int64_t>(kGemvResidentMaxStages, groups); ++st) {
-        const int bytes = gemv_smem_bytes(K, kTokens, warps, experts, kDecode, st, false, args.K, false, true);
-        const int ctas = bytes > optin ? 0 : resident_ctas_per_sm(kernel, 32 * warps, bytes, smem_limit);
-        if (ctas > 0 && ctas >= best_ctas) best_stages = st, best_ctas = ctas;
+      const int most_stages = static_cast<int>(std::min<int64_t>(
+          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages, groups));
+      int best_slots = 0, best_stages = 0, best_warps_per_sm = 0;
+      for (int s : {slots, kGemvSharedXMaxWarps}) {
+        if (tiles % s != 0 || (s != slots && (slots != kGemvMmaMaxWarps || gemv_max_unit_slots() != kGemvMmaMaxWarps ||
+                                               gemv_grouped_x_shared() == 2)))
+          continue;
+        for (int st = gemv_resident_stages() > 0 ? most_stages : kGemvStages; st <= most_stages; ++st) {
+          const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
+          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(kernel, 32 * s, bytes, smem_limit);
+          if (per_sm > 0 && (per_sm > best_warps_per_sm || (per_sm == best_warps_per_sm && s == best_slots)))
+            best_slots = s, best_stages = st, best_warps_per_sm = per_sm;
+        }
       }
-      if (best_stages > 0) {
+      if (best_slots > 0) {
         x_shared = true;
+        slots = best_slots;
+        warps = slots;
         stages = best_stages;
       }
     }
