@@ -1595,7 +1595,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     assert kbit._C._set_gemv_grouped_x_shared(2) == 1  # CTAs of 8 warps
     try:
         p = plan(512, 64, 512, 2048, k)
-        assert p["warps"] == 8 and p["warps_per_unit"] == 1, p
+        assert (p["warps"] == 8 and p["warps_per_unit"] == 1) or not p["x_shared"], p
         assert p["x_shared"] or k != 4, p
     finally:
         assert kbit._C._set_gemv_grouped_x_shared(1) == 2
