@@ -13,7 +13,8 @@ resident in CTAs of several unit slots and the decode layouts of session 28 (`py
 gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
 the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone); the
-grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
+grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
+and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import sys
@@ -173,6 +174,38 @@ def _grouped_schedule_cases_once(dev):
     torch.cuda.synchronize()
 
 
+def grouped_shared_x_cases(dev="cuda"):
+    """The grouped GEMV with x shared by a CTA's warps (one warp per unit: each warp copies its share of a round's x
+    into the image of the round's parity, which every warp reads after the round's named barrier; a missing wait or
+    barrier is a race): CTAs of 16 and of 8 warps (kbit._C._set_gemv_grouped_x_shared 1 and 2; 2048 units of 8 token
+    slots take two rounds a CTA in 8-warp CTAs), a K tail (2080: 9 groups), experts of several chunks and empty
+    ones, and 4 token slots on K = 1024 (24 tiles: 8-warp CTAs)."""
+    if dev != "cuda":
+        return
+    prev = kbit._C._set_gemv_grouped_x_shared(1)
+    try:
+        for mode in (1, 2):
+            kbit._C._set_gemv_grouped_x_shared(mode)
+            for E, N, K, counts in ((64, 512, 2048, [8] * 64), (64, 512, 2080, [(e * 7) % 13 for e in range(64)]),
+                                    (96, 384, 1024, [4 * (e % 16 != 0) for e in range(96)])):
+                qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=4)
+                o = [0]
+                for c in counts:
+                    o.append(o[-1] + c)
+                p = kbit._C._grouped_gemv_launch_plan(o[-1], E, N, K, 4)
+                assert p["x_shared"] and (mode == 1 or p["warps"] == 8), p
+                x = torch.randn(o[-1], K, device=dev, dtype=torch.float16)
+                off = torch.tensor(o, device=dev, dtype=torch.int32)
+                y = torch.ops.kbit.grouped_gemv_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 4, "mma")
+                We = kbit.dequantize(qe, torch.float32).double().cpu()
+                xc = x.double().cpu()
+                check(y.cpu(), torch.cat([xc[o[e]:o[e + 1]] @ We[e].T for e in range(E)]),
+                      f"grouped GEMV x shared E={E} N={N} K={K} warps={p['warps']} stages={p['ring_stages']}")
+    finally:
+        kbit._C._set_gemv_grouped_x_shared(prev)
+    torch.cuda.synchronize()
+
+
 def moe_glue_cases(dev="cuda"):
     """kbit.Experts' glue ops: moe_route's one-CTA kernel (counts in shared memory, the scan, the
     placement warp; ids of no expert; at its 4096-pair and 8191-expert limits) and past them (ATen),
@@ -322,6 +355,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["grouped-schedule"]:  # only these cases
         grouped_schedule_cases(sys.argv[1])
         print("sanitize_cases: grouped-schedule ran")
+    elif sys.argv[2:] == ["grouped-shared-x"]:  # only these cases
+        grouped_shared_x_cases(sys.argv[1])
+        print("sanitize_cases: grouped-shared-x ran")
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")

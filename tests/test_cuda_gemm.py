@@ -1575,17 +1575,26 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                     assert kbit._C._set_gemv_grouped_x_shared(1) == mode
             other = offsets(list(reversed(counts)))
             check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"gshx{E}b"), other])
-        # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots
+        # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots, 4 token slots
+        # on K of fewer than 4 groups (Qwen3 MoE down, K = 512)
         assert not plan(64 * 8, 64, 300, 2048, k, "mma")["x_shared"]
         assert not plan(64 * 12, 64, 512, 2048, k, "mma")["x_shared"]
         assert not plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared"]
+        assert not plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared"]
+        assert plan(64 * 8, 64, 2048, 512, k, "mma")["x_shared"]
     finally:
         kbit._C._set_gemv_unit_warps(prev_warps)
-    # the rule's own plan on the benchmark cell (64 x 8, Qwen3 MoE gate/up): one warp per unit, x shared; the
-    # unit-slot aid below the rule caps the CTA (4 slots: 4 warps)
+    # the rule's own plans on the benchmark cells (64 x 8, Qwen3 MoE gate/up and down): one warp per unit, x shared
+    # (at k = 2, 3 the halving stops at 2 warps per unit, and the step to 1 where x is shared takes them); 40 x 8 at
+    # k = 2 (1280 units, under 2/3 of 2112 slots) keeps 2; the unit-slot aid below the rule caps the CTA (4 slots)
+    for T, E, N, K in ((512, 64, 512, 2048), (512, 64, 2048, 512)) + (((384, 48, 512, 2048),) if sms <= 144 else ()):
+        p = plan(T, E, N, K, k)
+        assert p["x_shared"] and p["warps_per_unit"] == 1, (T, E, N, K, p)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if k == 2 and 3 * 1280 < 2 * 16 * sms <= 3 * 1536:  # (132 SMs: 2112 slots in 16-warp CTAs)
+        p = plan(320, 40, 512, 2048, 2)
+        assert not p["x_shared"] and p["warps_per_unit"] == 2, p
     if k == 4:
-        p = plan(512, 64, 512, 2048, 4)
-        assert p["x_shared"] and p["warps_per_unit"] == 1, p
         prev_slots = kbit._C._set_gemv_max_unit_slots(4)
         try:
             p = plan(512, 64, 512, 2048, 4)
@@ -1595,8 +1604,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     assert kbit._C._set_gemv_grouped_x_shared(2) == 1  # CTAs of 8 warps
     try:
         p = plan(512, 64, 512, 2048, k)
-        assert (p["warps"] == 8 and p["warps_per_unit"] == 1) or not p["x_shared"], p
-        assert p["x_shared"] or k != 4, p
+        assert p["x_shared"] and p["warps"] == 8 and p["warps_per_unit"] == 1, p
     finally:
         assert kbit._C._set_gemv_grouped_x_shared(1) == 2
     with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 3"):

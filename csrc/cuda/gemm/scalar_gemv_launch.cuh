@@ -321,6 +321,44 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles * chunks;
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
+  // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take
+  // `slots` consecutive units a round, and with 16-row tiles a multiple of the slots those are one chunk of one
+  // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
+  // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
+  // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
+  // takes at most K's groups of stages (a warp's items a round). The CTA: 8 or (where the unit-slot aid is at the
+  // rule and the x-shared aid not at 2) 16 slots, whichever keeps more warps per SM (8 on a tie), each with the
+  // most stages (up to kGemvResidentMaxStages, or the resident-stages aid's) that keep the most CTAs per SM. The
+  // kernels of kGemvSharedXMinTokens .. 8 token slots only (at fewer slots x is a small share of a stage, and 16
+  // slots keep the other kernel's registers), and at 4 slots only where K has 4 or more groups (session 38 run 4,
+  // H200, Qwen3 MoE down, K = 512: 2 groups, a round's barrier every 2 items; us, x shared / staged, 64 x 4 and 512
+  // x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67; k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95,
+  // 206.20 / 193.66; run 3, k = 4, 512 x 4 129.69 / 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
+  struct SharedX {
+    int slots, stages, warps_per_sm;  // slots 0: x not shared
+  };
+  const auto shared_x_choice = [&]() {
+    SharedX best{0, 0, 0};
+    if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
+      const int64_t groups = (args.K + 255) / 256;
+      if (!grouped || gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
+      const int most_stages = static_cast<int>(std::min<int64_t>(
+          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages, groups));
+      const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
+      for (int s : {base, kGemvSharedXMaxWarps}) {
+        if (s < 2 || tiles % s != 0 ||
+            (s != base && (base != kGemvMmaMaxWarps || gemv_grouped_x_shared() == 2)))
+          continue;
+        for (int st = gemv_resident_stages() > 0 ? most_stages : kGemvStages; st <= most_stages; ++st) {
+          const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
+          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(kernel, 32 * s, bytes, smem_limit);
+          if (per_sm > 0 && (per_sm > best.warps_per_sm || (per_sm == best.warps_per_sm && s == best.slots)))
+            best = SharedX{s, st, per_sm};
+        }
+      }
+    }
+    return best;
+  };
   // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
   // would still fill every slot of the GPU's 8-warp CTAs (session 14, Qwen3 MoE experts, us:
   // gate/up 8 x 1 token 4.28 / 5.59 / 7.94 with 8 / 4 / 2 warps per unit, 64 x 1 26.9 / 20.5 /
@@ -331,6 +369,17 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
+    // From 2 warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its slots (session
+    // 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below 2112 units; us,
+    // 2 / 1 warps per unit (x shared, 16-warp CTAs: 2112 slots), 4 and 8 rows per expert: 40 experts (1280 units,
+    // 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 18.61 / 20.04, 18.93 /
+    // 22.21; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k = 5 (4 rows)
+    // 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; 16-32 experts lost at
+    // every k, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical path.)
+    if (warps == 2) {
+      const SharedX one = shared_x_choice();
+      if (one.slots > 0 && 3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * one.warps_per_sm) warps = 1;
+    }
   }
   // Unit slots (scalar_gemv.cuh; grouped mma-decode launches): as many slots of `warps` warps as
   // make up to kGemvMmaMaxWarps warps (at most gemv_max_unit_slots, a tuning aid), fewer where the
@@ -344,40 +393,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
-  // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take
-  // `slots` consecutive units a round, and with 16-row tiles a multiple of the slots those are one chunk of one
-  // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
-  // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
-  // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
-  // takes at most K's groups of stages (a warp's items a round). The CTA: 8 or (where the unit-slot aid is at the
-  // rule and the x-shared aid not at 2) 16 slots, whichever keeps more warps per SM (8 on a tie), each with the most stages (up to
-  // kGemvResidentMaxStages, or the resident-stages aid's) that keep the most CTAs per SM. (The kernels of
-  // kGemvSharedXMinTokens .. 8 token slots only: at fewer slots x is a small share of a stage, and 16 slots keep
-  // the other kernel's registers.)
-  if constexpr (gemv_can_share_x(true, kDecode, kTokens))
-    if (grouped && gemv_grouped_x_shared() != 0 && warps_per_unit == 1 && slots >= 2) {
-      const int64_t groups = (args.K + 255) / 256;
-      const int most_stages = static_cast<int>(std::min<int64_t>(
-          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages, groups));
-      int best_slots = 0, best_stages = 0, best_warps_per_sm = 0;
-      for (int s : {slots, kGemvSharedXMaxWarps}) {
-        if (tiles % s != 0 || (s != slots && (slots != kGemvMmaMaxWarps || gemv_max_unit_slots() != kGemvMmaMaxWarps ||
-                                               gemv_grouped_x_shared() == 2)))
-          continue;
-        for (int st = gemv_resident_stages() > 0 ? most_stages : kGemvStages; st <= most_stages; ++st) {
-          const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
-          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(kernel, 32 * s, bytes, smem_limit);
-          if (per_sm > 0 && (per_sm > best_warps_per_sm || (per_sm == best_warps_per_sm && s == best_slots)))
-            best_slots = s, best_stages = st, best_warps_per_sm = per_sm;
-        }
-      }
-      if (best_slots > 0) {
-        x_shared = true;
-        slots = best_slots;
-        warps = slots;
-        stages = best_stages;
-      }
+  // Grouped x shared (shared_x_choice above): one warp per unit.
+  if (grouped && warps_per_unit == 1) {
+    const SharedX choice = shared_x_choice();
+    if (choice.slots > 0) {
+      x_shared = true;
+      slots = warps = choice.slots;
+      stages = choice.stages;
     }
+  }
   const int smem = smem_of(warps);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
