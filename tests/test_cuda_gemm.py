@@ -1544,10 +1544,11 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     # same sums in the same order) and against 8-warp CTAs (mode 2), and CUDA-graph replay with other offsets, for:
     # the Qwen3 MoE decode cell (64 experts
     # x 8 rows, 2048 x 512, 8 token slots, 8 groups), a K tail (2080: 9 groups, the last 32 columns) with zero-row
-    # experts and an expert of several chunks, 4 token slots on K = 512 (2 groups: 2 stages), and 24 tiles (3 x 8)
+    # experts and an expert of several chunks, 4 token slots on K = 1024 (4 groups: at 4 slots the rule asks for 4 or
+    # more), and 24 tiles (3 x 8: 8-warp CTAs)
     plan = kbit._C._grouped_gemv_launch_plan
     cases = [(64, 512, 2048, [8] * 64), (16, 256, 2080, [5, 0, 20, 3, 0, 8, 1, 2, 7, 0, 6, 4, 5, 9, 0, 10]),
-             (24, 128, 512, None), (6, 384, 1024, [7, 8, 0, 6, 8, 3])]
+             (24, 128, 1024, None), (6, 384, 1024, [7, 8, 0, 6, 8, 3])]
     prev_warps = kbit._C._set_gemv_unit_warps(1)  # one warp per unit in every case (the rule halves to 1 on many units)
     try:
         for E, N, K, counts in cases:

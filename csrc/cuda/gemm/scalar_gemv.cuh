@@ -446,13 +446,15 @@ struct GemvAcc {
 // kLayout (dense, mma decode, x staged; GemvStagedLayout, scalar_gemv.h): kSingle one unit per CTA at a time;
 // kSlots unit slots sharing one pair table, the launcher's ring stages; kWide (k = 4) unit slots and the wide pair
 // table with the rings in its gaps (gemv_gap).
+// kSharedX (grouped, mma decode, 4-8 token slots; TcGemmArgs::grouped_x_shared): x shared by the CTA's warps, an
+// instantiation of its own (as kRowSchedule) so that the other grouped launches keep their kernel as it was (with a
+// runtime flag the 8-slot kernel's 8 x 8 calls ran 7-10% slower, session 38 run 6), in CTAs of up to 16 warps.
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
-          GemvStagedLayout kLayout = GemvStagedLayout::kSingle>
+          GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
-                                  : gemv_can_share_x(kGrouped, kDecode, kTokens) ? 32 * kGemvSharedXMaxWarps
+                                  : kSharedX ? 32 * kGemvSharedXMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
-                                  kXResident || gemv_can_share_x(kGrouped, kDecode, kTokens) ? 1
-                                  : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
+                                  kXResident || kSharedX ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
   constexpr bool kWide = kLayout == GemvStagedLayout::kWide;
@@ -462,12 +464,14 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Ring stages: a constant with one unit per CTA and the wide table; x resident and kSlots, the launcher's 2 .. 4. A warp's
   // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
   // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
-  // Grouped x shared (the launcher's, TcGemmArgs::grouped_x_shared): one warp per unit, a round's units (one per
-  // slot) one chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image
-  // of the round's parity; a named barrier at each round's start (below). The kernels of 4-8 token slots only.
-  constexpr bool kCanShareX = gemv_can_share_x(kGrouped, kDecode, kTokens) && !kRowSchedule;
-  const bool share_x = kCanShareX && args.grouped_x_shared;
-  constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kCanShareX;
+  // Grouped x shared (kSharedX, the launcher's): one warp per unit, a round's units (one per slot) one chunk of one
+  // expert, whose x the CTA's warps copy once, each its share of the groups, into the x image of the round's parity;
+  // a named barrier at each round's start (below).
+  static_assert(!kSharedX || (gemv_can_share_x(kGrouped, kDecode, kTokens) && !kRowSchedule &&
+                              kLayout == GemvStagedLayout::kSingle),
+                "x shared: grouped, mma decode, 4-8 token slots, not the row schedule's kernel");
+  constexpr bool share_x = kSharedX;
+  constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kSharedX;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
   constexpr bool kMma = kDecode == GemvDecode::kMma;

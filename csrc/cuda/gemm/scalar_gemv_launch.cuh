@@ -71,6 +71,12 @@ const void* gemv_kernel_of(bool grouped, bool x_resident) {
   return grouped ? reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>)
                  : reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, false, kDecode, false>);
 }
+// The grouped x-shared kernel (scalar_gemv.cuh kSharedX; gemv_can_share_x's token slots and decode only).
+template <typename T, int K, int kTokens, GemvDecode kDecode>
+auto gemv_shared_x_kernel() {
+  static_assert(gemv_can_share_x(true, kDecode, kTokens), "x shared: mma decode, 4-8 token slots");
+  return scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, false, GemvStagedLayout::kSingle, true>;
+}
 
 // The dense x-staged mma-decode kernel of a CTA layout with unit slots (GemvStagedLayout::kSlots, or kWide at
 // k = 4), up to kGemvShuffleMaxTokens token slots.
@@ -351,7 +357,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
           continue;
         for (int st = gemv_resident_stages() > 0 ? most_stages : kGemvStages; st <= most_stages; ++st) {
           const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
-          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(kernel, 32 * s, bytes, smem_limit);
+          const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
+          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
           if (per_sm > 0 && (per_sm > best.warps_per_sm || (per_sm == best.warps_per_sm && s == best.slots)))
             best = SharedX{s, st, per_sm};
         }
@@ -400,6 +407,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       x_shared = true;
       slots = warps = choice.slots;
       stages = choice.stages;
+      if constexpr (gemv_can_share_x(true, kDecode, kTokens))
+        kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
     }
   }
   const int smem = smem_of(warps);
@@ -570,6 +579,13 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
           return;
         }
       TORCH_CHECK(!plan.row_schedule, "kbit: the row schedule is mma decode, 1 token slot only");
+      if constexpr (gemv_can_share_x(true, kDecode, kTokens))
+        if (plan.x_shared) {
+          launch_kernel(gemv_shared_x_kernel<T, K, kTokens, kDecode>(), grid, block, plan.launch_smem_bytes, stream,
+                        dependent, a);
+          return;
+        }
+      TORCH_CHECK(!plan.x_shared, "kbit: grouped shared x is mma decode, 4-8 token slots only");
       launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false>, grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
     } else if (plan.staged_layout != GemvStagedLayout::kSingle) {
