@@ -1588,10 +1588,10 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     # the rule's own plans on the benchmark cells (64 x 8, Qwen3 MoE gate/up and down): one warp per unit, x shared
     # (at k = 2, 3 the halving stops at 2 warps per unit, and the step to 1 where x is shared takes them); 40 x 8 at
     # k = 2 (1280 units, under 2/3 of 2112 slots) keeps 2; the unit-slot aid below the rule caps the CTA (4 slots)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for T, E, N, K in ((512, 64, 512, 2048), (512, 64, 2048, 512)) + (((384, 48, 512, 2048),) if sms <= 144 else ()):
         p = plan(T, E, N, K, k)
         assert p["x_shared"] and p["warps_per_unit"] == 1, (T, E, N, K, p)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     if k == 2 and 3 * 1280 < 2 * 16 * sms <= 3 * 1536:  # (132 SMs: 2112 slots in 16-warp CTAs)
         p = plan(320, 40, 512, 2048, 2)
         assert not p["x_shared"] and p["warps_per_unit"] == 2, p
