@@ -388,6 +388,12 @@ def merge_runs(runs: List[Dict]) -> Dict:
         for row in r["rows"]:
             rows[(row["shape"], row["M"], row["k"], row["path"])] = row
     ms = sorted({m for r in runs for m in r["ms"]})
+    # every shape timed at every M of the union (the crossovers read dequantize + cuBLAS and cuBLAS fp16 at each)
+    missing = sorted({(shape, M, k) for shape in {key[0] for key in rows} for M in ms for k in ks
+                      if (shape, M, k, "dequant_cublas") not in rows or (shape, M, None, "fp16") not in rows})
+    if missing:
+        raise SystemExit(f"--merge-runs: shapes not timed at every M of the merged grid (shape, M, k): {missing[:8]}"
+                         + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
     parts = [f"{r['commit']} (M {', '.join(map(str, sorted(r['ms'])))})" for r in runs]
     commit = " + ".join(dict.fromkeys(parts))  # runs of one commit over the same M (shapes apart) once
     return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values())}

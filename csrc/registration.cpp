@@ -263,11 +263,13 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_grouped_x_shared", &kbit::cuda::set_gemv_grouped_x_shared, pybind11::arg("mode"),
         "Tuning aid: whether grouped GEMV launches (mma decode, 4-8 token slots, one warp per unit, 16-row tiles a "
         "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "
-        "once per CTA into a double-buffered image; 0 never, 1 (default) where it applies (CTAs of 8 or 16 warps), 2 "
-        "there in CTAs of 8 warps; returns the previous mode");
+        "once per CTA into a double-buffered image; 0 never (which also keeps the halving rule's 2 warps per unit where "
+        "the rule would take 1 to share x), 1 (default) where it applies (CTAs of 8 or 16 warps), 2 there in CTAs of "
+        "8 warps; returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
-        "Tuning aid: the stages of each warp's copy ring in x-resident GEMV launches (0, the default: the most, up "
-        "to 4, that keep the CTAs per SM; else 2 to 4); returns the previous value");
+        "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
+        "default: the most, up to 4 (x shared: at most K's 256-column groups), that keep the CTAs per SM; else 2 to "
+        "4); returns the previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode): 0 per CTA in shared memory (block scans), "
         "1 per warp in registers (at most 32 experts), 2 (default) per warp with static first chunks where tokens >= "

@@ -39,8 +39,10 @@ import kbit
 # spilled 16 bytes too and ran 6-10% slower; since session 37 that kernel loads x in the block it decodes: no stack.)
 KNOWN_STACK = {(2, 16, True): 8, (3, 16, True): 8, (5, 16, True): 24, (4, 3, True): 8}
 
+# (the kernel's last template argument, kSharedX, since session 38: its defaulted false is in the name too, `Lb0E`;
+# the names before it had none)
 _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"
-                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)EE")
+                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)E(?:Lb([01])E)?E")
 _MMA = 2  # GemvDecode::kMma
 
 
@@ -86,18 +88,36 @@ def parse_resources(text):
     return rows
 
 
+def gemv_kernels(rows):
+    """[(k, token slots, grouped, decode, x resident, row schedule, layout, x shared, fp16?, registers, stack)] of
+    every scalar_gemv kernel in rows; raises if a scalar_gemv kernel's name does not parse (a template change the
+    pattern missed would otherwise leave the checks below with nothing to check)."""
+    found = []
+    for name, regs, stack in rows:
+        if "scalar_gemv_kernel" not in name:
+            continue
+        m = _GEMV.search(name)
+        assert m, f"a scalar_gemv kernel name the pattern does not read (update _GEMV): {name}"
+        k, slots, grouped, decode, resident, row_schedule, layout = map(int, m.groups()[:7])
+        shared = int(m.group(8) or 0)
+        found.append((k, slots, grouped, decode, resident, row_schedule, layout, shared, "Half" in name, regs, stack))
+    return found
+
+
 def dense_gemv_stacks(rows):
     """{(k, token slots, x resident, fp16?): stack} of the dense mma-decode GEMV kernels, one unit per CTA."""
     found = {}
-    for name, _, stack in rows:
-        m = _GEMV.search(name)
-        if not m:
-            continue
-        k, slots, grouped, decode, resident, row_schedule, layout = map(int, m.groups())
+    for k, slots, grouped, decode, resident, row_schedule, layout, shared, fp16, _, stack in gemv_kernels(rows):
         if grouped or decode != _MMA or row_schedule or layout != 0:
             continue
-        found[(k, slots, bool(resident), "Half" in name)] = stack
+        found[(k, slots, bool(resident), fp16)] = stack
     return found
+
+
+def shared_x_gemv_resources(rows):
+    """{(k, token slots, fp16?): (registers, stack)} of the grouped x-shared GEMV kernels (kSharedX)."""
+    return {(k, slots, fp16): (regs, stack)
+            for k, slots, grouped, _, _, _, _, shared, fp16, regs, stack in gemv_kernels(rows) if shared}
 
 
 def _inputs():
@@ -126,6 +146,18 @@ def test_dense_gemv_kernels_do_not_spill():
     assert not over, ("dense GEMV kernels with more stack (spills) than allowed, (k, slots, x resident, fp16): "
                       f"bytes: {over}; allowed {KNOWN_STACK}. Check ptxas (-Xptxas -v) and time the kernel before "
                       "raising an allowance.")
+
+
+def test_grouped_shared_x_gemv_kernels_do_not_spill():
+    # the grouped x-shared kernels (session 38: 4 and 8 token slots, every k, both dtypes; CTAs of up to 16 warps at
+    # 128 registers a thread): no stack (the session's build had none; a runtime-flag form had spilled 8 bytes)
+    tool, library = _inputs()
+    found = shared_x_gemv_resources(kernel_resources(tool, library, "sm_90a"))
+    if not found:
+        pytest.skip("no sm_90a code in this build")
+    assert sorted(found) == sorted((k, s, fp16) for k in (2, 3, 4, 5) for s in (4, 8) for fp16 in (True, False)), found
+    bad = {key: v for key, v in found.items() if v[0] > 128 or v[1] > 0}
+    assert not bad, f"grouped x-shared GEMV kernels over 128 registers or with stack, (k, slots, fp16): (regs, stack): {bad}"
 
 
 _WGMMA = re.compile(r"wgmma_gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)EE")
@@ -187,6 +219,16 @@ def test_parser_reads_resource_lines():
     rows = parse_resources(sample)
     assert [(r[1], r[2]) for r in rows] == [(128, 24), (128, 0)]
     assert dense_gemv_stacks(rows) == {(4, 8, True, True): 24}  # (the grouped kernel is not a dense one)
+    # since session 38 the names end in kSharedX (`Lb0E` / `Lb1E`)
+    sample = ("Function _ZN4kbit4cuda18scalar_gemv_kernelIN3c104HalfELi3ELi16ELb0ELNS0_10GemvDecodeE2ELb1ELb0ELNS0_16"
+              "GemvStagedLayoutE0ELb0EEEvNS0_10TcGemmArgsE:\n  REG:128 STACK:8 SHARED:1024\n"
+              "Function _ZN4kbit4cuda18scalar_gemv_kernelIN3c108BFloat16ELi4ELi8ELb1ELNS0_10GemvDecodeE2ELb0ELb0ELNS0_16"
+              "GemvStagedLayoutE0ELb1EEEvNS0_10TcGemmArgsE:\n  REG:128 STACK:0 SHARED:1024\n")
+    rows = parse_resources(sample)
+    assert dense_gemv_stacks(rows) == {(3, 16, True, True): 8}
+    assert shared_x_gemv_resources(rows) == {(4, 8, False): (128, 0)}
+    with pytest.raises(AssertionError, match="does not read"):  # a name the pattern misses fails, not skips
+        gemv_kernels([("_ZN4kbit4cuda18scalar_gemv_kernelIN3c104HalfELi4ELi8ELb0ELNS0_10GemvDecodeE2EXX", 64, 0)])
 
 
 if __name__ == "__main__":

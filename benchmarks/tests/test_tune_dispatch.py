@@ -295,3 +295,8 @@ def test_merge_runs_refuses_runs_of_different_gpus_or_k():
     c = run_of({("a", "tile"): [5] * 6}, ks=(4,))
     with pytest.raises(SystemExit, match="different k"):
         T.merge_runs([a, c])
+    # a shape only some runs timed, at part of the merged grid: refused (its crossovers would read missing timings)
+    base = run_of({("a", "dequant_cublas"): [9] * 6, ("b", "dequant_cublas"): [9] * 6})
+    large = run_of({("a", "dequant_cublas"): [9] * 3}, ms=(64, 128, 256))
+    with pytest.raises(SystemExit, match=r"not timed at every M .*\('b', 256, 2\)"):
+        T.merge_runs([base, large])

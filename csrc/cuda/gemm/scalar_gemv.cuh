@@ -12,7 +12,8 @@
 // pair table -> CTA barrier, per-warp staged copies, mbarrier hand-offs) is most of a call on
 // small weights (docs/design.md, "Session 8"). Here the only CTA barriers are the table build
 // (mma decode, while the first copies fly), the per-unit cross-warp sum (grouped mma decode: the
-// unit slot's named barrier) and, grouped, the per-CTA schedule where the warps do not build it
+// unit slot's named barrier), grouped with x shared (kSharedX) one named barrier a round, and, grouped, the per-CTA
+// schedule where the warps do not build it
 // in registers (WarpSchedule, tc_work.cuh: up to 32 experts, mma decode, 32-bit rows and units):
 // with more experts, two barriers where a chunk is one row and T <= E (RowSchedule), else
 // build_grouped_schedule's scans (also the shuffle decode's, and the tuning aid's form 0 or 1's).
@@ -35,8 +36,8 @@
 // 1, 2 or 4 slots over one table and x image (up to 16 warps; the launcher's critical-path choice); dense
 // x-staged CTAs one unit at a time, or (tuning aids, GemvStagedLayout) unit slots.
 // A warp streams its (unit, group) items through a private ring of shared-memory stages (2; 2-4 with
-// x resident or x-staged unit slots) filled by cp.async (GemvStage): the next item's weights, absmax and x
-// slice are in flight while the current one is decoded, across unit boundaries too.
+// x resident, x shared or x-staged unit slots) filled by cp.async (GemvStage): the next item's weights, absmax and x
+// slice (not with x resident or shared) are in flight while the current one is decoded, across unit boundaries too.
 // Lane (g = lane / 4, t = lane % 4) decodes its 64 pair codes of a group (tiled_layout.h): for
 // block b, codes 8 b + 4 h + r hold row g (r even) or g + 8 (r odd) at the lane's columns
 // 32 b + 16 h + 8 (r / 2) + 2 t + {0, 1}: 2 rows x the block's column pairs t, t + 4, t + 8, t + 12,
@@ -127,7 +128,7 @@ constexpr int gemv_wide_front_bytes(int tokens, int warps, int stages) {
 // x slots (gemv_x_at).
 constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 255) / 256 * 512 * tokens; }
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
-// kGemvStages, x resident TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
+// kGemvStages, x resident and x shared TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
 // Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
@@ -142,7 +143,7 @@ constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_
 constexpr int gemv_sums_floats(int tokens, int warps) { return 2 * warps * tokens * kTileRows; }
 // The grouped schedule's bytes (the shared x images follow from the next 16-byte boundary).
 constexpr int gemv_schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
-// cols: K, for the x image (x_resident only; a K whose image passes 2^31 bytes gives INT_MAX, which
+// cols: K, for the x images (x_resident and x_shared only; a K whose image passes 2^31 bytes gives INT_MAX, which
 // no GPU grants).
 constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense /* -1: dense */, GemvDecode decode,
                               int stages, bool x_resident, int64_t cols, bool wide = false, bool x_shared = false) {
@@ -674,7 +675,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
   }
   // Wait until the newest stages - 1 commit groups may still fly (wait_group takes an immediate; the
-  // launcher checks 2 <= stages <= 4 for x resident and unit slots).
+  // launcher checks 2 <= stages <= 4 for every launch).
   const auto wait_all_but_ring = [&]() {
     if constexpr (kRuntimeStages) {
       static_assert(kGemvResidentMaxStages == 4, "one wait per ring depth");
@@ -685,7 +686,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       cp_async_wait<kGemvStages - 1>();
     }
   };
-  // x shared: the CTA's rounds (its slot 0's units; a slot has them all or all but the last) and this warp's
+  // x shared: the CTA's rounds (its slot 0's units; with tiles % slots == 0 every round is whole, so every slot has
+  // them all, and the barrier after the loop for a slot short of the last round is a guard) and this warp's
   // share of a round's x image, groups warp, warp + warps, ... of the round's chunk (its slot 0's unit: every slot's
   // unit of a round is in that chunk, the launcher's tiles % slots == 0). Round 0's joins the first commit group.
   const int rounds_cta = share_x ? static_cast<int>((units - 1 - cta_first_unit) / unit_stride + 1) : 0;

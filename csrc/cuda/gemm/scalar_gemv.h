@@ -73,11 +73,13 @@ int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And whether grouped mma-decode launches of kGemvSharedXMinTokens .. 8 token slots with one warp per unit share
 // x (scalar_gemv.cuh: a CTA's warps take one chunk's tiles a round, its x copied once per CTA into a
-// double-buffered x image; the rings carry codes only): 0 never, 1 (the default) wherever it applies, in CTAs of
-// 8 or 16 warps (scalar_gemv_launch.cuh), 2 there in CTAs of 8.
+// double-buffered x image; the rings carry codes only): 0 never (nor the step from 2 warps per unit to 1 that
+// sharing takes), 1 (the default) wherever it applies, in CTAs of 8 or 16 warps (scalar_gemv_launch.cuh), 2 there
+// in CTAs of 8.
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
-// And the ring stages of x-resident launches (0, the default: the rule above; else 2 .. 4).
+// And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared
+// at most K's 256-column groups).
 int gemv_resident_stages();
 // And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged, sm_90+): -1 (the default)
 // the rule (choose_gemv_split: k = 5, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that

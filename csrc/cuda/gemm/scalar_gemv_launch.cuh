@@ -378,11 +378,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
     // From 2 warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its slots (session
     // 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below 2112 units; us,
-    // 2 / 1 warps per unit (x shared, 16-warp CTAs: 2112 slots), 4 and 8 rows per expert: 40 experts (1280 units,
-    // 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 18.61 / 20.04, 18.93 /
-    // 22.21; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k = 5 (4 rows)
-    // 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; 16-32 experts lost at
-    // every k, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical path.)
+    // 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert: 40 experts (1280
+    // units, 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 20.04 / 18.61, 22.21
+    // / 18.93; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k = 5 (4
+    // rows) 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; gate/up at 16-32
+    // experts lost at k = 2 and 4, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical
+    // path. Down at 16 x 8, k = 2, 2048 units, won: 8.77 / 7.03.)
     if (warps == 2) {
       const SharedX one = shared_x_choice();
       if (one.slots > 0 && 3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * one.warps_per_sm) warps = 1;

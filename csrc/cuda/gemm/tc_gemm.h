@@ -40,7 +40,8 @@ struct TcGemmArgs {
   bool warp_schedule, static_first_chunks, row_schedule;
   // Grouped GEMV, mma decode, one warp per unit (set by the launcher, gemv_grouped_x_shared): a round's units
   // (one per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered x image
-  // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them).
+  // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them). Informational: the launch takes the kSharedX
+  // kernel for it, which reads no flag.
   bool grouped_x_shared;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
