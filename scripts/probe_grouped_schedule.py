@@ -1,11 +1,12 @@
 """The grouped GEMV's schedule A/B (GPU machine): per-CTA vs per-warp schedule, static first chunks
 and their L2 prefetch. Times grouped_gemv_gemm (each decode of --decodes) on the Qwen3 MoE expert
-shapes over E experts x tokens per expert under each setting F:P[:S[:W]] (F: the schedule form of
+shapes over E experts x tokens per expert under each setting F:P[:S[:W[:X[:R]]]] (F: the schedule form of
 kbit._C._set_gemv_grouped_schedule, 0 per CTA, 1 per warp, 2 per warp with static first chunks
 where T >= E; P = 1: the PDL prefetch rule, 0: none, kbit._C._set_pdl_prefetch_bytes; S: the most
 unit slots per CTA, kbit._C._set_gemv_max_unit_slots, 8 = the rule when left out; W: the warps per
 unit, kbit._C._set_gemv_unit_warps, 0 = the rule when left out; X: x shared by a CTA's warps,
-kbit._C._set_gemv_grouped_x_shared, 1 = where it applies (the default) when left out, 0 never), alternating
+kbit._C._set_gemv_grouped_x_shared, 1 = where it applies (the default) when left out, 0 never; R: the ring stages
+of x-resident and x-shared launches, kbit._C._set_gemv_resident_stages, 0 = the launcher's when left out), alternating
 the settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py), next to one dense GEMV call over the same weight bytes (E * N rows, M =
 tokens per expert) and fp16 torch.bmm. Writes <out>/grouped-schedule.json and prints a table.
@@ -38,12 +39,13 @@ def main():
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
-    defaults = ["8", "0", "1"]  # S, W, X when left out
-    settings = [tuple(int(p) for p in (v.split(":") + defaults[v.count(":") - 1:])[:5]) for v in args.settings.split(",")]
+    defaults = ["8", "0", "1", "0"]  # S, W, X, R when left out
+    settings = [tuple(int(p) for p in (v.split(":") + defaults[v.count(":") - 1:])[:6]) for v in args.settings.split(",")]
     labels = args.settings.split(",")
     rows = []
     before = (kbit._C._set_gemv_grouped_schedule(2), kbit._C._set_pdl_prefetch_bytes(-1),
-              kbit._C._set_gemv_max_unit_slots(8), kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_grouped_x_shared(1))
+              kbit._C._set_gemv_max_unit_slots(8), kbit._C._set_gemv_unit_warps(0), kbit._C._set_gemv_grouped_x_shared(1),
+              kbit._C._set_gemv_resident_stages(0))
     print("| shape | E | tokens/expert | decode | " + " | ".join(labels) + " | dense same bytes | bmm fp16 |")
     try:
         for name in args.shapes.split(","):
@@ -68,6 +70,7 @@ def main():
                     kbit._C._set_gemv_max_unit_slots(8)
                     kbit._C._set_gemv_unit_warps(0)
                     kbit._C._set_gemv_grouped_x_shared(1)
+                    kbit._C._set_gemv_resident_stages(0)
                     dense_us = timer.measure([lambda c=c: torch.ops.kbit.gemv_gemm(x[:per], *c, args.k) for c in dcopies],
                                              Work(0, 0, f"{name} dense {E}")).median_us
                     bmm_us = timer.measure([lambda w=w: torch.bmm(xb, w.transpose(1, 2)) for w in wcopies],
@@ -75,12 +78,13 @@ def main():
                     for decode in args.decodes.split(","):
                         samples = {s: [] for s in labels}
                         for _ in range(args.reps):
-                            for s, (form, prefetch, slots, unit_warps, shared) in zip(labels, settings):
+                            for s, (form, prefetch, slots, unit_warps, shared, stages) in zip(labels, settings):
                                 kbit._C._set_gemv_grouped_schedule(form)
                                 kbit._C._set_pdl_prefetch_bytes(-1 if prefetch else 0)
                                 kbit._C._set_gemv_max_unit_slots(slots)
                                 kbit._C._set_gemv_unit_warps(unit_warps)
                                 kbit._C._set_gemv_grouped_x_shared(shared)
+                                kbit._C._set_gemv_resident_stages(stages)
                                 samples[s].append(timer.measure(
                                     [lambda c=c: torch.ops.kbit.grouped_gemv_gemm(x, *c, off, args.k, decode) for c in copies],
                                     Work(0, 0, f"{name} {E}x{per} {decode} {s}")).median_us)
@@ -96,6 +100,7 @@ def main():
         kbit._C._set_gemv_max_unit_slots(before[2])
         kbit._C._set_gemv_unit_warps(before[3])
         kbit._C._set_gemv_grouped_x_shared(before[4])
+        kbit._C._set_gemv_resident_stages(before[5])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "grouped-schedule.json"), "w") as f:
         json.dump({**run_meta(info), "k": args.k, "settings": labels, "rows": rows}, f, indent=1)
