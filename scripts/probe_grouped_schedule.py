@@ -8,7 +8,7 @@ unit, kbit._C._set_gemv_unit_warps, 0 = the rule when left out; X: x shared by a
 kbit._C._set_gemv_grouped_x_shared, 1 = where it applies (the default) when left out, 0 never; R: the ring stages
 of x-resident and x-shared launches, kbit._C._set_gemv_resident_stages, 0 = the launcher's when left out), alternating
 the settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
-benchmarks/harness.py), next to one dense GEMV call over the same weight bytes (E * N rows, M =
+benchmarks/harness.py; each setting's launch plan, kbit._C._grouped_gemv_launch_plan, on a second line), next to one dense GEMV call over the same weight bytes (E * N rows, M =
 tokens per expert) and fp16 torch.bmm. Writes <out>/grouped-schedule.json and prints a table.
 
     python3 scripts/probe_grouped_schedule.py --experts 8,16,32 --per-expert 1,4 --out DIR
@@ -77,6 +77,7 @@ def main():
                                            Work(0, 0, f"{name} bmm {E}x{per}")).median_us
                     for decode in args.decodes.split(","):
                         samples = {s: [] for s in labels}
+                        plans = {}  # what each setting launches (kbit._C._grouped_gemv_launch_plan)
                         for _ in range(args.reps):
                             for s, (form, prefetch, slots, unit_warps, shared, stages) in zip(labels, settings):
                                 kbit._C._set_gemv_grouped_schedule(form)
@@ -85,15 +86,20 @@ def main():
                                 kbit._C._set_gemv_unit_warps(unit_warps)
                                 kbit._C._set_gemv_grouped_x_shared(shared)
                                 kbit._C._set_gemv_resident_stages(stages)
+                                if s not in plans:
+                                    plans[s] = kbit._C._grouped_gemv_launch_plan(E * per, E, N, K, args.k, decode)
                                 samples[s].append(timer.measure(
                                     [lambda c=c: torch.ops.kbit.grouped_gemv_gemm(x, *c, off, args.k, decode) for c in copies],
                                     Work(0, 0, f"{name} {E}x{per} {decode} {s}")).median_us)
                         row = {"shape": name, "N": N, "K": K, "E": E, "per_expert": per, "decode": decode,
                                "us": {s: statistics.median(v) for s, v in samples.items()},
-                               "dense_same_bytes_us": dense_us, "bmm_fp16_us": bmm_us}
+                               "dense_same_bytes_us": dense_us, "bmm_fp16_us": bmm_us, "plans": plans}
                         rows.append(row)
                         print(f"| {name} | {E} | {per} | {decode} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels) +
                               f" | {dense_us:.2f} | {bmm_us:.2f} |", flush=True)
+                        print(f"|  plans (warps / per unit / stages / x shared / CTAs per SM / grid) | | | | " + " | ".join(
+                            "{warps}/{warps_per_unit}/{ring_stages}/{xs}/{ctas_per_sm}/{grid}".format(
+                                xs="X" if plans[s]["x_shared"] else "-", **plans[s]) for s in labels) + " | | |", flush=True)
     finally:
         kbit._C._set_gemv_grouped_schedule(before[0])
         kbit._C._set_pdl_prefetch_bytes(before[1])
