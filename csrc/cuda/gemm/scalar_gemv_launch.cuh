@@ -332,40 +332,58 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
   // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
   // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
-  // takes at most K's groups of stages (a warp's items a round). The CTA: 8 or (where the unit-slot aid is at the
-  // rule and the x-shared aid not at 2) 16 slots, whichever keeps more warps per SM (8 on a tie), each with the
-  // most stages (up to kGemvResidentMaxStages, or the resident-stages aid's) that keep the most CTAs per SM. The
-  // kernels of kGemvSharedXMinTokens .. 8 token slots only (at fewer slots x is a small share of a stage, and 16
-  // slots keep the other kernel's registers), and at 4 slots only where K has 4 or more groups (session 38 run 4,
-  // H200, Qwen3 MoE down, K = 512: 2 groups, a round's barrier every 2 items; us, x shared / staged, 64 x 4 and 512
-  // x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67; k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95,
-  // 206.20 / 193.66; run 3, k = 4, 512 x 4 129.69 / 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
+  // takes at most K's groups of stages (a warp's items a round). The kernels of kGemvSharedXMinTokens .. 8 token
+  // slots only (at fewer slots x is a small share of a stage, and 16 slots keep the other kernel's registers), and at
+  // 4 slots only where K has 4 or more groups (session 38 run 4, H200, Qwen3 MoE down, K = 512: 2 groups, a round's
+  // barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67;
+  // k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; run 3, k = 4, 512 x 4 129.69 /
+  // 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
+  // Stages: 2 (or the resident-stages aid's, at most K's groups). Session 39 run 2 (H200, k = 4, every x-shared
+  // cell): 2 stages were as fast or faster than 3-4 at the same CTAs per SM, e.g. Qwen3 MoE gate/up 64 / 128 / 512 x 8
+  // 17.04 / 30.16 / 105.37 us against 18.18 / 31.51 / 106.82 with 3, GLM gate/up 64 x 8 42.53 against 43.99: each
+  // warp's decode is the SM's bound, and a deeper ring only queues more first copies at the DRAM.
+  // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever gives
+  // the expected units (uniform routing) the shortest critical path, measured as the most units an SM runs: rounds
+  // (of the grid's slots) x the warps of its CTAs that have units; on a tie the one with more warps per SM (fewer
+  // rounds), then 8. An SM is bound by its decode from 8 warps on (run 2, Qwen3 MoE gate/up, k = 4: 32 x 8, 1024
+  // units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21; 64 x 8, 2048 units:
+  // 16-warp CTAs, one round, 17.04; 8-warp, one CTA per SM, two rounds, 20.89).
   struct SharedX {
-    int slots, stages, warps_per_sm;  // slots 0: x not shared
+    int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
+    int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
   };
   const auto shared_x_choice = [&]() {
-    SharedX best{0, 0, 0};
+    SharedX best{0, 0, 0, 0};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
       if (!grouped || gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
-      const int most_stages = static_cast<int>(std::min<int64_t>(
-          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvResidentMaxStages, groups));
+      const int st = static_cast<int>(std::min<int64_t>(
+          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages, groups));
       const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
+      const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
+      const int64_t sms = prop.multiProcessorCount, want = std::max<int64_t>(1, uniform_units);
+      int64_t best_cost = 0;
       for (int s : {base, kGemvSharedXMaxWarps}) {
         if (s < 2 || tiles % s != 0 ||
             (s != base && (base != kGemvMmaMaxWarps || gemv_grouped_x_shared() == 2)))
           continue;
-        for (int st = gemv_resident_stages() > 0 ? most_stages : kGemvStages; st <= most_stages; ++st) {
-          const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
-          const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
-          const int per_sm = bytes > optin ? 0 : s * resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
-          if (per_sm > 0 && (per_sm > best.warps_per_sm || (per_sm == best.warps_per_sm && s == best.slots)))
-            best = SharedX{s, st, per_sm};
+        const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
+        const int ctas_per_sm = bytes > optin ? 0 : resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
+        if (ctas_per_sm == 0) continue;
+        const int64_t ctas = std::min<int64_t>((want + s - 1) / s, int64_t(ctas_per_sm) * sms);
+        const int64_t rounds = (want + ctas * s - 1) / (ctas * s);
+        const int64_t busy = s * std::min<int64_t>(ctas_per_sm, (ctas + sms - 1) / sms);
+        const int64_t cost = rounds * busy;
+        const int per_sm = s * ctas_per_sm;
+        if (best.slots == 0 || cost < best_cost || (cost == best_cost && per_sm > best.warps_per_sm)) {
+          best = SharedX{s, st, per_sm, busy};
+          best_cost = cost;
         }
       }
     }
     return best;
   };
+  const SharedX shared_x = grouped && kDecode == GemvDecode::kMma ? shared_x_choice() : SharedX{0, 0, 0, 0};
   // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
   // would still fill every slot of the GPU's 8-warp CTAs (session 14, Qwen3 MoE experts, us:
   // gate/up 8 x 1 token 4.28 / 5.59 / 7.94 with 8 / 4 / 2 warps per unit, 64 x 1 26.9 / 20.5 /
@@ -384,10 +402,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     // rows) 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; gate/up at 16-32
     // experts lost at k = 2 and 4, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical
     // path. Down at 16 x 8, k = 2, 2048 units, won: 8.77 / 7.03.)
-    if (warps == 2) {
-      const SharedX one = shared_x_choice();
-      if (one.slots > 0 && 3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * one.warps_per_sm) warps = 1;
-    }
+    // (The slots: those of shared_x's CTAs that have units, where it spreads them over more SMs than it fills:
+    // session 39 run 2, k = 4, Qwen3 MoE gate/up 32 x 8, 1024 units: one warp per unit in 8-warp CTAs, 128 on as
+    // many SMs, 10.91 us, against 2 warps per unit, x staged, 13.69.)
+    if (warps == 2 && shared_x.slots > 0 &&
+        3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * shared_x.busy_warps_per_sm)
+      warps = 1;
   }
   // Unit slots (scalar_gemv.cuh; grouped mma-decode launches): as many slots of `warps` warps as
   // make up to kGemvMmaMaxWarps warps (at most gemv_max_unit_slots, a tuning aid), fewer where the
@@ -401,13 +421,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     slots = std::max(1, std::min(kGemvMmaMaxWarps / warps_per_unit, gemv_max_unit_slots()));
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
-  // Grouped x shared (shared_x_choice above): one warp per unit.
+  // Grouped x shared (shared_x above): one warp per unit.
   if (grouped && warps_per_unit == 1) {
-    const SharedX choice = shared_x_choice();
-    if (choice.slots > 0) {
+    if (shared_x.slots > 0) {
       x_shared = true;
-      slots = warps = choice.slots;
-      stages = choice.stages;
+      slots = warps = shared_x.slots;
+      stages = shared_x.stages;
       if constexpr (gemv_can_share_x(true, kDecode, kTokens))
         kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
     }
