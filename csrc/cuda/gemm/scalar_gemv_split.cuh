@@ -139,7 +139,8 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   const int tid = threadIdx.x, out_r = tid % kTileRows;
   const auto row_scale_of = [&](int64_t tile) {
     const int64_t row = tile * kTileRows + out_r;
-    return tid < kTokens * kTileRows && row < N ? __ldg(args.row_scale + row) * kHalfScaleFix : 0.0f;
+    // (unscaled: kHalfScaleFix where the sums take it, off the load's path; scalar_gemv_kernel's row_scale_of)
+    return tid < kTokens * kTileRows && row < N ? __ldg(args.row_scale + row) : 0.0f;
   };
   int64_t tile = tile_begin;
   int piece_begin = s_begin;
@@ -199,7 +200,7 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
       float sum = red_p[m * kTileRows + out_r];
       for (int w = 1; w < warps; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
       if (whole) {
-        if (m < rows && row < N) y[m * N + row] = from_float<T>(sum * rs);
+        if (m < rows && row < N) y[m * N + row] = from_float<T>(sum * (rs * kHalfScaleFix));
       } else if (owner == rank) {
         own_slot[i] = sum;
       } else {
@@ -221,7 +222,7 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
       if (m < rows && row < N) {
         float sum = piece_slots[i];
         for (int p = 1; p < incoming_pieces; ++p) sum += piece_slots[p * kTokens * kTileRows + i];
-        y[m * N + row] = from_float<T>(sum * incoming_rs);
+        y[m * N + row] = from_float<T>(sum * (incoming_rs * kHalfScaleFix));
       }
     }
   }

@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
     // reduction below): its row scale is loaded now, off the path after the partial sums.
     float rs = 0.0f;
     if (wi == 0 && splits == 1 && w.tile * kTileRows + (lane & 15) < N)
-      rs = __ldg(args.row_scale + w.expert * N + w.tile * kTileRows + (lane & 15)) * kHalfScaleFix;
+      rs = __ldg(args.row_scale + w.expert * N + w.tile * kTileRows + (lane & 15));  // (x kHalfScaleFix at the use)
 
     for (uint32_t j = 0; j < per_unit; ++j) {
       issue();
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
         for (int v = 1; v < wpu; ++v) sum += red_p[((w0 + v) * kTileRows + r) * Cfg::kTokens + tok];
         const int64_t out_row = w.row0 + tok;
         if (splits == 1) {
-          static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * rs);
+          static_cast<T*>(args.y)[out_row * N + row] = from_float<T>(sum * (rs * kHalfScaleFix));
         } else {
           args.workspace[(int64_t(split) * args.M + out_row) * (NT * kTileRows) + row] = sum;
         }
