@@ -1606,6 +1606,9 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
         # 2-3; at k = 2 and 3 the halving stops at 4 warps per unit, two x-staged CTAs fitting an SM)
         p = plan(256, 32, 512, 2048, k)
         assert p["x_shared"] and p["warps_per_unit"] == 1 and p["warps"] == 8 and p["ring_stages"] == 2, p
+        # the same from 3 warps per unit (K = 1536: 6 groups halve to 3): GLM MoE down, 8 x 8 (1024 units)
+        p = plan(64, 8, 2048, 1536, k)
+        assert p["x_shared"] and p["warps_per_unit"] == 1 and p["warps"] == 8, p
     prev_stages = kbit._C._set_gemv_resident_stages(4)  # the aid's stages, at most K's groups
     try:
         p = plan(512, 64, 512, 2048, k)  # K = 2048: 8 groups (k = 4: 16-warp CTAs do not fit 4 stages, 8-warp do)

@@ -394,7 +394,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
-    // From 2 warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its slots (session
+    // From 2 (or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its slots (session
     // 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below 2112 units; us,
     // 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert: 40 experts (1280
     // units, 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 20.04 / 18.61, 22.21
@@ -404,8 +404,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     // path. Down at 16 x 8, k = 2, 2048 units, won: 8.77 / 7.03.)
     // (The slots: those of shared_x's CTAs that have units, where it spreads them over more SMs than it fills:
     // session 39 run 2, k = 4, Qwen3 MoE gate/up 32 x 8, 1024 units: one warp per unit in 8-warp CTAs, 128 on as
-    // many SMs, 10.91 us, against 2 warps per unit, x staged, 13.69.)
-    if (warps == 2 && shared_x.slots > 0 &&
+    // many SMs, 10.91 us, against 2 warps per unit, x staged, 13.69. From 3 warps too, where K's 6 groups halve to
+    // 3: run 3, GLM MoE down, K = 1536, 8 x 8: 9.02 us against 10.35.)
+    if ((warps == 2 || warps == 3) && shared_x.slots > 0 &&
         3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * shared_x.busy_warps_per_sm)
       warps = 1;
   }
