@@ -1540,7 +1540,8 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     # Grouped x shared (kbit._C._set_gemv_grouped_x_shared, default 1): with one warp per unit and 16-row tiles a
     # multiple of a CTA's 8 or 16 unit slots, a round's units are one chunk of one expert, whose x the CTA copies once
     # into the x image of the round's parity (two images, a named barrier a round), and the rings carry codes only,
-    # 2 stages (the resident-stages aid: up to 4, at most K's groups). Against the reference, bitwise against x staged by every warp (mode 0, the
+    # 2 stages at k = 4, 5 (k = 2, 3: the most that keep the CTAs per SM; the resident-stages aid: up to 4, at most K's
+    # groups). Against the reference, bitwise against x staged by every warp (mode 0, the
     # same sums in the same order) and against 8-warp CTAs (mode 2), and CUDA-graph replay with other offsets, for:
     # the Qwen3 MoE decode cell (64 experts
     # x 8 rows, 2048 x 512, 8 token slots, 8 groups), a K tail (2080: 9 groups, the last 32 columns) with zero-row
@@ -1563,7 +1564,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                 # (the H100 / H200's 228 KB an SM) 16-warp CTAs where one of them keeps more warps per SM than 8-warp
                 # CTAs: k = 4, 5; at k = 2, 3 two 8-warp CTAs fit an SM, a tie that keeps 8
                 assert p["warps"] == (16 if k >= 4 else 8), p
-            assert p["ring_stages"] == 2, p  # the rule's (session 39 run 2)
+            assert (p["ring_stages"] == 2 if k >= 4 else 2 <= p["ring_stages"] <= min(4, G)), p  # session 39 run 2
             qw, W_hat = weight(k, N, K, dtype, E=E)
             x = acts(T, K, dtype, f"gshx{E}")
             check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
@@ -1611,9 +1612,8 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
         assert p["x_shared"] and p["warps_per_unit"] == 1 and p["warps"] == 8, p
     prev_stages = kbit._C._set_gemv_resident_stages(4)  # the aid's stages, at most K's groups
     try:
-        p = plan(512, 64, 512, 2048, k)  # K = 2048: 8 groups (k = 4: 16-warp CTAs do not fit 4 stages, 8-warp do)
-        assert p["ring_stages"] == 4 if p["x_shared"] else True, p
-        assert p["x_shared"] or k != 4, p
+        p = plan(512, 64, 512, 2048, k)  # K = 2048: 8 groups (k = 4, 5: 16-warp CTAs do not fit 4 stages, 8-warp do)
+        assert p["x_shared"] and p["ring_stages"] == 4 and (k < 4 or p["warps"] == 8), p
         p = plan(512, 64, 2048, 512, k)
         assert p["x_shared"] and p["ring_stages"] == 2, p  # K = 512: 2 groups
     finally:

@@ -783,7 +783,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     if (kDirectStore && wpu == 1) {
       // One warp per unit (many grouped units): its lanes hold the unit's sums, so they are stored
       // from the D fragment's map (GemvAcc::store's) without the trip through shared memory and
-      // the slot's barrier: the same product sum * rs, the same bits. Lane (g, t): rows g and
+      // the slot's barrier: the same product sum * (rs * kHalfScaleFix), the same bits. Lane (g, t): rows g and
       // g + 8 (GemvAcc::each_sum); their row scales are lanes g's and g + 8's (out_r = lane).
       if constexpr (kDirectStore) {
         const int g = lane >> 2;

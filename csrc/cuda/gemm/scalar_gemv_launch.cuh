@@ -338,16 +338,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67;
   // k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; run 3, k = 4, 512 x 4 129.69 /
   // 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
-  // Stages: 2 (or the resident-stages aid's, at most K's groups). Session 39 run 2 (H200, k = 4, every x-shared
-  // cell): 2 stages were as fast or faster than 3-4 at the same CTAs per SM, e.g. Qwen3 MoE gate/up 64 / 128 / 512 x 8
-  // 17.04 / 30.16 / 105.37 us against 18.18 / 31.51 / 106.82 with 3, GLM gate/up 64 x 8 42.53 against 43.99: each
-  // warp's decode is the SM's bound, and a deeper ring only queues more first copies at the DRAM.
-  // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever gives
-  // the expected units (uniform routing) the shortest critical path, measured as the most units an SM runs: rounds
-  // (of the grid's slots) x the warps of its CTAs that have units; on a tie the one with more warps per SM (fewer
-  // rounds), then 8. An SM is bound by its decode from 8 warps on (run 2, Qwen3 MoE gate/up, k = 4: 32 x 8, 1024
-  // units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21; 64 x 8, 2048 units:
-  // 16-warp CTAs, one round, 17.04; 8-warp, one CTA per SM, two rounds, 20.89).
+  // Stages, k = 4 and 5: 2 (or the resident-stages aid's, at most K's groups). Session 39 run 2 (H200, k = 4, every
+  // x-shared cell): 2 stages were as fast or faster than 3-4 at the same CTAs per SM, e.g. Qwen3 MoE gate/up 64 / 128 /
+  // 512 x 8 17.04 / 30.16 / 105.37 us against 18.18 / 31.51 / 106.82 with 3, GLM gate/up 64 x 8 42.53 against 43.99:
+  // each warp's decode is the SM's bound, and a deeper ring only queues more first copies at the DRAM. k = 2 and 3
+  // (half-size stages, not measured with 2): as before, the most stages (up to kGemvResidentMaxStages) that keep the
+  // CTA's most CTAs per SM.
+  // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever keeps
+  // more warps per SM (8 on a tie); but where that CTA's expected units (uniform routing) would leave SMs without a
+  // CTA, the other if it gives them a shorter critical path, measured as the most units an SM runs: rounds (of the
+  // grid's slots) x the warps of its CTAs that have units (session 39 run 2, Qwen3 MoE gate/up, k = 4: 32 x 8, 1024
+  // units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with every
+  // SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us; 8-warp, one
+  // CTA per SM, two rounds, 20.89).
   struct SharedX {
     int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
     int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
@@ -357,29 +360,38 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
       if (!grouped || gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
-      const int st = static_cast<int>(std::min<int64_t>(
-          gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages, groups));
       const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
       const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
       const int64_t sms = prop.multiProcessorCount, want = std::max<int64_t>(1, uniform_units);
-      int64_t best_cost = 0;
+      const auto ctas_fit = [&](int s, int st) {
+        const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
+        return bytes > optin ? 0 : resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
+      };
+      SharedX cand[2];
+      int64_t cost[2] = {0, 0};
+      int n = 0;
       for (int s : {base, kGemvSharedXMaxWarps}) {
         if (s < 2 || tiles % s != 0 ||
             (s != base && (base != kGemvMmaMaxWarps || gemv_grouped_x_shared() == 2)))
           continue;
-        const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
-        const int ctas_per_sm = bytes > optin ? 0 : resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
+        const int most = static_cast<int>(std::min<int64_t>(kGemvResidentMaxStages, groups));
+        int st = static_cast<int>(std::min<int64_t>(gemv_resident_stages() > 0 ? gemv_resident_stages() : kGemvStages,
+                                                    groups));
+        const int ctas_per_sm = ctas_fit(s, st);
         if (ctas_per_sm == 0) continue;
+        if (K < 4 && gemv_resident_stages() == 0)
+          while (st < most && ctas_fit(s, st + 1) == ctas_per_sm) ++st;
         const int64_t ctas = std::min<int64_t>((want + s - 1) / s, int64_t(ctas_per_sm) * sms);
         const int64_t rounds = (want + ctas * s - 1) / (ctas * s);
         const int64_t busy = s * std::min<int64_t>(ctas_per_sm, (ctas + sms - 1) / sms);
-        const int64_t cost = rounds * busy;
-        const int per_sm = s * ctas_per_sm;
-        if (best.slots == 0 || cost < best_cost || (cost == best_cost && per_sm > best.warps_per_sm)) {
-          best = SharedX{s, st, per_sm, busy};
-          best_cost = cost;
-        }
+        cand[n] = SharedX{s, st, s * ctas_per_sm, busy};
+        cost[n++] = rounds * busy;
       }
+      if (n == 0) return best;
+      int pick = n == 2 && cand[1].warps_per_sm > cand[0].warps_per_sm ? 1 : 0;  // more warps per SM, 8 on a tie
+      const int other = 1 - pick;
+      if (n == 2 && (want + cand[pick].slots - 1) / cand[pick].slots < sms && cost[other] < cost[pick]) pick = other;
+      best = cand[pick];
     }
     return best;
   };
@@ -394,20 +406,25 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
-    // From 2 (or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its slots (session
-    // 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below 2112 units; us,
-    // 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert: 40 experts (1280
+    // From 2 (k = 4, 5: or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its
+    // slots (session 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below
+    // 2112 units; us, 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert:
+    // 40 experts (1280
     // units, 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 20.04 / 18.61, 22.21
     // / 18.93; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k = 5 (4
     // rows) 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; gate/up at 16-32
     // experts lost at k = 2 and 4, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical
     // path. Down at 16 x 8, k = 2, 2048 units, won: 8.77 / 7.03.)
-    // (The slots: those of shared_x's CTAs that have units, where it spreads them over more SMs than it fills:
-    // session 39 run 2, k = 4, Qwen3 MoE gate/up 32 x 8, 1024 units: one warp per unit in 8-warp CTAs, 128 on as
-    // many SMs, 10.91 us, against 2 warps per unit, x staged, 13.69. From 3 warps too, where K's 6 groups halve to
-    // 3: run 3, GLM MoE down, K = 1536, 8 x 8: 9.02 us against 10.35.)
-    if ((warps == 2 || warps == 3) && shared_x.slots > 0 &&
-        3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * shared_x.busy_warps_per_sm)
+    // (k = 4, 5: the slots are those of shared_x's CTAs that have units, where it spreads them over more SMs than it
+    // fills: session 39 runs 3-4, Qwen3 MoE gate/up 24-32 x 8, 768-1024 units: one warp per unit in 8-warp CTAs, one
+    // on each of as many SMs, k = 4 10.84-10.92 us against 2 warps per unit, x staged, 13.65-13.78; k = 5 15.61-15.70
+    // against 18.77-18.86; and from 3 warps per unit too (K's 6 or 7 groups halve to 3; K of 3 groups starts there):
+    // run 6, GLM MoE down, K = 1536, 8 x 8 8.71 us against 9.64, gate/up 10.55 against 11.71. At k = 2 and 3 one warp
+    // per unit with x shared in 8-warp CTAs ran slower than k = 4's (Qwen3 gate/up 32 x 8, k = 2: 16.25 us, against
+    // 11.25 with 2 warps per unit x staged, run 3): there, as before, 2 warps and all the CTA's slots.)
+    const int64_t shared_slots_per_sm = K >= 4 ? shared_x.busy_warps_per_sm : shared_x.warps_per_sm;
+    if ((warps == 2 || (warps == 3 && K >= 4)) && shared_x.slots > 0 &&
+        3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * shared_slots_per_sm)
       warps = 1;
   }
   // Unit slots (scalar_gemv.cuh; grouped mma-decode launches): as many slots of `warps` warps as
