@@ -345,8 +345,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // (half-size stages, not measured with 2): as before, the most stages (up to kGemvResidentMaxStages) that keep the
   // CTA's most CTAs per SM.
   // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever keeps
-  // more warps per SM (8 on a tie); but where that CTA's expected units (uniform routing) would leave SMs without a
-  // CTA, the other if it gives them a shorter critical path, measured as the most units an SM runs: rounds (of the
+  // more warps per SM (8 on a tie); but at k = 4, 5, where that CTA's expected units (uniform routing) would leave SMs
+  // without a CTA, the other if it gives them a shorter critical path, measured as the most units an SM runs: rounds (of the
   // grid's slots) x the warps of its CTAs that have units (session 39 run 2, Qwen3 MoE gate/up, k = 4: 32 x 8, 1024
   // units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with every
   // SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us; 8-warp, one
@@ -390,7 +390,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (n == 0) return best;
       int pick = n == 2 && cand[1].warps_per_sm > cand[0].warps_per_sm ? 1 : 0;  // more warps per SM, 8 on a tie
       const int other = 1 - pick;
-      if (n == 2 && (want + cand[pick].slots - 1) / cand[pick].slots < sms && cost[other] < cost[pick]) pick = other;
+      if (K >= 4 && n == 2 && (want + cand[pick].slots - 1) / cand[pick].slots < sms && cost[other] < cost[pick])
+        pick = other;  // (k = 2, 3: not measured; there the CTA and the step below are session 38's)
       best = cand[pick];
     }
     return best;
@@ -408,20 +409,20 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
     // From 2 (k = 4, 5: or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its
     // slots (session 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below
-    // 2112 units; us, 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert:
-    // 40 experts (1280
-    // units, 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 20.04 / 18.61, 22.21
-    // / 18.93; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k = 5 (4
-    // rows) 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; gate/up at 16-32
-    // experts lost at k = 2 and 4, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical
+    // 2112 units; us, 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert: 40
+    // experts (1280 units, 61%) 15.75 / 18.05, 17.19 / 18.40; 48 (1536, 73%) 19.99 / 18.28, 22.08 / 18.59; 56 20.04 /
+    // 18.61, 22.21 / 18.93; run 4, 64 (2048): k = 2 19.94 / 18.73, 22.10 / 19.13, k = 3 20.15 / 19.50, 20.79 / 16.67, k
+    // = 5 (4 rows) 29.45 / 28.32. At k = 4, 4 rows, 40 experts one warp per unit won too, 18.91 / 16.32; gate/up at
+    // 16-32 experts lost at k = 2 and 4, e.g. k = 2, 32 x 8 12.48 / 17.12: one warp's unit is then the call's critical
     // path. Down at 16 x 8, k = 2, 2048 units, won: 8.77 / 7.03.)
     // (k = 4, 5: the slots are those of shared_x's CTAs that have units, where it spreads them over more SMs than it
-    // fills: session 39 runs 3-4, Qwen3 MoE gate/up 24-32 x 8, 768-1024 units: one warp per unit in 8-warp CTAs, one
-    // on each of as many SMs, k = 4 10.84-10.92 us against 2 warps per unit, x staged, 13.65-13.78; k = 5 15.61-15.70
-    // against 18.77-18.86; and from 3 warps per unit too (K's 6 or 7 groups halve to 3; K of 3 groups starts there):
-    // run 6, GLM MoE down, K = 1536, 8 x 8 8.71 us against 9.64, gate/up 10.55 against 11.71. At k = 2 and 3 one warp
-    // per unit with x shared in 8-warp CTAs ran slower than k = 4's (Qwen3 gate/up 32 x 8, k = 2: 16.25 us, against
-    // 11.25 with 2 warps per unit x staged, run 3): there, as before, 2 warps and all the CTA's slots.)
+    // fills: session 39 runs 3-4, Qwen3 MoE gate/up 24-32 x 8, 768-1024 units: one warp per unit in 8-warp CTAs, one on
+    // each of as many SMs, k = 4 10.84-10.92 us against 2 warps per unit, x staged, 13.65-13.78; k = 5 15.61-15.70
+    // against 18.77-18.86; GLM MoE gate/up 8 x 8 10.55 us against 11.71 with 3 warps per unit forced (run 6); and from
+    // 3 warps per unit too (K's 6 or 7 groups halve to 3; K of 3 groups starts there): run 6, GLM MoE down, K = 1536, 8
+    // x 8 8.71 us against the rule's 3 warps per unit before, 9.64. At k = 2 and 3 one warp per unit with x shared in
+    // 8-warp CTAs ran slower than k = 4's (Qwen3 gate/up 32 x 8, k = 2: 16.25 us, against 11.25 with 2 warps per unit x
+    // staged, run 3): there, as before, 2 warps and all the CTA's slots.)
     const int64_t shared_slots_per_sm = K >= 4 ? shared_x.busy_warps_per_sm : shared_x.warps_per_sm;
     if ((warps == 2 || (warps == 3 && K >= 4)) && shared_x.slots > 0 &&
         3 * uniform_units >= 2 * int64_t(prop.multiProcessorCount) * shared_slots_per_sm)

@@ -32,7 +32,7 @@ def choose(k, tok, E, N, K, units, aid_stages=0, base=8, xmode=1):
         cands.append(dict(s=s, st=st, per_sm=s * c, busy=busy, cost=rounds * busy))
     if not cands: return None
     pick = 1 if len(cands) == 2 and cands[1]["per_sm"] > cands[0]["per_sm"] else 0
-    if len(cands) == 2 and -(-want // cands[pick]["s"]) < SMS and cands[1 - pick]["cost"] < cands[pick]["cost"]: pick = 1 - pick
+    if k >= 4 and len(cands) == 2 and -(-want // cands[pick]["s"]) < SMS and cands[1 - pick]["cost"] < cands[pick]["cost"]: pick = 1 - pick
     return cands[pick]
 def step(k, x, units, warps):
     if x is None: return warps
