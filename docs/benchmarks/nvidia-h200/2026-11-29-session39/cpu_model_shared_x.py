@@ -1,5 +1,5 @@
 # Session 39 (CPU machine): a Python model of the grouped x-shared launch rule of csrc/cuda/gemm/scalar_gemv_launch.cuh
-# (shared_x_choice and the step to one warp per unit, as of 5b4ba2d) for the H200 (132 SMs, 228 KB of shared memory an SM,
+# (shared_x_choice and the step to one warp per unit, as of b0e1a8c) for the H200 (132 SMs, 228 KB of shared memory an SM,
 # 227 KB a block, 1 KB reserved a block, 128 registers a thread), checked against the plans the device runs printed.
 # Run: python3 cpu_model_shared_x_check.py (next to this file). Not a test: it does not follow later changes of the rule.
 # Emulation of scalar_gemv_launch.cuh's grouped x-shared choice (new code), H200: 132 SMs, 228 KB/SM, 227 KB/block.
