@@ -344,13 +344,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // each warp's decode is the SM's bound, and a deeper ring only queues more first copies at the DRAM. k = 2 and 3
   // (half-size stages, not measured with 2): as before, the most stages (up to kGemvResidentMaxStages) that keep the
   // CTA's most CTAs per SM.
-  // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever keeps
-  // more warps per SM (8 on a tie); but at k = 4, 5, where that CTA's expected units (uniform routing) would leave SMs
-  // without a CTA, the other if it gives them a shorter critical path, measured as the most units an SM runs: rounds (of the
-  // grid's slots) x the warps of its CTAs that have units (session 39 run 2, Qwen3 MoE gate/up, k = 4: 32 x 8, 1024
-  // units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with every
-  // SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us; 8-warp, one
-  // CTA per SM, two rounds, 20.89).
+  // The CTA: 8 or (where the unit-slot aid is at the rule and the x-shared aid not at 2) 16 slots, whichever keeps more
+  // warps per SM (8 on a tie); but at k = 4, 5, where that CTA's expected units (uniform routing) would leave SMs
+  // without a CTA, the other if it gives them a shorter critical path, measured as the most units an SM runs: rounds
+  // (of the grid's slots) x the warps of its CTAs that have units (session 39 run 2, Qwen3 MoE gate/up, k = 4: 32 x 8,
+  // 1024 units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with
+  // every SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us;
+  // 8-warp, one CTA per SM, two rounds, 20.89).
   struct SharedX {
     int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
     int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
