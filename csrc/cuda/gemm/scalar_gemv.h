@@ -74,8 +74,8 @@ constexpr int kGemvXResidentMinTokens = 8;
 // And whether grouped mma-decode launches of kGemvSharedXMinTokens .. 8 token slots with one warp per unit share
 // x (scalar_gemv.cuh: a CTA's warps take one chunk's tiles a round, its x copied once per CTA into a
 // double-buffered x image; the rings carry codes only): 0 never (nor the step from 2 warps per unit, at k = 4, 5
-// also 3, to 1 that sharing takes), 1 (the default) wherever it applies, in CTAs of 8 or 16 warps (scalar_gemv_launch.cuh), 2 there
-// in CTAs of 8.
+// also 3, to 1 that sharing takes), 1 (the default) wherever it applies, in CTAs of 8 or 16 warps
+// (scalar_gemv_launch.cuh), 2 there in CTAs of 8.
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
 // And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared

@@ -359,7 +359,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     SharedX best{0, 0, 0, 0};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
-      if (!grouped || gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
+      if (gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
       const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
       const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
       const int64_t sms = prop.multiProcessorCount, want = std::max<int64_t>(1, uniform_units);
@@ -396,6 +396,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     }
     return best;
   };
+  // (grouped mma-decode launches only: slots 0 elsewhere)
   const SharedX shared_x = grouped && kDecode == GemvDecode::kMma ? shared_x_choice() : SharedX{0, 0, 0, 0};
   // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
   // would still fill every slot of the GPU's 8-warp CTAs (session 14, Qwen3 MoE experts, us:
@@ -441,14 +442,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   while (slots > 1 && smem_of(warps_per_unit * slots) > optin) --slots;
   warps = warps_per_unit * slots;
   // Grouped x shared (shared_x above): one warp per unit.
-  if (grouped && warps_per_unit == 1) {
-    if (shared_x.slots > 0) {
-      x_shared = true;
-      slots = warps = shared_x.slots;
-      stages = shared_x.stages;
-      if constexpr (gemv_can_share_x(true, kDecode, kTokens))
-        kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
-    }
+  if (warps_per_unit == 1 && shared_x.slots > 0) {
+    x_shared = true;
+    slots = warps = shared_x.slots;
+    stages = shared_x.stages;
+    if constexpr (gemv_can_share_x(true, kDecode, kTokens))
+      kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
   }
   const int smem = smem_of(warps);
   TORCH_CHECK(smem <= optin, "kbit: the GEMV (", kDecode == GemvDecode::kMma ? "mma" : "shuffle", " decode) needs ", smem,
