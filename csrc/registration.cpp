@@ -174,6 +174,7 @@ PYBIND11_MODULE(_C, m) {
     d["split_cluster"] = q.split_cluster;
     d["staged_layout"] = q.staged_layout;
     d["x_shared"] = q.x_shared;
+    d["x_shared_run"] = q.x_shared_run;
     return d;
   };
   m.def("_gemv_launch_plan", [plan_dict](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode,
@@ -266,6 +267,11 @@ PYBIND11_MODULE(_C, m) {
         "once per CTA into a double-buffered image; 0 never (which also keeps the halving rule's 2 warps per unit where "
         "the rule would take 1 to share x), 1 (default) where it applies (CTAs of 8 or 16 warps), 2 there in CTAs of "
         "8 warps; returns the previous mode");
+  m.def("_set_gemv_shared_x_run", &kbit::cuda::set_gemv_shared_x_run, pybind11::arg("run"),
+        "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV launch "
+        "runs back to back in a round: 0 (default) the rule (2 where K has at most 2 256-column groups and the runs "
+        "keep the units' critical path), 1, or 2 wherever the tiles are a multiple of twice the CTA's slots; returns "
+        "the previous value");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
         "default: the rule: x resident, the most, up to 4, that keep the CTAs per SM; x shared, 2 at k = 4, 5 and at "

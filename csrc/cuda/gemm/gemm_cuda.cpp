@@ -290,6 +290,7 @@ std::atomic<int> gemv_unit_warps_forced{0};
 std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_grouped_x_shared_mode{1};
+std::atomic<int> gemv_shared_x_run_set{0};
 std::atomic<int> gemv_resident_stages_set{0};
 std::atomic<int> gemv_split_mode{-1};
 std::atomic<int> gemv_staged_layout_mode{-1};
@@ -334,6 +335,13 @@ int set_gemv_grouped_x_shared(int64_t mode) {
   TORCH_CHECK(mode >= 0 && mode <= 2, "kbit._C._set_gemv_grouped_x_shared: mode must be 0 (never), 1 (where it "
               "applies) or 2 (there, in CTAs of at most 8 warps); got ", mode);
   return gemv_grouped_x_shared_mode.exchange(static_cast<int>(mode));
+}
+
+int gemv_shared_x_run() { return gemv_shared_x_run_set.load(std::memory_order_relaxed); }
+int set_gemv_shared_x_run(int64_t run) {
+  TORCH_CHECK(run >= 0 && run <= 2, "kbit._C._set_gemv_shared_x_run: run must be 0 (the rule), 1 or 2 (units a warp "
+              "runs back to back in a round); got ", run);
+  return gemv_shared_x_run_set.exchange(static_cast<int>(run));
 }
 
 int gemv_unit_warps() { return gemv_unit_warps_forced.load(std::memory_order_relaxed); }
@@ -699,7 +707,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, "",
-          static_cast<int64_t>(p.staged_layout), p.x_shared};
+          static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -724,7 +732,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
-          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared};
+          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run};
 }
 
 }  // namespace cuda

@@ -491,14 +491,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int wpu = kSlotted ? args.warps_per_unit : warps, slots = kSlotted ? warps / wpu : 1;
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
+  // Grouped x shared: each slot (one warp) runs `run` adjacent units (tiles) of the round's chunk back to back
+  // (TcGemmArgs::shared_x_run, 1 or 2): a round is slots x run units, its CTA-wide costs (the round barrier, the x
+  // image's copy) and the warp's unit lookup once per run. Elsewhere 1.
+  const int run = kSharedX ? args.shared_x_run : 1;
   // Dense token chunks (scalar_gemv.h gemv_token_chunks; the grid is a multiple of them): CTA b
   // keeps chunk b % chunks (its rows chunk_row0 .. + chunk_rows) and its slot s takes tiles
   // (b / chunks) slots + s, + (gridDim.x / chunks) slots, ...: here a dense unit index is its tile,
   // each CTA's units its chunk's.
   const unsigned chunks = kGrouped ? 1u : static_cast<unsigned>(args.token_chunks);
-  const int64_t cta_first_unit = int64_t(kGrouped ? blockIdx.x : blockIdx.x / chunks) * slots;
-  const int64_t first_unit = cta_first_unit + slot;
-  const int64_t unit_stride = int64_t(kGrouped ? gridDim.x : gridDim.x / chunks) * slots;
+  const int64_t cta_first_unit = int64_t(kGrouped ? blockIdx.x : blockIdx.x / chunks) * slots * run;
+  const int64_t first_unit = cta_first_unit + slot * run;
+  const int64_t unit_stride = int64_t(kGrouped ? gridDim.x : gridDim.x / chunks) * slots * run;
   const int64_t chunk_row0 = kGrouped ? 0 : int64_t(blockIdx.x % chunks) * kTokens;
   const int chunk_rows = static_cast<int>(args.M - chunk_row0 < kTokens ? args.M - chunk_row0 : kTokens);  // dense
   // Launched with PDL (dependent_launch.cuh): the next kernel may be scheduled as our CTAs leave;
@@ -619,9 +623,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
   // (One slot: the CTA's first unit exists, see above.)
   const bool has_units = slots == 1 || first_unit < units;
-  const int64_t items = has_units ? ((units - 1 - first_unit) / unit_stride + 1) * n_w : 0;
-  int64_t fill_unit = first_unit;  // the next item to copy: unit, and its group index j
-  int fill_j = 0;
+  // (x shared: every run whole, the launcher's tiles % (slots x run) == 0)
+  const int64_t items = has_units ? ((units - 1 - first_unit) / unit_stride + 1) * run * n_w : 0;
+  int64_t fill_unit = first_unit;  // the next item to copy: unit, and its group index j (and place in its run)
+  int fill_j = 0, fill_run = 0;
   TcUnit fill_w{};
   if (has_units) fill_w = unit_of(fill_unit);
   // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by
@@ -647,8 +652,14 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                         cols - grp * 256, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
-        fill_unit += unit_stride;
-        if (fill_unit < units) fill_w = unit_of(fill_unit);
+        if (kSharedX && ++fill_run < run) {  // the run's next unit: the next tile of the same chunk
+          ++fill_unit;
+          ++fill_w.tile;
+        } else {
+          fill_run = 0;
+          fill_unit += unit_stride - (run - 1);
+          if (fill_unit < units) fill_w = unit_of(fill_unit);
+        }
       }
     } else {
       if (!codes_copied) gemv_stage_fill_codes<K, kWide>(stage, args.packed, args.absmax, fill_tix, lane);
@@ -686,13 +697,15 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       cp_async_wait<kGemvStages - 1>();
     }
   };
-  // x shared: the CTA's rounds (its slot 0's units; with tiles % slots == 0 every round is whole, so every slot has
-  // them all, and the barrier after the loop for a slot short of the last round is a guard) and this warp's
-  // share of a round's x image, groups warp, warp + warps, ... of the round's chunk (its slot 0's unit: every slot's
-  // unit of a round is in that chunk, the launcher's tiles % slots == 0). Round 0's joins the first commit group.
+  // x shared: the CTA's rounds (its slot 0's runs; with tiles % (slots x run) == 0 every round is whole, so every slot
+  // has them all, and the barrier after the loop for a slot short of the last round is a guard) and this warp's
+  // share of a round's x image, groups warp, warp + warps, ... of the round's chunk (its slot 0's first unit: every
+  // unit of a round is in that chunk, the launcher's tiles % (slots x run) == 0), nothing for warps past K's groups
+  // (no lookup either). Round 0's joins the first commit group.
   const int rounds_cta = share_x ? static_cast<int>((units - 1 - cta_first_unit) / unit_stride + 1) : 0;
   int x_round = 0;  // this warp's current round (x shared)
   const auto fill_x_share = [&](int r) {
+    if (warp >= G) return;  // (warp-uniform: the lookup's ballots)
     const TcUnit w = unit_of(cta_first_unit + r * unit_stride);
     unsigned char* image = x_images + (r & 1) * x_image_bytes;
     for (int64_t grp = warp; grp < G; grp += warps)
@@ -733,7 +746,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     unit = unit_of(unit_index);
     rs = row_scale_of(unit);
   }
-  int j = 0, parity = 0;
+  int j = 0, parity = 0, run_at = 0;  // run_at: the unit's place in its run (x shared)
   int64_t col = 256 * int64_t(warp_u);  // the item's first column, 256 (warp_u + j wpu), stepped by adds
   constexpr bool kDirectStore = kRegisterHeadroom;  // below, one warp per unit
   // x a block ahead from 8 token slots (gemv_mma_decode_stage), but in k = 2's dense x-staged 16-slot kernel, where
@@ -752,7 +765,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     const int blocks = static_cast<int>(cols - col < 256 ? (cols - col) / 32 : 8);
     const unsigned char* stage = ring + read_at;
     read_at = next_stage(read_at);
-    if (share_x && j == 0) {
+    if (share_x && j == 0 && run_at == 0) {
       // A round's start. Every warp's share of this round's x has landed: each waited above for its item's commit
       // group, which holds its share (issued at the previous round's start, after that iteration's commit, so in the
       // group of the item `stages` later: <= this item, the launcher's stages <= groups). And every warp is done
@@ -818,13 +831,21 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       }
       parity ^= 1;
     }
-    ++x_round;
-    unit_index += unit_stride;
+    bool in_run = false;  // x shared: the next unit is the next tile of this run's chunk
+    if constexpr (kSharedX) {
+      in_run = ++run_at < run;
+      if (!in_run) {
+        run_at = 0;
+        ++x_round;
+      }
+    }
+    unit_index += in_run ? 1 : unit_stride - (run - 1);
     if (unit_index < units) {
       // Grouped: the copies run stages - 1 items ahead, so with more items per unit than that they
       // are inside this next unit now, and fill_w is it (looked up when they entered it: a grouped
       // lookup is a binary search of the schedule or a ballot, once per unit instead of twice).
-      if constexpr (kGrouped) unit = stages - 1 < n_w ? fill_w : unit_of(unit_index);
+      if (in_run) ++unit.tile;
+      else if constexpr (kGrouped) unit = stages - 1 < n_w ? fill_w : unit_of(unit_index);
       else unit = unit_of(unit_index);
       rs = row_scale_of(unit);
     }

@@ -78,6 +78,9 @@ constexpr int kGemvXResidentMinTokens = 8;
 // (scalar_gemv_launch.cuh), 2 there in CTAs of 8.
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
+// And the adjacent units each warp of an x-shared launch runs a round (TcGemmArgs::shared_x_run): 0 (the default) the
+// rule (scalar_gemv_launch.cuh), 1 one, 2 two wherever the tiles are a multiple of twice the CTA's slots.
+int gemv_shared_x_run();
 // And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared
 // at most K's 256-column groups).
 int gemv_resident_stages();
@@ -196,6 +199,7 @@ struct GemvLaunchPlan {
   int split_cluster;  // dense: CTAs per cluster of the cluster split (scalar_gemv_split.cuh; grid = clusters x it), 0 without
   GemvStagedLayout staged_layout;  // dense x staged: the CTA layout (kSingle elsewhere)
   bool x_shared;  // grouped: x shared by the CTA's warps (TcGemmArgs::grouped_x_shared)
+  int x_shared_run;  // x shared: the adjacent units each warp runs a round (TcGemmArgs::shared_x_run); else 1
 };
 
 template <typename T, int K>

@@ -351,12 +351,17 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 1024 units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with
   // every SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us;
   // 8-warp, one CTA per SM, two rounds, 20.89).
+  // Runs (TcGemmArgs::shared_x_run): each warp takes 2 adjacent units of the round's chunk back to back where K has at
+  // most 2 groups (a unit of 2 items: the round barrier, the x image's lookup and copy and the warp's unit lookup
+  // were a unit's costs) and the runs keep the units' critical path: the most units one warp runs (expected units),
+  // run x its runs, not more than with one unit a round.
   struct SharedX {
     int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
     int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
+    int run;                          // units a warp runs back to back in a round (1 or 2)
   };
   const auto shared_x_choice = [&]() {
-    SharedX best{0, 0, 0, 0};
+    SharedX best{0, 0, 0, 0, 1};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
       if (gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
@@ -384,7 +389,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
         const int64_t ctas = std::min<int64_t>((want + s - 1) / s, int64_t(ctas_per_sm) * sms);
         const int64_t rounds = (want + ctas * s - 1) / (ctas * s);
         const int64_t busy = s * std::min<int64_t>(ctas_per_sm, (ctas + sms - 1) / sms);
-        cand[n] = SharedX{s, st, s * ctas_per_sm, busy};
+        cand[n] = SharedX{s, st, s * ctas_per_sm, busy, 1};
         cost[n++] = rounds * busy;
       }
       if (n == 0) return best;
@@ -393,11 +398,20 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (K >= 4 && n == 2 && (want + cand[pick].slots - 1) / cand[pick].slots < sms && cost[other] < cost[pick])
         pick = other;  // (k = 2, 3: not measured; there the CTA and the step below are session 38's)
       best = cand[pick];
+      const int run_asked = gemv_shared_x_run(), s = best.slots;
+      if (tiles % (2 * s) == 0 && (run_asked == 2 || (run_asked == 0 && groups <= 2))) {
+        const int64_t ctas_per_sm = best.warps_per_sm / s;
+        const auto most_units = [&](int64_t run) {  // of one warp
+          const int64_t ctas = std::min<int64_t>((want + s * run - 1) / (s * run), ctas_per_sm * sms);
+          return run * ((want + ctas * s * run - 1) / (ctas * s * run));
+        };
+        if (run_asked == 2 || most_units(2) <= most_units(1)) best.run = 2;
+      }
     }
     return best;
   };
   // (grouped mma-decode launches only: slots 0 elsewhere)
-  const SharedX shared_x = grouped && kDecode == GemvDecode::kMma ? shared_x_choice() : SharedX{0, 0, 0, 0};
+  const SharedX shared_x = grouped && kDecode == GemvDecode::kMma ? shared_x_choice() : SharedX{0, 0, 0, 0, 1};
   // Grouped, mma decode: half the warps per unit (twice the unit slots) while the expected units
   // would still fill every slot of the GPU's 8-warp CTAs (session 14, Qwen3 MoE experts, us:
   // gate/up 8 x 1 token 4.28 / 5.59 / 7.94 with 8 / 4 / 2 warps per unit, 64 x 1 26.9 / 20.5 /
@@ -456,7 +470,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
   // CTAs for the units: one unit per slot at a time.
   // (Token chunks: a CTA keeps one chunk, so each chunk's tiles are spread over its own CTAs.)
-  const int64_t unit_ctas = chunks * ((units / chunks + slots - 1) / slots);
+  // (x shared: a CTA's round is slots x run units)
+  const int run = x_shared ? shared_x.run : 1;
+  const int64_t unit_ctas = chunks * ((units / chunks + slots * run - 1) / (slots * run));
   GemvLaunchPlan plan{};
   plan.token_slots = kTokens;
   plan.decode = kDecode;
@@ -467,6 +483,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.ring_stages = stages;
   plan.staged_layout = layout;
   plan.x_shared = x_shared;
+  plan.x_shared_run = run;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
   // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
@@ -519,7 +536,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 11> aids;
+    std::array<int, 12> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -530,7 +547,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
-                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared()}},
+                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run()}},
                grouped};
   };
   const Key key = key_now();
@@ -587,7 +604,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
                 "kbit: GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     TORCH_CHECK(!plan.x_shared || (grouped && plan.warps_per_unit == 1 && plan.ring_stages <= (args.K + 255) / 256),
                 "kbit: grouped shared x needs one warp per unit and at most K's 256-column groups of ring stages");
+    TORCH_CHECK(plan.x_shared_run == 1 || (plan.x_shared && plan.x_shared_run == 2 &&
+                                           (args.N + kTileRows - 1) / kTileRows % (2 * plan.warps) == 0),
+                "kbit: grouped shared x runs 1 unit, or 2 where the 16-row tiles are a multiple of twice the slots");
     a.grouped_x_shared = plan.x_shared;
+    a.shared_x_run = plan.x_shared_run;
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     a.row_schedule = plan.row_schedule;

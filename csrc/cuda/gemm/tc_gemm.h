@@ -41,8 +41,10 @@ struct TcGemmArgs {
   // Grouped GEMV, mma decode, one warp per unit (set by the launcher, gemv_grouped_x_shared): a round's units
   // (one per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered x image
   // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them). Informational: the launch takes the kSharedX
-  // kernel for it, which reads no flag.
+  // kernel for it, which reads no flag. shared_x_run (that kernel only): the adjacent units (tiles) each warp runs
+  // back to back in a round, 1 or 2 (GemvLaunchPlan::x_shared_run).
   bool grouped_x_shared;
+  int shared_x_run;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
