@@ -269,9 +269,9 @@ PYBIND11_MODULE(_C, m) {
         "8 warps; returns the previous mode");
   m.def("_set_gemv_shared_x_run", &kbit::cuda::set_gemv_shared_x_run, pybind11::arg("run"),
         "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV launch "
-        "runs back to back in a round: 0 (default) the rule (2 where K has at most 2 256-column groups and the runs "
-        "keep the units' critical path), 1, or 2 wherever the tiles are a multiple of twice the CTA's slots; returns "
-        "the previous value");
+        "runs back to back in a round: 0 (default) the rule (2 where the tiles are a multiple of twice the CTA's slots "
+        "and the runs keep the expected units' critical path), 1, or 2 wherever the tiles are a multiple of twice the "
+        "CTA's slots; returns the previous value");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
         "default: the rule: x resident, the most, up to 4, that keep the CTAs per SM; x shared, 2 at k = 4, 5 and at "
@@ -280,8 +280,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode): 0 per CTA in shared memory (block scans), "
         "1 per warp in registers (at most 32 experts), 2 (default) per warp with static first chunks where tokens >= "
-        "experts, and with more experts per CTA by row (one row per chunk, tokens <= experts), 3 per CTA by row "
-        "wherever that applies; a form that does not apply falls back to the scans; returns the previous form");
+        "experts, and with more experts per CTA by row (one row per chunk, tokens <= experts), else the scans with "
+        "static first chunks where tokens >= 4 x experts, 3 per CTA by row wherever that applies, 4 as 2 with the "
+        "scans' static first chunks where tokens >= experts; a form that does not apply falls back to the scans; "
+        "returns the previous form");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -351,10 +351,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 1024 units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with
   // every SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us;
   // 8-warp, one CTA per SM, two rounds, 20.89).
-  // Runs (TcGemmArgs::shared_x_run): each warp takes 2 adjacent units of the round's chunk back to back where K has at
-  // most 2 groups (a unit of 2 items: the round barrier, the x image's lookup and copy and the warp's unit lookup
-  // were a unit's costs) and the runs keep the units' critical path: the most units one warp runs (expected units),
-  // run x its runs, not more than with one unit a round.
+  // Runs (TcGemmArgs::shared_x_run): each warp takes 2 adjacent units of the round's chunk back to back (the round
+  // barrier, the round's x lookup and copy and the warp's unit lookup once per 2 units) where the runs keep the units'
+  // critical path: the most units one warp runs (expected units), run x its runs, not more than with one unit a round.
+  // Session 40 run 2 (H200, k = 4, us, run of 1 / 2): Qwen3 MoE down (K = 512, 2 groups) 64 / 128 / 512 x 8 18.91 /
+  // 17.61, 34.18 / 31.47, 122.44 / 112.37 (k = 2, 64 x 8: 18.46 / 16.90); gate/up (8 groups) 512 x 8 103.28 / 100.84;
+  // GLM MoE down (6 groups) 64 x 8 41.29 / 40.36. Where they would lengthen it, they lose: gate/up 64 x 8 (2048 units,
+  // one a warp) 16.78 / 27.26.
   struct SharedX {
     int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
     int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
@@ -399,7 +402,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
         pick = other;  // (k = 2, 3: not measured; there the CTA and the step below are session 38's)
       best = cand[pick];
       const int run_asked = gemv_shared_x_run(), s = best.slots;
-      if (tiles % (2 * s) == 0 && (run_asked == 2 || (run_asked == 0 && groups <= 2))) {
+      if (tiles % (2 * s) == 0 && run_asked != 1) {
         const int64_t ctas_per_sm = best.warps_per_sm / s;
         const auto most_units = [&](int64_t run) {  // of one warp
           const int64_t ctas = std::min<int64_t>((want + s * run - 1) / (s * run), ctas_per_sm * sms);
@@ -486,13 +489,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_shared_run = run;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
-  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
+  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans (static first chunks: below).
   const int form = grouped && kDecode == GemvDecode::kMma ? gemv_grouped_schedule() : 0;
   const bool warp_fits = warp_schedule_fits(args.M, args.experts, tiles, kTokens);
-  plan.warp_schedule = (form == 1 || form == 2) && warp_fits;
-  plan.static_first_chunks = form == 2 && warp_fits && args.M >= args.experts;
-  plan.row_schedule = !plan.warp_schedule && (form == 2 || form == 3) && kTokens == 1 &&
+  // The scans with static first chunks (tc_work.cuh: each warp's first codes copied while the offsets load and the
+  // scans run; the x-shared kernel only) where T >= 4 E (form 2: uniform routing then leaves ~2% of the experts
+  // without rows, whose NT units cost their copies) or, form 4, T >= E.
+  const bool rule = form == 2 || form == 4;
+  plan.warp_schedule = (form == 1 || rule) && warp_fits;
+  plan.row_schedule = !plan.warp_schedule && (rule || form == 3) && kTokens == 1 &&
                       RowSchedule::fits(args.M, args.experts, tiles);
+  const bool scans = !plan.warp_schedule && !plan.row_schedule && x_shared;
+  plan.static_first_chunks = rule && (plan.warp_schedule || scans) &&
+                             args.M >= (scans && form == 2 ? 4 : 1) * args.experts;
   // (the row schedule's kernel is another instantiation of the same resources; the opt-in to its
   // shared memory, which resident_ctas_per_sm sets)
   if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
