@@ -280,10 +280,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode): 0 per CTA in shared memory (block scans), "
         "1 per warp in registers (at most 32 experts), 2 (default) per warp with static first chunks where tokens >= "
-        "experts, and with more experts per CTA by row (one row per chunk, tokens <= experts), else the scans with "
-        "static first chunks where tokens >= 4 x experts, 3 per CTA by row wherever that applies, 4 as 2 with the "
-        "scans' static first chunks where tokens >= experts; a form that does not apply falls back to the scans; "
-        "returns the previous form");
+        "experts, and with more experts per CTA by row (one row per chunk, tokens <= experts), 3 per CTA by row "
+        "wherever that applies; a form that does not apply falls back to the scans; returns the previous form");
   m.def("wgmma_gemm_runs", [](int64_t k, int64_t M, int64_t device) {
           return kbit::cuda::wgmma_gemm_runs(static_cast<int>(k), M, static_cast<int>(device)); },
         pybind11::arg("k"), pybind11::arg("M"), pybind11::arg("device") = 0,

@@ -2,7 +2,7 @@
 and their L2 prefetch. Times grouped_gemv_gemm (each decode of --decodes) on the Qwen3 MoE expert
 shapes over E experts x tokens per expert under each setting F:P[:S[:W[:X[:R[:U]]]]] (F: the schedule form of
 kbit._C._set_gemv_grouped_schedule, 0 per CTA, 1 per warp, 2 per warp with static first chunks
-where T >= E (past 32 experts the scans' static first chunks where T >= 4 E), 4 as 2 with the scans' from T >= E; P = 1: the PDL prefetch rule, 0: none, kbit._C._set_pdl_prefetch_bytes; S: the most
+where T >= E; P = 1: the PDL prefetch rule, 0: none, kbit._C._set_pdl_prefetch_bytes; S: the most
 unit slots per CTA, kbit._C._set_gemv_max_unit_slots, 8 = the rule when left out; W: the warps per
 unit, kbit._C._set_gemv_unit_warps, 0 = the rule when left out; X: x shared by a CTA's warps,
 kbit._C._set_gemv_grouped_x_shared, 1 = where it applies (the default) when left out, 0 never; R: the ring stages

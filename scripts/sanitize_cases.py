@@ -180,9 +180,7 @@ def grouped_shared_x_cases(dev="cuda"):
     barrier is a race): CTAs of 16 and of 8 warps (kbit._C._set_gemv_grouped_x_shared 1 and 2; 2048 units of 8 token
     slots take two rounds a CTA in 8-warp CTAs), a K tail (2080: 9 groups), experts of several chunks and empty
     ones, and 4 token slots on K = 1024 (24 tiles: 8-warp CTAs); and runs of 2 units a warp a round
-    (kbit._C._set_gemv_shared_x_run 2: K of 2 groups with a tail, 480, and empty experts, and the first two cases);
-    all but the 96-expert case take the scans' static first chunks (T >= 4 E: the first codes copied before the
-    schedule is built, experts without rows owning units that write nothing)."""
+    (kbit._C._set_gemv_shared_x_run 2: K of 2 groups with a tail, 480, and empty experts, and the first two cases)."""
     if dev != "cuda":
         return
     prev, prev_run = kbit._C._set_gemv_grouped_x_shared(1), kbit._C._set_gemv_shared_x_run(0)

@@ -1666,83 +1666,29 @@ def test_grouped_gemv_launch_plan_schedule():
     # kbit._C._grouped_gemv_launch_plan: the rows per chunk and the schedule's form a grouped GEMV
     # launch takes. Per warp where E <= 32 (static first chunks where T >= E); past 32 experts, one
     # row per chunk (T <= E: kbit.Experts' decode call) takes the per-CTA row form, more rows the
-    # scans, with static first chunks in the x-shared kernel where T >= 4 E; the aid's form 3 takes the row form at
-    # E <= 32 too, form 0 the scans everywhere, form 4 the scans' static first chunks from T >= E; the shuffle decode
-    # always the scans.
+    # scans; the aid's form 3 takes the row form at E <= 32 too, form 0 the scans everywhere; the
+    # shuffle decode always the scans.
     plan = kbit._C._grouped_gemv_launch_plan
     want = {(8, 8): "per_warp_static", (4, 8): "per_warp", (8, 128): "per_cta_rows", (128, 128): "per_cta_rows",
-            (64, 1024): "per_cta_rows", (200, 128): "per_cta_scans", (40, 33): "per_cta_scans",
-            (512, 64): "per_cta_scans_static", (4096, 512): "per_cta_scans_static", (224, 64): "per_cta_scans"}
+            (64, 1024): "per_cta_rows", (200, 128): "per_cta_scans", (40, 33): "per_cta_scans"}
     for (T, E), schedule in want.items():
         p = plan(T, E, 512, 2048, 4)
         assert p["schedule"] == schedule, (T, E, p)
         assert p["chunk_rows"] == -(-T // E) and p["token_slots"] == min(p["chunk_rows"], 16), (T, E, p)
     assert plan(4, 8, 512, 2048, 4, "shuffle")["schedule"] == "per_cta_scans"
     assert plan(8, 128, 512, 2048, 4, "shuffle")["schedule"] == "per_cta_scans"
-    for form, small, large, scans in ((3, "per_cta_rows", "per_cta_rows", "per_cta_scans"),
-                                      (0, "per_cta_scans", "per_cta_scans", "per_cta_scans"),
-                                      (1, "per_warp", "per_cta_scans", "per_cta_scans"),
-                                      (4, "per_warp", "per_cta_rows", "per_cta_scans_static")):
+    for form, small, large in ((3, "per_cta_rows", "per_cta_rows"), (0, "per_cta_scans", "per_cta_scans"),
+                               (1, "per_warp", "per_cta_scans")):
         assert kbit._C._set_gemv_grouped_schedule(form) == 2
         try:
             assert plan(4, 8, 512, 2048, 4)["schedule"] == small
             assert plan(8, 128, 512, 2048, 4)["schedule"] == large
-            p = plan(224, 64, 512, 2048, 4)  # T >= E, < 4 E (4 token slots; x shared where it takes one warp a unit)
-            assert p["schedule"] == (scans if p["x_shared"] else "per_cta_scans"), p
-            assert plan(8, 8, 512, 2048, 4)["schedule"] == ("per_warp_static" if form == 4 else small)
         finally:
             assert kbit._C._set_gemv_grouped_schedule(2) == form
-    with pytest.raises(RuntimeError, match="_set_gemv_grouped_schedule: form must be 0 .*got 5"):
-        kbit._C._set_gemv_grouped_schedule(5)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1, 1 <= E <= 1024"):
         plan(4, 1025, 512, 2048, 4)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1"):
         plan(0, 8, 512, 2048, 4)
-
-
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", KS)
-def test_grouped_gemv_static_first_per_cta(k, dtype, gen, poisoned_cuda):
-    # The scans' schedule with static first chunks (tc_work.cuh, TcSchedule::static_units; the x-shared kernel past 32
-    # experts, form 2 where T >= 4 E, form 4 where T >= E): units 0 .. E NT - 1 are every expert's first chunk, experts
-    # without rows included (their units write nothing), then the chunks from 1 on; each warp's first codes are copied
-    # before the schedule is built. Against the reference, bitwise against the plain scans (form 0: the same sums in
-    # the same order) and CUDA-graph replay with other offsets, with one warp per unit (x shared), for: 64 x 8 rows, 40
-    # experts with empty ones and one of several chunks (a K tail), T >= E but < 4 E at 4 token slots with empty
-    # experts and second chunks (form 4), runs of 2 units a round on K = 512 with empty experts, and a K tail of 2
-    # groups (480) with second chunks.
-    plan = kbit._C._grouped_gemv_launch_plan
-    cases = [(64, 512, 2048, [8] * 64, 2, 0),
-             (40, 256, 2080, [9, 0, 30, 3, 0, 8, 1, 2, 7, 0] * 3 + [6, 4, 5, 9, 0, 10, 12, 3, 1, 6], 2, 0),
-             (48, 256, 1024, [5 * (e % 3 != 0) for e in range(48)], 4, 0),
-             (40, 512, 512, [8 * (e % 5 != 0) for e in range(40)], 2, 2),
-             (33, 256, 480, [7 + 3 * (e % 4 == 0) for e in range(33)], 2, 0)]
-    prev_warps = kbit._C._set_gemv_unit_warps(1)
-    try:
-        for E, N, K, counts, form, run in cases:
-            T = sum(counts)
-            assert kbit._C._set_gemv_grouped_schedule(form) == 2 and kbit._C._set_gemv_shared_x_run(run) == 0
-            try:
-                p = plan(T, E, N, K, k, "mma")
-                assert p["schedule"] == "per_cta_scans_static" and p["x_shared"], (E, T, form, p)
-                assert run == 0 or p["x_shared_run"] == run, p
-                qw, W_hat = weight(k, N, K, dtype, E=E)
-                x = acts(T, K, dtype, f"sfirst{E}")
-                check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
-                off = offsets(counts)
-                fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(  # noqa: E731
-                    xx, qw.packed, qw.absmax, qw.row_scale, qw.codebook, oo, k, "mma")
-                y = fn(x, off)
-                other = offsets(list(reversed(counts)))
-                check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"sfirst{E}b"), other])
-                assert kbit._C._set_gemv_grouped_schedule(0) == form
-                assert plan(T, E, N, K, k, "mma")["schedule"] == "per_cta_scans"
-                assert_bitwise_equal(fn(x, off), y)
-            finally:
-                kbit._C._set_gemv_grouped_schedule(2)
-                kbit._C._set_gemv_shared_x_run(0)
-    finally:
-        kbit._C._set_gemv_unit_warps(prev_warps)
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)

@@ -367,10 +367,9 @@ int set_gemv_max_unit_slots(int64_t slots) {
 
 int gemv_grouped_schedule() { return gemv_grouped_schedule_form.load(std::memory_order_relaxed); }
 int set_gemv_grouped_schedule(int64_t form) {
-  TORCH_CHECK(form >= 0 && form <= 4, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA, scans), 1 (per "
+  TORCH_CHECK(form >= 0 && form <= 3, "kbit._C._set_gemv_grouped_schedule: form must be 0 (per CTA, scans), 1 (per "
               "warp), 2 (per warp, static first chunks where T >= E; where the per-warp form does not fit, E > 32, per CTA "
-              "by row with 1 row per chunk, T <= E, else the scans with static first chunks where T >= 4 E), 3 (per CTA "
-              "by row where that applies) or 4 (as 2, the scans' static first chunks where T >= E); got ", form);
+              "by row with 1 row per chunk, T <= E) or 3 (per CTA by row where that applies); got ", form);
   return gemv_grouped_schedule_form.exchange(static_cast<int>(form));
 }
 
@@ -730,8 +729,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   const char* schedule = p.warp_schedule ? (p.static_first_chunks ? "per_warp_static" : "per_warp")
                          : p.row_schedule ? "per_cta_rows"
-                         : p.static_first_chunks ? "per_cta_scans_static"
-                                                 : "per_cta_scans";
+                                          : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
           args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run};

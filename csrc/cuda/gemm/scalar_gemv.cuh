@@ -572,15 +572,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   static_assert(!kRowSchedule || (kWarpLookup && kTokens == 1), "the row schedule: grouped, mma decode, 1 token slot");
   RowSchedule row_sched{};
   bool by_row = false;
-  // Static first chunks (tc_work.cuh; the launcher's, never with the row schedule): per warp (WarpSchedule) or, in the
-  // x-shared kernel only, per CTA (the scans, TcSchedule::static_units: in the other 8-slot kernels its registers made
-  // ptxas spill 24-44 bytes at k = 3, 4 under the 128 cap).
-  const bool static_first = per_warp ? args.static_first_chunks : kSharedX && args.static_first_chunks;
+  const bool static_first = per_warp && args.static_first_chunks;
   if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
-  // of the warp's first item (group warp_u) are copied while the offsets load and, per CTA, while the scans run
-  // (per warp issued after their load: before it, the load measured ~0.4 us later, session 14; per CTA the scans'
-  // own loads follow); its x slice follows once the schedule is built (the same commit group).
+  // of the warp's first item (group warp_u) are copied while the offsets load
+  // (issued after their load: before it, the load measured ~0.4 us later, session 14); its x slice
+  // follows once the schedule is built (the same commit group).
   const bool codes_ahead = static_first && first_unit < args.experts * NT;
   if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_unit * G + warp_u, lane);
   if constexpr (kGrouped) {
@@ -599,8 +596,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         fill_unowned_rows(row_sched.first_row, row_sched.rows_end, args.M, N, y);
       } else {
         build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch,
-                                        /*group_end=*/kWarpLookup ? scratch : nullptr, kSharedX && static_first);
-        if constexpr (kSharedX) sched.static_units = static_first ? args.experts * NT : 0;
+                                        /*group_end=*/kWarpLookup ? scratch : nullptr);
         sched.row_begin = row_begin;
         sched.unit_end = unit_end;
         sched.group_end = kWarpLookup ? scratch : nullptr;

@@ -51,9 +51,8 @@ bool gemv_spread();
 // And the schedule of grouped mma-decode launches (tc_work.cuh): 0 per CTA in shared memory (the
 // scans of build_grouped_schedule), 1 per warp in registers (WarpSchedule, where it fits: E <= 32),
 // 2 (the default) per warp with static first chunks where T >= E, and where the per-warp one does
-// not fit, per CTA with one row per chunk (RowSchedule: 1 token slot, T <= E), else the scans with
-// static first chunks where T >= 4 E; 3 that row form wherever it applies (E <= 32 too); 4 as 2, the
-// scans' static first chunks where T >= E. Forms fall back to the scans where theirs does not apply.
+// not fit, per CTA with one row per chunk (RowSchedule: 1 token slot, T <= E), 3 that row form
+// wherever it applies (E <= 32 too). Forms fall back to the scans where theirs does not apply.
 int gemv_grouped_schedule();
 // And the most unit slots a grouped mma-decode or dense x-resident CTA takes (scalar_gemv.cuh; 1 =
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).

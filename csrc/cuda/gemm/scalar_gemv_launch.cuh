@@ -489,19 +489,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.x_shared_run = run;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
-  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans (static first chunks: below).
+  // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
   const int form = grouped && kDecode == GemvDecode::kMma ? gemv_grouped_schedule() : 0;
   const bool warp_fits = warp_schedule_fits(args.M, args.experts, tiles, kTokens);
-  // The scans with static first chunks (tc_work.cuh: each warp's first codes copied while the offsets load and the
-  // scans run; the x-shared kernel only) where T >= 4 E (form 2: uniform routing then leaves ~2% of the experts
-  // without rows, whose NT units cost their copies) or, form 4, T >= E.
-  const bool rule = form == 2 || form == 4;
-  plan.warp_schedule = (form == 1 || rule) && warp_fits;
-  plan.row_schedule = !plan.warp_schedule && (rule || form == 3) && kTokens == 1 &&
+  plan.warp_schedule = (form == 1 || form == 2) && warp_fits;
+  plan.static_first_chunks = form == 2 && warp_fits && args.M >= args.experts;
+  plan.row_schedule = !plan.warp_schedule && (form == 2 || form == 3) && kTokens == 1 &&
                       RowSchedule::fits(args.M, args.experts, tiles);
-  const bool scans = !plan.warp_schedule && !plan.row_schedule && x_shared;
-  plan.static_first_chunks = rule && (plan.warp_schedule || scans) &&
-                             args.M >= (scans && form == 2 ? 4 : 1) * args.experts;
   // (the row schedule's kernel is another instantiation of the same resources; the opt-in to its
   // shared memory, which resident_ctas_per_sm sets)
   if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)

@@ -12,11 +12,6 @@
 //          values every row still belongs to at most one expert and no access leaves
 //          x or y, and rows no expert owns are written as NaN (see fill_unowned_rows).
 //          Experts with no rows own no units: they cost nothing but their scan entry.
-//          Static first chunks (the GEMV's, where most experts have rows: the per-warp
-//          WarpSchedule's and, static_units > 0, TcSchedule's): units 0 .. E NT - 1 are
-//          (expert u / NT, chunk 0, tile u % NT) for every expert, known before the
-//          offsets are (an expert without rows costs its NT units, of 0 rows, which
-//          write nothing); the chunks from 1 on follow, numbered as above.
 #include <cstdint>
 
 #include "../common/device_utils.cuh"
@@ -62,8 +57,6 @@ struct TcSchedule {
   // Grouped, for unit_warp (build_grouped_schedule's group_end): [32], shared memory: entry g is
   // unit_end of expert min(32 g + 31, E - 1), the units of experts 0 .. 32 g + 31; past E, INT64_MAX.
   const int64_t* group_end = nullptr;
-  // Grouped with static first chunks (build_grouped_schedule's static_first): E NT, else 0. unit_end counts them.
-  int64_t static_units = 0;
 
   __device__ int64_t units() const {
     if constexpr (kGrouped) return experts > 0 ? unit_end[experts - 1] : 0;
@@ -74,7 +67,6 @@ struct TcSchedule {
     TcUnit w;
     int64_t local = u, begin = 0, end = tokens;
     if constexpr (kGrouped) {
-      if (u < static_units) return static_unit(u);
       int lo = 0, hi = experts - 1;  // first e with unit_end[e] > u
       while (lo < hi) {
         const int mid = (lo + hi) >> 1;
@@ -82,7 +74,7 @@ struct TcSchedule {
         else lo = mid + 1;
       }
       w.expert = lo;
-      local = u - (lo > 0 ? unit_end[lo - 1] : static_units);
+      local = u - (lo > 0 ? unit_end[lo - 1] : 0);
       begin = row_begin[lo];
       end = row_begin[lo + 1];
     } else {
@@ -99,34 +91,22 @@ struct TcSchedule {
   // matches: the lookup would read outside the schedule).
   __device__ TcUnit unit_warp(int64_t u, int lane) const {
     static_assert(kGrouped, "the grouped schedule");
-    if (u < static_units) return static_unit(u);  // (warp-uniform: every lane asks for the same u)
     const int grp = __ffs(__ballot_sync(0xffffffffu, group_end[lane] > u)) - 1;
     const int mine = 32 * grp + lane;
     const bool past = mine < experts && unit_end[mine] > u;
     TcUnit w;
     w.expert = 32 * grp + __ffs(__ballot_sync(0xffffffffu, past)) - 1;
-    const int64_t local = u - (w.expert > 0 ? unit_end[w.expert - 1] : static_units);
+    const int64_t local = u - (w.expert > 0 ? unit_end[w.expert - 1] : 0);
     return finish(w, local, row_begin[w.expert], row_begin[w.expert + 1]);
   }
 
  private:
-  // Static unit u < static_units: expert u / NT's chunk 0 (its rows: 0 .. kTokens).
-  __device__ TcUnit static_unit(int64_t u) const {
-    TcUnit w;
-    w.expert = div_nonneg(u, row_tiles);
-    w.tile = u - w.expert * row_tiles;
-    w.row0 = row_begin[w.expert];
-    const int64_t left = row_begin[w.expert + 1] - w.row0;
-    w.rows = static_cast<int>(left < kTokens ? left : kTokens);
-    return w;
-  }
-  // The unit's tile, first row and rows from its index inside its expert's units (with static first chunks, its
-  // chunks from 1 on).
+  // The unit's tile, first row and rows from its index inside its expert's units.
   __device__ TcUnit finish(TcUnit w, int64_t local, int64_t begin, int64_t end) const {
     // No division for the first chunk (decode: M <= kTokens).
-    const int64_t nth = local < row_tiles ? 0 : div_nonneg(local, row_tiles);  // the expert's nth numbered chunk
-    w.tile = local - nth * row_tiles;
-    w.row0 = begin + (static_units > 0 ? nth + 1 : nth) * kTokens;
+    const int64_t chunk = local < row_tiles ? 0 : div_nonneg(local, row_tiles);
+    w.tile = local - chunk * row_tiles;
+    w.row0 = begin + chunk * kTokens;
     const int64_t left = end - w.row0;
     w.rows = static_cast<int>(left < kTokens ? left : kTokens);
     return w;
@@ -139,12 +119,10 @@ struct TcSchedule {
 // first copied (coalesced, clamped to [0, T]) into row_begin, which the running-maximum scan then
 // rewrites where they are out of order (else they are row_begin already).
 // group_end (optional, [32]; may be scratch, free after the scans): TcSchedule::unit_warp's table.
-// static_first: static first chunks (the file's comment): unit_end starts at E NT and counts each expert's chunks
-// from 1 on (TcSchedule::static_units = E NT).
 template <int kTokens>
 __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int E, int64_t T, int64_t row_tiles,
                                        int64_t* row_begin, int64_t* unit_end, int64_t* scratch,
-                                       int64_t* group_end = nullptr, bool static_first = false) {
+                                       int64_t* group_end = nullptr) {
   static_assert(kTcMaxExperts <= 32 * 32, "group_end: 32 groups of 32 experts");
   const auto max_op = [](int64_t a, int64_t b) { return a > b ? a : b; };
   const auto sum_op = [](int64_t a, int64_t b) { return a + b; };
@@ -171,13 +149,10 @@ __device__ void build_grouped_schedule(const int32_t* __restrict__ offsets, int 
     __syncthreads();
   }
   // unit_end = inclusive sum of each expert's units (chunks of kTokens rows x row tiles).
-  const auto units_of = [&](int e) {
-    const int64_t chunks = (row_begin[e + 1] - row_begin[e] + kTokens - 1) / kTokens;
-    return (static_first && chunks > 0 ? chunks - 1 : chunks) * row_tiles;
-  };
+  const auto units_of = [&](int e) { return (row_begin[e + 1] - row_begin[e] + kTokens - 1) / kTokens * row_tiles; };
   int64_t total = 0;
   for (int e = first; e < end_units; ++e) total += units_of(e);
-  int64_t prefix = (static_first ? int64_t(E) * row_tiles : 0) + block_exclusive_scan(total, scratch, sum_op, int64_t(0));
+  int64_t prefix = block_exclusive_scan(total, scratch, sum_op, int64_t(0));
   for (int e = first; e < end_units; ++e) {
     unit_end[e] = prefix += units_of(e);
     if (group_end != nullptr && ((e & 31) == 31 || e == E - 1)) group_end[e >> 5] = prefix;  // a group's last
