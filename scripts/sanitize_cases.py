@@ -180,25 +180,26 @@ def grouped_shared_x_cases(dev="cuda"):
     barrier is a race): CTAs of 16 and of 8 warps (kbit._C._set_gemv_grouped_x_shared 1 and 2; 2048 units of 8 token
     slots take two rounds a CTA in 8-warp CTAs), a K tail (2080: 9 groups), experts of several chunks and empty
     ones, and 4 token slots on K = 1024 (24 tiles: 8-warp CTAs); and runs of 2 units a warp a round
-    (kbit._C._set_gemv_shared_x_run 2: K of 2 groups with a tail, 480, and empty experts, and the first two cases)."""
+    (kbit._C._set_gemv_shared_x_run 2, and 4 in 8-warp CTAs: K of 2 groups with a tail, 480, and empty experts, and
+    the first two cases)."""
     if dev != "cuda":
         return
     prev, prev_run = kbit._C._set_gemv_grouped_x_shared(1), kbit._C._set_gemv_shared_x_run(0)
     try:
-        for mode, run in ((1, 0), (2, 0), (1, 2), (2, 2)):
+        for mode, run in ((1, 0), (2, 0), (1, 2), (2, 2), (2, 4)):
             kbit._C._set_gemv_grouped_x_shared(mode)
             kbit._C._set_gemv_shared_x_run(run)
             for E, N, K, counts in ((64, 512, 2048, [8] * 64), (64, 512, 2080, [(e * 7) % 13 for e in range(64)]),
                                     (96, 384, 1024, [4 * (e % 16 != 0) for e in range(96)]),
                                     (48, 1024, 480, [8 * (e % 5 != 0) for e in range(48)])):
-                if run == 2 and N == 384:
-                    continue  # (24 tiles: no runs of 2 in 8-warp CTAs)
+                if run >= 2 and N == 384:
+                    continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs)
                 qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=4)
                 o = [0]
                 for c in counts:
                     o.append(o[-1] + c)
                 p = kbit._C._grouped_gemv_launch_plan(o[-1], E, N, K, 4)
-                assert p["x_shared"] and (mode == 1 or p["warps"] == 8) and (run < 2 or p["x_shared_run"] == 2), p
+                assert p["x_shared"] and (mode == 1 or p["warps"] == 8) and (run < 2 or p["x_shared_run"] == run), p
                 x = torch.randn(o[-1], K, device=dev, dtype=torch.float16)
                 off = torch.tensor(o, device=dev, dtype=torch.int32)
                 y = torch.ops.kbit.grouped_gemv_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 4, "mma")

@@ -49,7 +49,7 @@ int set_gemv_x_resident(int64_t mode);
 // Whether grouped GEMV launches share x within a CTA (0 never, 1 where it applies, 2 there in CTAs of at most 8
 // warps; gemv_grouped_x_shared in scalar_gemv.h); returns the previous mode.
 int set_gemv_grouped_x_shared(int64_t mode);
-// gemv_shared_x_run (scalar_gemv.h): 0 the rule, 1 or 2; returns the previous value.
+// gemv_shared_x_run (scalar_gemv.h): 0 the rule, 1, 2 or 4; returns the previous value.
 int set_gemv_shared_x_run(int64_t run);
 // The ring stages of x-resident and grouped x-shared GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);

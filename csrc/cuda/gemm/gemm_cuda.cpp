@@ -339,8 +339,8 @@ int set_gemv_grouped_x_shared(int64_t mode) {
 
 int gemv_shared_x_run() { return gemv_shared_x_run_set.load(std::memory_order_relaxed); }
 int set_gemv_shared_x_run(int64_t run) {
-  TORCH_CHECK(run >= 0 && run <= 2, "kbit._C._set_gemv_shared_x_run: run must be 0 (the rule), 1 or 2 (units a warp "
-              "runs back to back in a round); got ", run);
+  TORCH_CHECK(run == 0 || run == 1 || run == 2 || run == 4, "kbit._C._set_gemv_shared_x_run: run must be 0 (the "
+              "rule), 1, 2 or 4 (units a warp runs back to back in a round); got ", run);
   return gemv_shared_x_run_set.exchange(static_cast<int>(run));
 }
 

@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int slot = kSlotted ? warp / wpu : 0;
   const int warp_u = warp - slot * wpu;
   // Grouped x shared: each slot (one warp) runs `run` adjacent units (tiles) of the round's chunk back to back
-  // (TcGemmArgs::shared_x_run, 1 or 2): a round is slots x run units, its CTA-wide costs (the round barrier, the x
+  // (TcGemmArgs::shared_x_run, 1, 2 or 4): a round is slots x run units, its CTA-wide costs (the round barrier, the x
   // image's copy) and the warp's unit lookup once per run. Elsewhere 1.
   const int run = kSharedX ? args.shared_x_run : 1;
   // Dense token chunks (scalar_gemv.h gemv_token_chunks; the grid is a multiple of them): CTA b

@@ -79,7 +79,7 @@ constexpr int kGemvXResidentMinTokens = 8;
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
 // And the adjacent units each warp of an x-shared launch runs a round (TcGemmArgs::shared_x_run): 0 (the default) the
-// rule (scalar_gemv_launch.cuh), 1 one, 2 two wherever the tiles are a multiple of twice the CTA's slots.
+// rule (scalar_gemv_launch.cuh), 1 one, 2 or 4 that many wherever the tiles are a multiple of it x the CTA's slots.
 int gemv_shared_x_run();
 // And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared
 // at most K's 256-column groups).

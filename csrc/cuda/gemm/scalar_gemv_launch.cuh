@@ -351,9 +351,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 1024 units, in 8-warp CTAs, 128 on as many SMs, 10.91 us; in 16-warp CTAs, 64 on 64 SMs, 15.21). Only then: with
   // every SM busy, 16 warps run more units per us than 8 (64 x 8, 2048 units: 16-warp CTAs, one round, 17.04 us;
   // 8-warp, one CTA per SM, two rounds, 20.89).
-  // Runs (TcGemmArgs::shared_x_run): each warp takes 2 adjacent units of the round's chunk back to back (the round
-  // barrier, the round's x lookup and copy and the warp's unit lookup once per 2 units) where the runs keep the units'
-  // critical path: the most units one warp runs (expected units), run x its runs, not more than with one unit a round.
+  // Runs (TcGemmArgs::shared_x_run): each warp takes 4 or 2 adjacent units of the round's chunk back to back (the
+  // round barrier, the round's x lookup and copy and the warp's unit lookup once per run), the longer where the tiles
+  // are a multiple of it x the slots and the runs keep the units' critical path: the most units one warp runs (the
+  // expected units), run x its runs, not more than with one unit a round.
   // Session 40 run 2 (H200, k = 4, us, run of 1 / 2): Qwen3 MoE down (K = 512, 2 groups) 64 / 128 / 512 x 8 18.91 /
   // 17.61, 34.18 / 31.47, 122.44 / 112.37 (k = 2, 64 x 8: 18.46 / 16.90); gate/up (8 groups) 512 x 8 103.28 / 100.84;
   // GLM MoE down (6 groups) 64 x 8 41.29 / 40.36. Where they would lengthen it, they lose: gate/up 64 x 8 (2048 units,
@@ -401,15 +402,17 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (K >= 4 && n == 2 && (want + cand[pick].slots - 1) / cand[pick].slots < sms && cost[other] < cost[pick])
         pick = other;  // (k = 2, 3: not measured; there the CTA and the step below are session 38's)
       best = cand[pick];
-      const int run_asked = gemv_shared_x_run(), s = best.slots;
-      if (tiles % (2 * s) == 0 && run_asked != 1) {
-        const int64_t ctas_per_sm = best.warps_per_sm / s;
-        const auto most_units = [&](int64_t run) {  // of one warp
-          const int64_t ctas = std::min<int64_t>((want + s * run - 1) / (s * run), ctas_per_sm * sms);
-          return run * ((want + ctas * s * run - 1) / (ctas * s * run));
-        };
-        if (run_asked == 2 || most_units(2) <= most_units(1)) best.run = 2;
-      }
+      const int run_asked = gemv_shared_x_run(), s = best.slots;  // (the aid: that run where the tiles allow it)
+      const int64_t ctas_per_sm = best.warps_per_sm / s;
+      const auto most_units = [&](int64_t run) {  // of one warp
+        const int64_t ctas = std::min<int64_t>((want + s * run - 1) / (s * run), ctas_per_sm * sms);
+        return run * ((want + ctas * s * run - 1) / (ctas * s * run));
+      };
+      for (int run : {4, 2})
+        if (tiles % (run * s) == 0 && (run_asked == run || (run_asked == 0 && most_units(run) <= most_units(1)))) {
+          best.run = run;
+          break;
+        }
     }
     return best;
   };
@@ -607,9 +610,9 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
                 "kbit: GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     TORCH_CHECK(!plan.x_shared || (grouped && plan.warps_per_unit == 1 && plan.ring_stages <= (args.K + 255) / 256),
                 "kbit: grouped shared x needs one warp per unit and at most K's 256-column groups of ring stages");
-    TORCH_CHECK(plan.x_shared_run == 1 || (plan.x_shared && plan.x_shared_run == 2 &&
-                                           (args.N + kTileRows - 1) / kTileRows % (2 * plan.warps) == 0),
-                "kbit: grouped shared x runs 1 unit, or 2 where the 16-row tiles are a multiple of twice the slots");
+    TORCH_CHECK(plan.x_shared_run == 1 || (plan.x_shared && (plan.x_shared_run == 2 || plan.x_shared_run == 4) &&
+                                           (args.N + kTileRows - 1) / kTileRows % (plan.x_shared_run * plan.warps) == 0),
+                "kbit: grouped shared x runs 1 unit, or 2 or 4 where the 16-row tiles are a multiple of that x the slots");
     a.grouped_x_shared = plan.x_shared;
     a.shared_x_run = plan.x_shared_run;
     a.warp_schedule = plan.warp_schedule;

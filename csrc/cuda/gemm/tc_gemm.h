@@ -42,7 +42,7 @@ struct TcGemmArgs {
   // (one per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered x image
   // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them). Informational: the launch takes the kSharedX
   // kernel for it, which reads no flag. shared_x_run (that kernel only): the adjacent units (tiles) each warp runs
-  // back to back in a round, 1 or 2 (GemvLaunchPlan::x_shared_run).
+  // back to back in a round, 1, 2 or 4 (GemvLaunchPlan::x_shared_run).
   bool grouped_x_shared;
   int shared_x_run;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
