@@ -268,10 +268,10 @@ PYBIND11_MODULE(_C, m) {
         "the rule would take 1 to share x), 1 (default) where it applies (CTAs of 8 or 16 warps), 2 there in CTAs of "
         "8 warps; returns the previous mode");
   m.def("_set_gemv_shared_x_run", &kbit::cuda::set_gemv_shared_x_run, pybind11::arg("run"),
-        "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV launch "
-        "runs back to back in a round: 0 (default) the rule (4 or 2, the longer where the tiles are a multiple of it x the "
-        "CTA's slots and the runs keep the expected units' critical path), 1, or 2 or 4 wherever the tiles are a "
-        "multiple of it x the CTA's slots; returns the previous value");
+        "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV "
+        "launch runs back to back in a round: 0 (default) the rule (4 or 2, the longer where the tiles are a multiple "
+        "of it x the CTA's slots and the runs keep the expected units' critical path), 1, or 2 or 4 wherever the "
+        "tiles are a multiple of it x the CTA's slots; returns the previous value");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
         "default: the rule: x resident, the most, up to 4, that keep the CTAs per SM; x shared, 2 at k = 4, 5 and at "

@@ -41,7 +41,8 @@ def main():
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
     defaults = ["8", "0", "1", "0", "0"]  # S, W, X, R, U when left out
-    settings = [tuple(int(p) for p in (v.split(":") + defaults[v.count(":") - 1:])[:7]) for v in args.settings.split(",")]
+    settings = [tuple(int(p) for p in (v.split(":") + defaults[v.count(":") - 1:])[:7])
+                for v in args.settings.split(",")]
     labels = args.settings.split(",")
     rows = []
     before = (kbit._C._set_gemv_grouped_schedule(2), kbit._C._set_pdl_prefetch_bytes(-1),
@@ -100,7 +101,8 @@ def main():
                         rows.append(row)
                         print(f"| {name} | {E} | {per} | {decode} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels) +
                               f" | {dense_us:.2f} | {bmm_us:.2f} |", flush=True)
-                        print(f"|  plans (warps / per unit / stages / x shared (run) / CTAs per SM / grid) | | | | " + " | ".join(
+                        head = "|  plans (warps / per unit / stages / x shared (run) / CTAs per SM / grid) | | | | "
+                        print(head + " | ".join(
                             "{warps}/{warps_per_unit}/{ring_stages}/{xs}/{ctas_per_sm}/{grid}".format(
                                 xs=f"X{plans[s]['x_shared_run']}" if plans[s]["x_shared"] else "-", **plans[s])
                             for s in labels) + " | | |", flush=True)

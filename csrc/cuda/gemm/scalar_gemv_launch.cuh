@@ -610,9 +610,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
                 "kbit: GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     TORCH_CHECK(!plan.x_shared || (grouped && plan.warps_per_unit == 1 && plan.ring_stages <= (args.K + 255) / 256),
                 "kbit: grouped shared x needs one warp per unit and at most K's 256-column groups of ring stages");
+    const int64_t row_tiles = (args.N + kTileRows - 1) / kTileRows;
     TORCH_CHECK(plan.x_shared_run == 1 || (plan.x_shared && (plan.x_shared_run == 2 || plan.x_shared_run == 4) &&
-                                           (args.N + kTileRows - 1) / kTileRows % (plan.x_shared_run * plan.warps) == 0),
-                "kbit: grouped shared x runs 1 unit, or 2 or 4 where the 16-row tiles are a multiple of that x the slots");
+                                           row_tiles % (plan.x_shared_run * plan.warps) == 0),
+                "kbit: grouped shared x runs 1 unit, or 2 or 4 where the 16-row tiles are a multiple of that x the "
+                "slots");
     a.grouped_x_shared = plan.x_shared;
     a.shared_x_run = plan.x_shared_run;
     a.warp_schedule = plan.warp_schedule;
