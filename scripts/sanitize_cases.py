@@ -181,7 +181,8 @@ def grouped_shared_x_cases(dev="cuda"):
     slots take two rounds a CTA in 8-warp CTAs), a K tail (2080: 9 groups), experts of several chunks and empty
     ones, and 4 token slots on K = 1024 (24 tiles: 8-warp CTAs); and runs of 2 units a warp a round
     (kbit._C._set_gemv_shared_x_run 2, and 4 in 8-warp CTAs: K of 2 groups with a tail, 480, and empty experts, and
-    the first two cases)."""
+    the first two cases; the rounds counted above are one unit a warp's), and runs of 4 over two rounds a CTA (272
+    experts on 32 tiles, K = 512: more units than 8-warp CTAs take in one round on up to 132 SMs)."""
     if dev != "cuda":
         return
     prev, prev_run = kbit._C._set_gemv_grouped_x_shared(1), kbit._C._set_gemv_shared_x_run(0)
@@ -191,9 +192,10 @@ def grouped_shared_x_cases(dev="cuda"):
             kbit._C._set_gemv_shared_x_run(run)
             for E, N, K, counts in ((64, 512, 2048, [8] * 64), (64, 512, 2080, [(e * 7) % 13 for e in range(64)]),
                                     (96, 384, 1024, [4 * (e % 16 != 0) for e in range(96)]),
-                                    (48, 1024, 480, [8 * (e % 5 != 0) for e in range(48)])):
-                if run >= 2 and N == 384:
-                    continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs)
+                                    (48, 1024, 480, [8 * (e % 5 != 0) for e in range(48)]),
+                                    (272, 512, 512, [8] * 272)):
+                if (run >= 2 and N == 384) or (E == 272 and (mode, run) != (2, 4)):
+                    continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs; 272 experts: runs of 4 alone)
                 qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=4)
                 o = [0]
                 for c in counts:

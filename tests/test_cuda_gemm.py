@@ -1583,19 +1583,44 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                     assert_bitwise_equal(fn(x, off), y)
                 finally:
                     assert kbit._C._set_gemv_grouped_x_shared(1) == mode
-            runs_seen = set()
             for run in (1, 2, 4):
                 assert kbit._C._set_gemv_shared_x_run(run) == 0
                 try:
                     q = plan(T, E, N, K, k, "mma")
                     assert q["x_shared"] and q["x_shared_run"] == (run if N // 16 % (run * q["warps"]) == 0 else 1), q
-                    runs_seen.add(q["x_shared_run"])
                     assert_bitwise_equal(fn(x, off), y)
                 finally:
                     assert kbit._C._set_gemv_shared_x_run(0) == run
-            assert N // 16 % 32 != 0 or {1, 2} <= runs_seen, runs_seen  # (32 tiles: runs of 2 in 8 or 16 slots)
             other = offsets(list(reversed(counts)))
             check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"gshx{E}b"), other])
+        if k == 4:
+            # runs of 4 over two rounds a CTA (the rule's choice on Qwen3 MoE down 512 x 8): 8-warp CTAs on 32 tiles
+            # (K = 512), 8 experts more than the resident CTAs, each expert one chunk, so a round of 32 units a CTA
+            # leaves some CTAs a second; against the reference and bitwise against runs of 2 and one unit
+            assert kbit._C._set_gemv_grouped_x_shared(2) == 1
+            try:
+                N, K = 512, 512
+                E = plan(8 * 64, 64, N, K, k, "mma")["ctas_per_sm"] * props.multi_processor_count + 8
+                counts, T = [8] * E, 8 * E
+                qw, W_hat = weight(k, N, K, dtype, E=E)
+                x, off = acts(T, K, dtype, "gshx-runs"), offsets(counts)
+                ys = {}
+                for run in (4, 2, 1):
+                    assert kbit._C._set_gemv_shared_x_run(run) == 0
+                    try:
+                        q = plan(T, E, N, K, k, "mma")
+                        assert q["x_shared"] and q["warps"] == 8 and q["x_shared_run"] == run, q
+                        if run == 4:
+                            assert E * N // 16 > q["grid"] * 8 * 4, q  # a second round for some CTAs
+                            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+                        ys[run] = torch.ops.kbit.grouped_gemv_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook,
+                                                                   off, k, "mma")
+                    finally:
+                        assert kbit._C._set_gemv_shared_x_run(0) == run
+                assert_bitwise_equal(ys[4], ys[1])
+                assert_bitwise_equal(ys[2], ys[1])
+            finally:
+                assert kbit._C._set_gemv_grouped_x_shared(1) == 2
         # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots, 4 token slots
         # on K of fewer than 4 groups (Qwen3 MoE down, K = 512)
         assert not plan(64 * 8, 64, 300, 2048, k, "mma")["x_shared"]
@@ -1603,6 +1628,12 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
         assert not plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared"]
         assert not plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared"]
         assert plan(64 * 8, 64, 2048, 512, k, "mma")["x_shared"]
+        assert kbit._C._set_gemv_shared_x_run(4) == 0  # runs are x shared's only
+        try:
+            assert plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared_run"] == 1
+            assert plan(64 * 12, 64, 512, 2048, k, "mma")["x_shared_run"] == 1
+        finally:
+            assert kbit._C._set_gemv_shared_x_run(0) == 4
     finally:
         kbit._C._set_gemv_unit_warps(prev_warps)
     # the rule's own plans on the benchmark cells (64 x 8, Qwen3 MoE gate/up and down): one warp per unit, x shared

@@ -24,7 +24,7 @@
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
-// b slots + s, + gridDim.x slots, ... (Dense calls of M = 1 at k = 5 whose tiles take two or more
+// b slots + s, + gridDim.x slots, ... (grouped x shared: runs of `run` adjacent units, below) (Dense calls of M = 1 at k = 5 whose tiles take two or more
 // rounds of that grid run scalar_gemv_split.cuh instead: the same decode, the tiles' steps split evenly
 // over the CTAs of clusters; at M = 2-4 such calls run x resident, scalar_gemv_launch.cuh.)
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
@@ -465,8 +465,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Ring stages: a constant with one unit per CTA and the wide table; x resident and kSlots, the launcher's 2 .. 4. A warp's
   // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
   // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
-  // Grouped x shared (kSharedX, the launcher's): one warp per unit, a round's units (one per slot) one chunk of one
-  // expert, whose x the CTA's warps copy once, each its share of the groups, into the x image of the round's parity;
+  // Grouped x shared (kSharedX, the launcher's): one warp per unit, a round's units (a run of 1, 2 or 4 per slot) one
+  // chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image of the round's parity;
   // a named barrier at each round's start (below).
   static_assert(!kSharedX || (gemv_can_share_x(kGrouped, kDecode, kTokens) && !kRowSchedule &&
                               kLayout == GemvStagedLayout::kSingle),
@@ -482,7 +482,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
   // launcher's halving for many units, or K's few 256-column groups), each slot its own units:
-  // slot s of CTA b takes units b slots + s, + gridDim.x slots, ...; warp_u = the warp's place in it.
+  // slot s of CTA b takes units b slots + s, + gridDim.x slots, ... (x shared: runs, below); warp_u = the warp's place
+  // in it.
   // Grouped mma-decode launches, dense x-resident ones (their slots share the CTA's pair table
   // and x image: 16 warps on K = 2048, whose units have 8 groups) and the x-staged unit-slot layouts (kSlots,
   // kWide: up to 4 token slots); the kSingle staged dense code stays as it was (slot logic cost its 16-token

@@ -328,11 +328,11 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
   // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take
-  // `slots` consecutive units a round, and with 16-row tiles a multiple of the slots those are one chunk of one
-  // expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is copied once per CTA
-  // (each warp its share of the groups) instead of by every warp for every unit, and the rings carry codes only.
-  // A round's x joins the commit group of an item `stages` items after the previous round's barrier, so the ring
-  // takes at most K's groups of stages (a warp's items a round). The kernels of kGemvSharedXMinTokens .. 8 token
+  // `slots` x run consecutive units a round (each slot `run` adjacent ones, below), and with 16-row tiles a multiple of
+  // that those are one chunk of one expert (an expert's chunks are tiles units each, from a multiple of tiles): its x
+  // is copied once per CTA (each warp its share of the groups) instead of by every warp for every unit, and the rings
+  // carry codes only. A round's x joins the commit group of an item `stages` items after the previous round's barrier,
+  // so the ring takes at most K's groups of stages (a warp's items a unit; a round has run x as many). The kernels of kGemvSharedXMinTokens .. 8 token
   // slots only (at fewer slots x is a small share of a stage, and 16 slots keep the other kernel's registers), and at
   // 4 slots only where K has 4 or more groups (session 38 run 4, H200, Qwen3 MoE down, K = 512: 2 groups, a round's
   // barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67;
@@ -358,11 +358,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // Session 40 run 2 (H200, k = 4, us, run of 1 / 2): Qwen3 MoE down (K = 512, 2 groups) 64 / 128 / 512 x 8 18.91 /
   // 17.61, 34.18 / 31.47, 122.44 / 112.37 (k = 2, 64 x 8: 18.46 / 16.90); gate/up (8 groups) 512 x 8 103.28 / 100.84;
   // GLM MoE down (6 groups) 64 x 8 41.29 / 40.36. Where they would lengthen it, they lose: gate/up 64 x 8 (2048 units,
-  // one a warp) 16.78 / 27.26.
+  // one a warp) 16.78 / 27.26. Run 5 (run of 4 / 2 / 1): down 64 x 8 16.84 / 17.51 / 18.81, 512 x 8 106.58 / 112.19 /
+  // 123.39; GLM down 64 x 8 39.37 / 40.13 / 41.19.
   struct SharedX {
     int slots, stages, warps_per_sm;  // slots 0: x not shared; warps_per_sm: what fits
     int64_t busy_warps_per_sm;        // the most warps with units on one SM (the expected units)
-    int run;                          // units a warp runs back to back in a round (1 or 2)
+    int run;                          // units a warp runs back to back in a round (1, 2 or 4)
   };
   const auto shared_x_choice = [&]() {
     SharedX best{0, 0, 0, 0, 1};
@@ -474,7 +475,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
               " bytes of shared memory per block for k=", K, ", ", kTokens, " rows per unit and ", args.experts,
               " expert(s); this GPU (", prop.name, ") allows ", optin,
               kDecode == GemvDecode::kMma ? ". decode='shuffle' needs no pair table." : "");
-  // CTAs for the units: one unit per slot at a time.
+  // CTAs for the units: one unit per slot at a time (x shared: a run of them).
   // (Token chunks: a CTA keeps one chunk, so each chunk's tiles are spread over its own CTAs.)
   // (x shared: a CTA's round is slots x run units)
   const int run = x_shared ? shared_x.run : 1;
