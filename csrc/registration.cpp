@@ -275,8 +275,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
         "default: the rule: x resident, the most, up to 4, that keep the CTAs per SM; x shared, 2 at k = 4, 5 and at "
-        "k = 2, 3 the most, up to 4 and K's 256-column groups, that keep the CTAs per SM; else 2 to 4, x shared at most "
-        "K's groups); returns the previous value");
+        "k = 2, 3 the most, up to 4 and K's 256-column groups, that keep the CTAs per SM; else 2 to 4, x shared at "
+        "most K's groups); returns the previous value");
   m.def("_set_gemv_grouped_schedule", &kbit::cuda::set_gemv_grouped_schedule, pybind11::arg("form"),
         "Tuning aid: the schedule of grouped GEMV launches (mma decode): 0 per CTA in shared memory (block scans), "
         "1 per warp in registers (at most 32 experts), 2 (default) per warp with static first chunks where tokens >= "

@@ -24,9 +24,9 @@
 // tc_work.cuh (chunks of kTokens rows of one expert; experts without rows own no units, except
 // WarpSchedule's static first chunks). CTA b takes units b, b + gridDim.x, ... (a persistent
 // grid: at most the CTAs that fit at once); with unit slots (below) slot s of CTA b takes
-// b slots + s, + gridDim.x slots, ... (grouped x shared: runs of `run` adjacent units, below) (Dense calls of M = 1 at k = 5 whose tiles take two or more
-// rounds of that grid run scalar_gemv_split.cuh instead: the same decode, the tiles' steps split evenly
-// over the CTAs of clusters; at M = 2-4 such calls run x resident, scalar_gemv_launch.cuh.)
+// b slots + s, + gridDim.x slots, ... (grouped x shared: runs of `run` adjacent units, below). (Dense calls of M = 1
+// at k = 5 whose tiles take two or more rounds of that grid run scalar_gemv_split.cuh instead: the same decode, the
+// tiles' steps split evenly over the CTAs of clusters; at M = 2-4 such calls run x resident, scalar_gemv_launch.cuh.)
 // Inside a unit: wpu = gemv_warps(K) (<= 16; mma decode gemv_mma_warps, <= 8, or with 8 / 16 token
 // slots whichever of 4 and 8 keeps more warps resident; x resident up to 16: scalar_gemv_launch.cuh) warps; warp w takes
 // the 256-column groups w, w + wpu, ... Grouped with the mma decode, a CTA holds up to 8 / wpu unit
@@ -466,8 +466,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // next stage to fill and to read are byte offsets in its ring stepped with a wrap (an item's stage as a
   // runtime modulo took ~40 instructions, a reciprocal among them, on the item's path: session 28).
   // Grouped x shared (kSharedX, the launcher's): one warp per unit, a round's units (a run of 1, 2 or 4 per slot) one
-  // chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image of the round's parity;
-  // a named barrier at each round's start (below).
+  // chunk of one expert, whose x the CTA's warps copy once, each its share of the groups, into the x image of the
+  // round's parity; a named barrier at each round's start (below).
   static_assert(!kSharedX || (gemv_can_share_x(kGrouped, kDecode, kTokens) && !kRowSchedule &&
                               kLayout == GemvStagedLayout::kSingle),
                 "x shared: grouped, mma decode, 4-8 token slots, not the row schedule's kernel");

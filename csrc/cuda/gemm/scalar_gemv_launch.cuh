@@ -327,17 +327,17 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const int64_t units = grouped ? (args.M / kTokens + active) * tiles : tiles * chunks;
   const int64_t uniform_chunks = active > 0 ? ((args.M + active - 1) / active + kTokens - 1) / kTokens : 0;
   const int64_t uniform_units = grouped ? active * uniform_chunks * tiles : units;
-  // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take
-  // `slots` x run consecutive units a round (each slot `run` adjacent ones, below), and with 16-row tiles a multiple of
-  // that those are one chunk of one expert (an expert's chunks are tiles units each, from a multiple of tiles): its x
-  // is copied once per CTA (each warp its share of the groups) instead of by every warp for every unit, and the rings
+  // Grouped x shared (scalar_gemv.cuh, TcGemmArgs::grouped_x_shared): one warp per unit, so a CTA's slots take `slots`
+  // x run consecutive units a round (each slot `run` adjacent ones, below), and with 16-row tiles a multiple of that
+  // those are one chunk of one expert (an expert's chunks are tiles units each, from a multiple of tiles): its x is
+  // copied once per CTA (each warp its share of the groups) instead of by every warp for every unit, and the rings
   // carry codes only. A round's x joins the commit group of an item `stages` items after the previous round's barrier,
-  // so the ring takes at most K's groups of stages (a warp's items a unit; a round has run x as many). The kernels of kGemvSharedXMinTokens .. 8 token
-  // slots only (at fewer slots x is a small share of a stage, and 16 slots keep the other kernel's registers), and at
-  // 4 slots only where K has 4 or more groups (session 38 run 4, H200, Qwen3 MoE down, K = 512: 2 groups, a round's
-  // barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67;
-  // k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; run 3, k = 4, 512 x 4 129.69 /
-  // 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
+  // so the ring takes at most K's groups of stages (a warp's items a unit; a round has run x as many). The kernels of
+  // kGemvSharedXMinTokens .. 8 token slots only (at fewer slots x is a small share of a stage, and 16 slots keep the
+  // other kernel's registers), and at 4 slots only where K has 4 or more groups (session 38 run 4, H200, Qwen3 MoE
+  // down, K = 512: 2 groups, a round's barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2
+  // 21.99 / 21.19, 146.97 / 141.67; k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; run 3,
+  // k = 4, 512 x 4 129.69 / 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
   // Stages, k = 4 and 5: 2 (or the resident-stages aid's, at most K's groups). Session 39 run 2 (H200, k = 4, every
   // x-shared cell): 2 stages were as fast or faster than 3-4 at the same CTAs per SM, e.g. Qwen3 MoE gate/up 64 / 128 /
   // 512 x 8 17.04 / 30.16 / 105.37 us against 18.18 / 31.51 / 106.82 with 3, GLM gate/up 64 x 8 42.53 against 43.99:

@@ -39,10 +39,10 @@ struct TcGemmArgs {
   // the CTA's schedule is the expert of each row (RowSchedule; T <= E).
   bool warp_schedule, static_first_chunks, row_schedule;
   // Grouped GEMV, mma decode, one warp per unit (set by the launcher, gemv_grouped_x_shared): a round's units
-  // (a run of shared_x_run per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered x image
-  // (scalar_gemv.cuh); the rings carry codes only (ring_stages of them). Informational: the launch takes the kSharedX
-  // kernel for it, which reads no flag. shared_x_run (that kernel only): the adjacent units (tiles) each warp runs
-  // back to back in a round, 1, 2 or 4 (GemvLaunchPlan::x_shared_run).
+  // (a run of shared_x_run per slot) are one chunk of one expert, whose x the CTA copies once into a double-buffered
+  // x image (scalar_gemv.cuh); the rings carry codes only (ring_stages of them). Informational: the launch takes the
+  // kSharedX kernel for it, which reads no flag. shared_x_run (that kernel only): the adjacent units (tiles) each warp
+  // runs back to back in a round, 1, 2 or 4 (GemvLaunchPlan::x_shared_run).
   bool grouped_x_shared;
   int shared_x_run;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
