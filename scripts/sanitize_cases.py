@@ -182,26 +182,29 @@ def grouped_shared_x_cases(dev="cuda"):
     ones, and 4 token slots on K = 1024 (24 tiles: 8-warp CTAs); and runs of 2 units a warp a round
     (kbit._C._set_gemv_shared_x_run 2, and 4 in 8-warp CTAs: K of 2 groups with a tail, 480, and empty experts, and
     the first two cases; the rounds counted above are one unit a warp's), and runs of 4 over two rounds a CTA (272
-    experts on 32 tiles, K = 512: more units than 8-warp CTAs take in one round on up to 132 SMs)."""
+    experts on 32 tiles, K = 512: more units than 8-warp CTAs take in one round on up to 132 SMs); and x shared at 4
+    token slots on K of 2 groups (mode 3; 480, empty experts), one unit and runs of 4 a warp a round."""
     if dev != "cuda":
         return
     prev, prev_run = kbit._C._set_gemv_grouped_x_shared(1), kbit._C._set_gemv_shared_x_run(0)
+    prev_warps = kbit._C._set_gemv_unit_warps(0)
     try:
-        for mode, run in ((1, 0), (2, 0), (1, 2), (2, 2), (2, 4)):
+        for mode, run in ((1, 0), (2, 0), (1, 2), (2, 2), (2, 4), (3, 1), (3, 4)):
             kbit._C._set_gemv_grouped_x_shared(mode)
             kbit._C._set_gemv_shared_x_run(run)
+            kbit._C._set_gemv_unit_warps(1 if mode == 3 else 0)  # (mode 3's small case: the rule would keep 2)
             for E, N, K, counts in ((64, 512, 2048, [8] * 64), (64, 512, 2080, [(e * 7) % 13 for e in range(64)]),
                                     (96, 384, 1024, [4 * (e % 16 != 0) for e in range(96)]),
                                     (48, 1024, 480, [8 * (e % 5 != 0) for e in range(48)]),
-                                    (272, 512, 512, [8] * 272)):
-                if (run >= 2 and N == 384) or (E == 272 and (mode, run) != (2, 4)):
-                    continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs; 272 experts: runs of 4 alone)
+                                    (272, 512, 512, [8] * 272), (32, 1024, 480, [4 * (e % 5 != 0) for e in range(32)])):
+                if (run >= 2 and N == 384) or (E == 272 and (mode, run) != (2, 4)) or ((mode == 3) != (E == 32)):
+                    continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs; 272 experts: runs of 4 alone; mode 3: E = 32)
                 qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=4)
                 o = [0]
                 for c in counts:
                     o.append(o[-1] + c)
                 p = kbit._C._grouped_gemv_launch_plan(o[-1], E, N, K, 4)
-                assert p["x_shared"] and (mode == 1 or p["warps"] == 8) and (run < 2 or p["x_shared_run"] == run), p
+                assert p["x_shared"] and (mode != 2 or p["warps"] == 8) and (run < 2 or p["x_shared_run"] == run), p
                 x = torch.randn(o[-1], K, device=dev, dtype=torch.float16)
                 off = torch.tensor(o, device=dev, dtype=torch.int32)
                 y = torch.ops.kbit.grouped_gemv_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 4, "mma")
@@ -213,6 +216,7 @@ def grouped_shared_x_cases(dev="cuda"):
     finally:
         kbit._C._set_gemv_grouped_x_shared(prev)
         kbit._C._set_gemv_shared_x_run(prev_run)
+        kbit._C._set_gemv_unit_warps(prev_warps)
     torch.cuda.synchronize()
 
 

@@ -1621,6 +1621,37 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                 assert_bitwise_equal(ys[2], ys[1])
             finally:
                 assert kbit._C._set_gemv_grouped_x_shared(1) == 2
+        # mode 3: x shared at 4 token slots on K of 2 groups too (K = 480: a tail), zero-row experts, each run, against
+        # the reference and bitwise against x staged (mode 0)
+        assert kbit._C._set_gemv_grouped_x_shared(3) == 1
+        try:
+            E, N, K, counts = 8, 512, 480, [4, 3, 0, 4, 2, 4, 0, 1]
+            T = sum(counts)
+            qw, W_hat = weight(k, N, K, dtype, E=E)
+            x, off = acts(T, K, dtype, "gshx-m3"), offsets(counts)
+            q = plan(T, E, N, K, k, "mma")
+            assert q["x_shared"] and q["token_slots"] == 4 and q["ring_stages"] == 2, q
+            check_grouped(qw, W_hat, x, counts, dtype, gemv_decode="mma")
+            fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
+                                                                  qw.codebook, oo, k, "mma")
+            y = fn(x, off)
+            for run in (1, 2, 4):
+                assert kbit._C._set_gemv_shared_x_run(run) == 0
+                try:
+                    r = plan(T, E, N, K, k, "mma")
+                    assert r["x_shared_run"] == (run if N // 16 % (run * r["warps"]) == 0 else 1), r
+                    assert_bitwise_equal(fn(x, off), y)
+                finally:
+                    assert kbit._C._set_gemv_shared_x_run(0) == run
+            assert kbit._C._set_gemv_grouped_x_shared(0) == 3
+            try:
+                assert not plan(T, E, N, K, k, "mma")["x_shared"]
+                assert_bitwise_equal(fn(x, off), y)
+            finally:
+                assert kbit._C._set_gemv_grouped_x_shared(3) == 0
+            check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, "gshx-m3b"), offsets(counts[::-1])])
+        finally:
+            assert kbit._C._set_gemv_grouped_x_shared(1) == 3
         # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots, 4 token slots
         # on K of fewer than 4 groups (Qwen3 MoE down, K = 512)
         assert not plan(64 * 8, 64, 300, 2048, k, "mma")["x_shared"]
@@ -1693,8 +1724,8 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
         assert p["x_shared"] and p["warps"] == 8 and p["warps_per_unit"] == 1, p
     finally:
         assert kbit._C._set_gemv_grouped_x_shared(1) == 2
-    with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 3"):
-        kbit._C._set_gemv_grouped_x_shared(3)
+    with pytest.raises(RuntimeError, match="_set_gemv_grouped_x_shared: mode must be 0 .*got 4"):
+        kbit._C._set_gemv_grouped_x_shared(4)
     for bad in (3, 8):
         with pytest.raises(RuntimeError, match=f"_set_gemv_shared_x_run: run must be 0 .*got {bad}"):
             kbit._C._set_gemv_shared_x_run(bad)

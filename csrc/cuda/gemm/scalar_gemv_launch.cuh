@@ -369,7 +369,8 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     SharedX best{0, 0, 0, 0, 1};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
-      if (gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4)) return best;
+      if (gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4 && gemv_grouped_x_shared() != 3))
+        return best;
       const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
       const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
       const int64_t sms = prop.multiProcessorCount, want = std::max<int64_t>(1, uniform_units);
