@@ -266,8 +266,8 @@ PYBIND11_MODULE(_C, m) {
         "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "
         "once per CTA into a double-buffered image; 0 never (which also keeps the halving rule's 2 warps per unit where "
         "the rule would take 1 to share x), 1 (default) where it applies (CTAs of 8 or 16 warps), 2 there in CTAs of "
-        "8 warps, 3 where it applies and at 4-7 token slots on K of 2 or 3 256-column groups too; returns the previous "
-        "mode");
+        "8 warps, 3 where it applies and at 4-7 token slots on K of 2 or 3 256-column groups with one unit a warp a round "
+        "too (the rule shares x there only in runs of 2 or 4 units); returns the previous mode");
   m.def("_set_gemv_shared_x_run", &kbit::cuda::set_gemv_shared_x_run, pybind11::arg("run"),
         "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV "
         "launch runs back to back in a round: 0 (default) the rule (4 or 2, the longer where the tiles are a multiple "

@@ -1621,11 +1621,12 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                 assert_bitwise_equal(ys[2], ys[1])
             finally:
                 assert kbit._C._set_gemv_grouped_x_shared(1) == 2
-        # mode 3: x shared at 4 token slots on K of 2 groups too (K = 480: a tail), zero-row experts, each run, against
-        # the reference and bitwise against x staged (mode 0)
+        # mode 3: x shared at 4 token slots on K of 2 groups also with one unit a warp a round (the rule: in runs of 2
+        # or 4 only; K = 480: a tail), zero-row experts and one of two chunks, each run, against the reference and
+        # bitwise against x staged (mode 0)
         assert kbit._C._set_gemv_grouped_x_shared(3) == 1
         try:
-            E, N, K, counts = 8, 512, 480, [4, 3, 0, 4, 2, 4, 0, 1]
+            E, N, K, counts = 8, 512, 480, [4, 4, 0, 8, 3, 4, 0, 9]
             T = sum(counts)
             qw, W_hat = weight(k, N, K, dtype, E=E)
             x, off = acts(T, K, dtype, "gshx-m3"), offsets(counts)
@@ -1652,16 +1653,30 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
             check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, "gshx-m3b"), offsets(counts[::-1])])
         finally:
             assert kbit._C._set_gemv_grouped_x_shared(1) == 3
-        # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots, 4 token slots
-        # on K of fewer than 4 groups (Qwen3 MoE down, K = 512)
+        # where it does not apply: tiles not a multiple of the slots, 16 token slots, 1-3 token slots; 4 token slots on
+        # K of fewer than 4 groups (Qwen3 MoE down, K = 512) only in runs of 2 or 4 (on 132 SMs 64 x 4 takes runs of 4:
+        # 8192 units, 4 a warp either way), and not with the runs aid at one unit
         assert not plan(64 * 8, 64, 300, 2048, k, "mma")["x_shared"]
         assert not plan(64 * 12, 64, 512, 2048, k, "mma")["x_shared"]
         assert not plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared"]
-        assert not plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared"]
+        p = plan(64 * 4, 64, 2048, 512, k, "mma")
+        assert p["token_slots"] == 4 and p["x_shared"] == (p["x_shared_run"] >= 2), p
+        if props.multi_processor_count == 132:
+            assert p["x_shared"] and p["x_shared_run"] == 4, p
         assert plan(64 * 8, 64, 2048, 512, k, "mma")["x_shared"]
+        assert kbit._C._set_gemv_shared_x_run(1) == 0
+        try:
+            assert not plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared"]
+            assert kbit._C._set_gemv_grouped_x_shared(3) == 1
+            try:
+                assert plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared"]
+            finally:
+                assert kbit._C._set_gemv_grouped_x_shared(1) == 3
+        finally:
+            assert kbit._C._set_gemv_shared_x_run(0) == 1
         assert kbit._C._set_gemv_shared_x_run(4) == 0  # runs are x shared's only
         try:
-            assert plan(64 * 4, 64, 2048, 512, k, "mma")["x_shared_run"] == 1
+            assert plan(64 * 2, 64, 512, 2048, k, "mma")["x_shared_run"] == 1
             assert plan(64 * 12, 64, 512, 2048, k, "mma")["x_shared_run"] == 1
         finally:
             assert kbit._C._set_gemv_shared_x_run(0) == 4

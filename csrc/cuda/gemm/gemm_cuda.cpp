@@ -333,8 +333,8 @@ int set_gemv_x_resident(int64_t mode) {
 int gemv_grouped_x_shared() { return gemv_grouped_x_shared_mode.load(std::memory_order_relaxed); }
 int set_gemv_grouped_x_shared(int64_t mode) {
   TORCH_CHECK(mode >= 0 && mode <= 3, "kbit._C._set_gemv_grouped_x_shared: mode must be 0 (never), 1 (where it "
-              "applies), 2 (there, in CTAs of at most 8 warps) or 3 (where it applies and at 4-7 token slots on K of 2 "
-              "or 3 groups too); got ", mode);
+              "applies), 2 (there, in CTAs of at most 8 warps) or 3 (there, and at 4-7 token slots on K of 2 or 3 "
+              "groups with one unit a warp a round too); got ", mode);
   return gemv_grouped_x_shared_mode.exchange(static_cast<int>(mode));
 }
 

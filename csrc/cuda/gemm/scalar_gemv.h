@@ -75,7 +75,8 @@ constexpr int kGemvXResidentMinTokens = 8;
 // x (scalar_gemv.cuh: a CTA's warps take one chunk's tiles a round, its x copied once per CTA into a
 // double-buffered x image; the rings carry codes only): 0 never (nor the step from 2 warps per unit, at k = 4, 5
 // also 3, to 1 that sharing takes), 1 (the default) wherever it applies, in CTAs of 8 or 16 warps
-// (scalar_gemv_launch.cuh), 2 there in CTAs of 8, 3 where it applies and at 4-7 token slots on K of 2 or 3 groups too.
+// (scalar_gemv_launch.cuh; at 4-7 token slots on K of 2 or 3 groups only in runs of 2 or 4 units), 2 there in CTAs
+// of 8, 3 where it applies and at 4-7 token slots on K of 2 or 3 groups with one unit a run too.
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
 // And the adjacent units each warp of an x-shared launch runs a round (TcGemmArgs::shared_x_run): 0 (the default) the

@@ -334,10 +334,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // carry codes only. A round's x joins the commit group of an item `stages` items after the previous round's barrier,
   // so the ring takes at most K's groups of stages (a warp's items a unit; a round has run x as many). The kernels of
   // kGemvSharedXMinTokens .. 8 token slots only (at fewer slots x is a small share of a stage, and 16 slots keep the
-  // other kernel's registers), and at 4 slots only where K has 4 or more groups (session 38 run 4, H200, Qwen3 MoE
-  // down, K = 512: 2 groups, a round's barrier every 2 items; us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2
-  // 21.99 / 21.19, 146.97 / 141.67; k = 3 22.37 / 21.54, 148.16 / 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; run 3,
-  // k = 4, 512 x 4 129.69 / 128.32; gate/up, K = 2048, 512 x 4: k = 4 107.43 / 117.70).
+  // other kernel's registers), and at 4-7 slots on K of 2 or 3 groups only with runs of 2 or 4 (below). With one unit
+  // a warp a round, a round's barrier every 2 items, it lost there (session 38 run 4, H200, Qwen3 MoE down, K = 512,
+  // us, x shared / staged, 64 x 4 and 512 x 4 rows: k = 2 21.99 / 21.19, 146.97 / 141.67; k = 3 22.37 / 21.54, 148.16 /
+  // 143.26; k = 5 30.40 / 29.95, 206.20 / 193.66; session 41 run 1, k = 4: 18.57 / 18.54, 119.02 / 115.13); with runs
+  // it wins (session 41 run 1, x shared in runs of 4 / 2 / staged: k = 4 64 x 4 17.13 / 17.50 / 18.54, 512 x 4 107.74 /
+  // 111.51 / 115.13; k = 2, runs of 4, 16.48 / - / 19.56, 106.78 / - / 130.21).
   // Stages, k = 4 and 5: 2 (or the resident-stages aid's, at most K's groups). Session 39 run 2 (H200, k = 4, every
   // x-shared cell): 2 stages were as fast or faster than 3-4 at the same CTAs per SM, e.g. Qwen3 MoE gate/up 64 / 128 /
   // 512 x 8 17.04 / 30.16 / 105.37 us against 18.18 / 31.51 / 106.82 with 3, GLM gate/up 64 x 8 42.53 against 43.99:
@@ -369,8 +371,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     SharedX best{0, 0, 0, 0, 1};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
       const int64_t groups = (args.K + 255) / 256;
-      if (gemv_grouped_x_shared() == 0 || groups < 2 || (kTokens < 8 && groups < 4 && gemv_grouped_x_shared() != 3))
-        return best;
+      if (gemv_grouped_x_shared() == 0 || groups < 2) return best;
+      // (4-7 token slots on K of 2 or 3 groups: only with runs, below, but for the aid's mode 3)
+      const bool runs_only = kTokens < 8 && groups < 4 && gemv_grouped_x_shared() != 3;
       const int base = std::min(kGemvMmaMaxWarps, gemv_max_unit_slots());
       const void* shared_kernel = reinterpret_cast<const void*>(gemv_shared_x_kernel<T, K, kTokens, kDecode>());
       const int64_t sms = prop.multiProcessorCount, want = std::max<int64_t>(1, uniform_units);
@@ -415,6 +418,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
           best.run = run;
           break;
         }
+      if (runs_only && best.run == 1) return SharedX{0, 0, 0, 0, 1};
     }
     return best;
   };
