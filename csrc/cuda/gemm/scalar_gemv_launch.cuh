@@ -381,6 +381,11 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
         const int bytes = gemv_smem_bytes(K, kTokens, s, experts, kDecode, st, false, args.K, false, true);
         return bytes > optin ? 0 : resident_ctas_per_sm(shared_kernel, 32 * s, bytes, smem_limit);
       };
+      // The CTAs (at most ctas_per_sm an SM) for the expected units at per_cta units a CTA a round, and their rounds.
+      const auto grid_of = [&](int64_t per_cta, int64_t ctas_per_sm) {
+        const int64_t ctas = std::min<int64_t>((want + per_cta - 1) / per_cta, ctas_per_sm * sms);
+        return std::pair<int64_t, int64_t>{ctas, (want + ctas * per_cta - 1) / (ctas * per_cta)};
+      };
       SharedX cand[2];
       int64_t cost[2] = {0, 0};
       int n = 0;
@@ -395,8 +400,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
         if (ctas_per_sm == 0) continue;
         if (K < 4 && gemv_resident_stages() == 0)
           while (st < most && ctas_fit(s, st + 1) == ctas_per_sm) ++st;
-        const int64_t ctas = std::min<int64_t>((want + s - 1) / s, int64_t(ctas_per_sm) * sms);
-        const int64_t rounds = (want + ctas * s - 1) / (ctas * s);
+        const auto [ctas, rounds] = grid_of(s, ctas_per_sm);
         const int64_t busy = s * std::min<int64_t>(ctas_per_sm, (ctas + sms - 1) / sms);
         cand[n] = SharedX{s, st, s * ctas_per_sm, busy, 1};
         cost[n++] = rounds * busy;
@@ -409,10 +413,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       best = cand[pick];
       const int run_asked = gemv_shared_x_run(), s = best.slots;  // (the aid: that run where the tiles allow it)
       const int64_t ctas_per_sm = best.warps_per_sm / s;
-      const auto most_units = [&](int64_t run) {  // of one warp
-        const int64_t ctas = std::min<int64_t>((want + s * run - 1) / (s * run), ctas_per_sm * sms);
-        return run * ((want + ctas * s * run - 1) / (ctas * s * run));
-      };
+      const auto most_units = [&](int64_t run) { return run * grid_of(s * run, ctas_per_sm).second; };  // of one warp
       for (int run : {4, 2})
         if (tiles % (run * s) == 0 && (run_asked == run || (run_asked == 0 && most_units(run) <= most_units(1)))) {
           best.run = run;
