@@ -1769,6 +1769,17 @@ def test_grouped_gemv_launch_plan_schedule():
             assert plan(8, 128, 512, 2048, 4)["schedule"] == large
         finally:
             assert kbit._C._set_gemv_grouped_schedule(2) == form
+    # the warps per unit at one token slot (Qwen3 MoE gate/up, E x 1 row, 32 tiles an expert): halved while the units
+    # fill every slot at half the warps, and from 2 to 1 where they fill 2/3 of the slots at one warp per unit (8-warp
+    # CTAs: slots = 8 x the CTAs per SM x SMs; session 41 run 4)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for k in KS:
+        for E in (24, 32, 40, 48, 56, 64, 72):
+            p, units = plan(E, E, 512, 2048, k), 32 * E
+            assert p["token_slots"] == 1 and p["warps"] == 8, (k, E, p)
+            slots = 8 * p["ctas_per_sm"] * sms
+            if 2 * units >= slots:  # the loop takes 8 warps per unit to 2 at least
+                assert p["warps_per_unit"] == (1 if 3 * units >= 2 * slots else 2), (k, E, slots, p)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1, 1 <= E <= 1024"):
         plan(4, 1025, 512, 2048, 4)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1"):

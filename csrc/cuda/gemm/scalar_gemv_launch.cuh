@@ -435,6 +435,11 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
+    // One token slot: from 2 warps per unit to 1 where the units fill at least 2/3 of those CTAs' slots at one warp
+    // per unit (session 41 run 4, H200, Qwen3 MoE gate/up, two 8-warp CTAs per SM, 2112 slots; us, 2 / 1 warps per
+    // unit: k = 4, 40 / 48 / 56 / 64 x 1 (1280 / 1536 / 1792 / 2048 units) 12.36 / 14.34, 15.12 / 14.35, 15.11 / 14.50,
+    // 15.41 / 14.79; k = 2 11.74 / 14.68, 15.46 / 14.70, 15.54 / 14.81, 15.47 / 14.72).
+    if (kTokens == 1 && warps == 2 && full_ctas > 0 && 3 * uniform_units >= 2 * full_ctas * kGemvMmaMaxWarps) warps = 1;
     // From 2 (k = 4, 5: or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its
     // slots (session 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below
     // 2112 units; us, 2 / 1 warps per unit (x shared, two 8-warp CTAs per SM: 2112 slots), 4 and 8 rows per expert: 40
