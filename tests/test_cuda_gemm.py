@@ -1769,17 +1769,22 @@ def test_grouped_gemv_launch_plan_schedule():
             assert plan(8, 128, 512, 2048, 4)["schedule"] == large
         finally:
             assert kbit._C._set_gemv_grouped_schedule(2) == form
-    # the warps per unit at one token slot (Qwen3 MoE gate/up, E x 1 row, 32 tiles an expert): halved while the units
-    # fill every slot at half the warps, and from 2 to 1 where they fill 2/3 of the slots at one warp per unit (8-warp
-    # CTAs: slots = 8 x the CTAs per SM x SMs; session 41 run 4)
+    # the warps per unit at one token slot (Qwen3 MoE gate/up, 8 groups, and down, 2 groups; E x 1 row): halved while
+    # the units fill every slot at half the warps; then 1 or 2 by the critical path (rounds of the slots x a unit's
+    # items per warp), 1 on a tie where the units fill 2/3 of the slots at one warp per unit (8-warp CTAs: slots = 8 x
+    # the CTAs per SM x SMs; session 41 runs 4-5)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for k in KS:
-        for E in (24, 32, 40, 48, 56, 64, 72):
-            p, units = plan(E, E, 512, 2048, k), 32 * E
-            assert p["token_slots"] == 1 and p["warps"] == 8, (k, E, p)
-            slots = 8 * p["ctas_per_sm"] * sms
-            if 2 * units >= slots:  # the loop takes 8 warps per unit to 2 at least
-                assert p["warps_per_unit"] == (1 if 3 * units >= 2 * slots else 2), (k, E, slots, p)
+        for N, K, experts in ((512, 2048, (24, 32, 40, 48, 56, 64, 72, 256)), (2048, 512, (8, 12, 16, 24, 32, 512))):
+            groups = K // 256
+            for E in experts:
+                p, units = plan(E, E, N, K, k), N // 16 * E
+                assert p["token_slots"] == 1 and p["warps"] == 8, (k, E, p)
+                slots = 8 * p["ctas_per_sm"] * sms
+                if 2 * units >= slots or groups == 2:  # the loop ends at 2 warps per unit or 1
+                    path = {w: -(-units * w // slots) * -(-groups // w) for w in (1, 2)}
+                    want_warps = 1 if 3 * units >= 2 * slots and path[1] <= path[2] else 2
+                    assert p["warps_per_unit"] == want_warps, (k, N, K, E, slots, p)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1, 1 <= E <= 1024"):
         plan(4, 1025, 512, 2048, 4)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1"):
