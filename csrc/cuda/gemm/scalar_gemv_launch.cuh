@@ -435,20 +435,20 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
-    // One token slot, K of 2 or more groups, where the loop ends at 2 or 1: 1 or 2 warps per unit by the critical path
-    // (the most items one warp runs under the expected units: rounds of the slots x a unit's items per warp), 1 on a
-    // tie where the units fill at least 2/3 of those CTAs' slots at one warp per unit. Session 41 runs 4-5 (H200, k =
-    // 4, two 8-warp CTAs per SM: 2112 slots; us, 2 / 1 warps per unit): Qwen3 MoE gate/up (8 groups) 40 / 48 / 56 / 64
-    // x 1 (1280 / 1536 / 1792 / 2048 units, all ties) 12.36 / 14.34, 15.12 / 14.35, 15.11 / 14.50, 15.41 / 14.79 (k = 2
-    // alike); down (2 groups) 12 / 16 x 1 (ties) 6.47 / 5.68, 6.42 / 5.69; 24 x 1 (3072 units: 3 items / 4) 8.58 /
-    // 9.05.
+    // One token slot, K of 2 or more groups, where the loop ends at 2 or 1: by the critical path (the most items one
+    // warp runs under the expected units: rounds of the slots x a unit's items per warp), 2 warps per unit where theirs
+    // is at most 3/4 of one warp's, else 1 where the units fill at least 2/3 of those CTAs' slots at one warp per unit.
+    // Session 41 runs 4-6 (H200, k = 4, two 8-warp CTAs per SM, 2112 slots; us, 2 / 1 warps per unit; paths 2 : 1):
+    // Qwen3 MoE gate/up (8 groups) 40 / 48 / 56 / 64 x 1 (1280-2048 units, 8 : 8) 12.36 / 14.34, 15.12 / 14.35, 15.11 /
+    // 14.50, 15.41 / 14.79 (k = 2 alike), 72 x 1 (12 : 16) 18.01 / 20.15; down (2 groups) 12 / 16 x 1 (2 : 2) 6.47 /
+    // 5.68, 6.42 / 5.69, 24 x 1 (3 : 4) 8.57 / 9.04, 32 x 1 (4 : 4) 10.72 / 9.12, 512 x 1 (63 : 64) 126.79 / 96.05.
     const int64_t unit_groups = (args.K + 255) / 256;
     if (kTokens == 1 && full_ctas > 0 && (warps == 1 || warps == 2) && unit_groups >= 2) {
       const int64_t slots1 = full_ctas * kGemvMmaMaxWarps;  // at one warp per unit
       const auto path = [&](int64_t w) {
         return (uniform_units * w + slots1 - 1) / slots1 * ((unit_groups + w - 1) / w);
       };
-      warps = 3 * uniform_units >= 2 * slots1 && path(1) <= path(2) ? 1 : 2;
+      warps = 4 * path(2) <= 3 * path(1) ? 2 : 3 * uniform_units >= 2 * slots1 ? 1 : 2;
     }
     // From 2 (k = 4, 5: or 3) warps per unit to 1 where x would then be shared and the units fill at least 2/3 of its
     // slots (session 38 run 5, H200, Qwen3 MoE gate/up, k = 2: two 8-warp CTAs per SM, so the loop stops at 2 below
