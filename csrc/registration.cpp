@@ -251,7 +251,8 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the ring stages of the unit-slot layout (layout 1) of dense x-staged GEMV launches (0, the "
         "default: the rule, 2; else 2 to 4); returns the previous value");
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
-        "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; else 1 to 8, at most "
+        "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; grouped, the halving "
+        "while the units fill the slots, and at one token slot 1 or 2 by the critical path; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
   m.def("_set_gemv_grouped_chunk_rows", &kbit::cuda::set_gemv_grouped_chunk_rows, pybind11::arg("rows"),
         "Tuning aid: the rows per chunk (unit) of grouped GEMV launches (0, the default: the mean rows per expert "
@@ -266,12 +267,13 @@ PYBIND11_MODULE(_C, m) {
         "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "
         "once per CTA into a double-buffered image; 0 never (which also keeps the halving rule's 2 warps per unit where "
         "the rule would take 1 to share x), 1 (default) where it applies (CTAs of 8 or 16 warps), 2 there in CTAs of "
-        "8 warps, 3 where it applies and at 4-7 token slots on K of 2 or 3 256-column groups with one unit a warp a round "
-        "too (the rule shares x there only in runs of 2 or 4 units); returns the previous mode");
+        "8 warps, 3 where it applies and at 4-7 token slots on K of 2 or 3 256-column groups with one unit a warp a "
+        "round too (the rule shares x there only in runs of 2 or 4 units); returns the previous mode");
   m.def("_set_gemv_shared_x_run", &kbit::cuda::set_gemv_shared_x_run, pybind11::arg("run"),
         "Tuning aid: the adjacent units (16-row tiles of the round's chunk) each warp of a grouped x-shared GEMV "
         "launch runs back to back in a round: 0 (default) the rule (4 or 2, the longer where the tiles are a multiple "
-        "of it x the CTA's slots and the runs keep the expected units' critical path), 1, or 2 or 4 wherever the "
+        "of it x the CTA's slots and the runs keep the expected units' critical path), 1 (at 4-7 token slots on K of 2 "
+        "or 3 256-column groups, where the x-shared aid is 1 or 2, x is then not shared), or 2 or 4 wherever the "
         "tiles are a multiple of it x the CTA's slots; returns the previous value");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "

@@ -196,7 +196,8 @@ def grouped_shared_x_cases(dev="cuda"):
             for E, N, K, counts in ((64, 512, 2048, [8] * 64), (64, 512, 2080, [(e * 7) % 13 for e in range(64)]),
                                     (96, 384, 1024, [4 * (e % 16 != 0) for e in range(96)]),
                                     (48, 1024, 480, [8 * (e % 5 != 0) for e in range(48)]),
-                                    (272, 512, 512, [8] * 272), (32, 1024, 480, [4 * (e % 5 != 0) for e in range(32)])):
+                                    (272, 512, 512, [8] * 272),
+                                    (32, 1024, 480, [4 * (e % 5 != 0) for e in range(32)])):
                 if (run >= 2 and N == 384) or (E == 272 and (mode, run) != (2, 4)) or ((mode == 3) != (E == 32)):
                     continue  # (24 tiles: no runs of 2 or 4 in 8-warp CTAs; 272 experts: runs of 4 alone; mode 3: E = 32)
                 qe = kbit.quantize(torch.randn(E, N, K, device=dev), k=4)

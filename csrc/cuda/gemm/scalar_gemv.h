@@ -58,8 +58,8 @@ int gemv_grouped_schedule();
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).
 int gemv_max_unit_slots();
 // And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps and the
-// grouped halving; else that many, at most the 256-column groups; grouped, with unit slots making up
-// to kGemvMmaMaxWarps warps).
+// grouped halving, at one token slot then 1 or 2 by the critical path; else that many, at most the 256-column groups;
+// grouped, with unit slots making up to kGemvMmaMaxWarps warps).
 int gemv_unit_warps();
 // And the rows per chunk of grouped GEMV launches (0, the default: gemv_grouped_chunk_rows' rule;
 // else that many, at most the decode's most).
@@ -80,7 +80,8 @@ constexpr int kGemvXResidentMinTokens = 8;
 int gemv_grouped_x_shared();
 constexpr int kGemvSharedXMinTokens = 4;
 // And the adjacent units each warp of an x-shared launch runs a round (TcGemmArgs::shared_x_run): 0 (the default) the
-// rule (scalar_gemv_launch.cuh), 1 one, 2 or 4 that many wherever the tiles are a multiple of it x the CTA's slots.
+// rule (scalar_gemv_launch.cuh), 1 one (at 4-7 token slots on K of 2 or 3 groups x then not shared, but for the
+// x-shared aid's mode 3), 2 or 4 that many wherever the tiles are a multiple of it x the CTA's slots.
 int gemv_shared_x_run();
 // And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared
 // at most K's 256-column groups).

@@ -442,11 +442,11 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     // Qwen3 MoE gate/up (8 groups) 40 / 48 / 56 / 64 x 1 (1280-2048 units, 8 : 8) 12.36 / 14.34, 15.12 / 14.35, 15.11 /
     // 14.50, 15.41 / 14.79 (k = 2 alike), 72 x 1 (12 : 16) 18.01 / 20.15; down (2 groups) 12 / 16 x 1 (2 : 2) 6.47 /
     // 5.68, 6.42 / 5.69, 24 x 1 (3 : 4) 8.57 / 9.04, 32 x 1 (4 : 4) 10.72 / 9.12, 512 x 1 (63 : 64) 126.79 / 96.05.
-    const int64_t unit_groups = (args.K + 255) / 256;
-    if (kTokens == 1 && full_ctas > 0 && (warps == 1 || warps == 2) && unit_groups >= 2) {
+    // (Not measured: k = 3, 5, paths between 3/4 and 1 but at 512 x 1, K of 3 or more than 8 groups.)
+    if (kTokens == 1 && full_ctas > 0 && (warps == 1 || warps == 2) && groups >= 2) {
       const int64_t slots1 = full_ctas * kGemvMmaMaxWarps;  // at one warp per unit
       const auto path = [&](int64_t w) {
-        return (uniform_units * w + slots1 - 1) / slots1 * ((unit_groups + w - 1) / w);
+        return (uniform_units * w + slots1 - 1) / slots1 * ((groups + w - 1) / w);
       };
       warps = 4 * path(2) <= 3 * path(1) ? 2 : 3 * uniform_units >= 2 * slots1 ? 1 : 2;
     }
