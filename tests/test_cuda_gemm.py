@@ -1550,6 +1550,18 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
     # adjacent units where the tiles are a multiple of that x the slots (bitwise the same sums)
     plan = kbit._C._grouped_gemv_launch_plan
     props = torch.cuda.get_device_properties(0)
+
+    def bitwise_over_runs(T, E, N, K, fn, x, off, y):
+        # the runs aid at 1, 2 and 4 (2 and 4 where the tiles are a multiple of that x the slots): x shared, y's bits
+        for run in (1, 2, 4):
+            assert kbit._C._set_gemv_shared_x_run(run) == 0
+            try:
+                q = plan(T, E, N, K, k, "mma")
+                assert q["x_shared"] and q["x_shared_run"] == (run if N // 16 % (run * q["warps"]) == 0 else 1), q
+                assert_bitwise_equal(fn(x, off), y)
+            finally:
+                assert kbit._C._set_gemv_shared_x_run(0) == run
+
     cases = [(64, 512, 2048, [8] * 64), (16, 256, 2080, [5, 0, 20, 3, 0, 8, 1, 2, 7, 0, 6, 4, 5, 9, 0, 10]),
              (24, 128, 1024, None), (6, 384, 1024, [7, 8, 0, 6, 8, 3]), (8, 512, 480, [8, 0, 5, 8, 3, 8, 0, 7])]
     prev_warps = kbit._C._set_gemv_unit_warps(1)  # one warp per unit in every case (the rule halves to 1 on many units)
@@ -1582,14 +1594,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
                     assert_bitwise_equal(fn(x, off), y)
                 finally:
                     assert kbit._C._set_gemv_grouped_x_shared(1) == mode
-            for run in (1, 2, 4):
-                assert kbit._C._set_gemv_shared_x_run(run) == 0
-                try:
-                    q = plan(T, E, N, K, k, "mma")
-                    assert q["x_shared"] and q["x_shared_run"] == (run if N // 16 % (run * q["warps"]) == 0 else 1), q
-                    assert_bitwise_equal(fn(x, off), y)
-                finally:
-                    assert kbit._C._set_gemv_shared_x_run(0) == run
+            bitwise_over_runs(T, E, N, K, fn, x, off, y)
             other = offsets(list(reversed(counts)))
             check_graph_replay(fn, [x.clone(), off.clone()], [acts(T, K, dtype, f"gshx{E}b"), other])
         if k == 4:
@@ -1635,14 +1640,7 @@ def test_grouped_gemv_shared_x(k, dtype, gen, poisoned_cuda):
             fn = lambda xx, oo: torch.ops.kbit.grouped_gemv_gemm(xx, qw.packed, qw.absmax, qw.row_scale,  # noqa: E731
                                                                   qw.codebook, oo, k, "mma")
             y = fn(x, off)
-            for run in (1, 2, 4):
-                assert kbit._C._set_gemv_shared_x_run(run) == 0
-                try:
-                    r = plan(T, E, N, K, k, "mma")
-                    assert r["x_shared"] and r["x_shared_run"] == (run if N // 16 % (run * r["warps"]) == 0 else 1), r
-                    assert_bitwise_equal(fn(x, off), y)
-                finally:
-                    assert kbit._C._set_gemv_shared_x_run(0) == run
+            bitwise_over_runs(T, E, N, K, fn, x, off, y)
             assert kbit._C._set_gemv_grouped_x_shared(0) == 3
             try:
                 assert not plan(T, E, N, K, k, "mma")["x_shared"]
