@@ -1,8 +1,8 @@
 """Where the dequantize + cuBLAS fallback's time goes: for each shape and M (k = 4, fp16, CUDA-graph medians,
 us), the whole op (torch.ops.kbit.dequant_cublas_gemm), its dequantize pass alone (the dequantize_tiled op into
-x's dtype: the same kernel, with the row scales, where the fallback passes none), cuBLAS on the fp16 weight cold
+x's dtype: the same kernel and, for every row of these weights, the same row scales), cuBLAS on the fp16 weight cold
 (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the fallback
-calls), and wgmma_gemm.
+called before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128
 """

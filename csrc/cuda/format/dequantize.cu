@@ -2,6 +2,7 @@
 // Values identical to the CPU ops: cb[i] * (e4m4(code) * row_scale), fp32, then rounded.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <limits>
 #include <torch/library.h>
 
 #include "../../common/checks.h"
@@ -111,7 +112,8 @@ template <typename out_t, int K>
 __global__ void __launch_bounds__(kDequantTiledWarps * 32, 4)  // 4 CTAs (32 warps) an SM: <= 64 registers
 dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 32, 4]
                         const uint8_t* __restrict__ absmax,    // [E, NT, G, 128]
-                        const float* __restrict__ row_scale,   // [E, N], or null: all 1
+                        const float* __restrict__ row_scale,   // [E, N]
+                        float scale_cap,                       // row scales above it are taken as it
                         const float* __restrict__ codebook,    // [2^K]
                         int64_t experts, int64_t N, int64_t cols,
                         out_t* __restrict__ out) {             // [E, N, cols]
@@ -146,7 +148,8 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = nt * 16 + g + 8 * h;
-      rs[h] = row >= N ? 0.0f : row_scale ? __ldg(row_scale + e * N + row) : 1.0f;
+      const float r = row >= N ? 0.0f : __ldg(row_scale + e * N + row);
+      rs[h] = r > scale_cap ? scale_cap : r;  // a NaN scale stays NaN
     }
     const int64_t col0 = grp * 256;
     const int blocks = static_cast<int>(cols - col0 < 256 ? (cols - col0) / 32 : 8);  // K % 32 == 0
@@ -235,7 +238,7 @@ at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at:
 }
 
 template <typename out_t>
-void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs,
+void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs, float scale_cap,
                   const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
   const auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t tiles = g.batch() * g.row_tiles() * g.col_tiles();
@@ -247,10 +250,10 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
   switch (g.k) {
-    case 2: dequantize_tiled_kernel<out_t, 2><<<grid, block, 0, stream>>>(p, a, rs, c, E, N, K, o); break;
-    case 3: dequantize_tiled_kernel<out_t, 3><<<grid, block, 0, stream>>>(p, a, rs, c, E, N, K, o); break;
-    case 4: dequantize_tiled_kernel<out_t, 4><<<grid, block, 0, stream>>>(p, a, rs, c, E, N, K, o); break;
-    case 5: dequantize_tiled_kernel<out_t, 5><<<grid, block, 0, stream>>>(p, a, rs, c, E, N, K, o); break;
+    case 2: dequantize_tiled_kernel<out_t, 2><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
+    case 3: dequantize_tiled_kernel<out_t, 3><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
+    case 4: dequantize_tiled_kernel<out_t, 4><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
+    case 5: dequantize_tiled_kernel<out_t, 5><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -290,18 +293,20 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   at::Tensor out = tiled_output(packed_t, g, dtype);
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
-    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), cb, g, out);
+    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), std::numeric_limits<float>::infinity(), cb,
+                           g, out);
   });
   return out;
 }
 
 }  // namespace
 
-at::Tensor dequantize_tiled_unscaled(const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                                     const at::Tensor& codebook, const WeightGeometry& g, at::ScalarType dtype) {
+at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                  const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                                  float scale_cap, at::ScalarType dtype) {
   at::Tensor out = tiled_output(packed_t, g, dtype);
-  KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_unscaled", [&] {
-    launch_tiled<scalar_t>(packed_t, absmax_t, nullptr, codebook, g, out);
+  KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_capped", [&] {
+    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), scale_cap, codebook, g, out);
   });
   return out;
 }

@@ -7,11 +7,14 @@
 namespace kbit {
 namespace cuda {
 
-// The tiled weight of geometry g dequantized *without* its row scales (cb[i] * e4m4(code):
-// the row-normalized weights, |w| <= 248), [E, N, K] or [N, K] in dtype, on the current
-// stream. The caller has checked the tensors against g; codebook is contiguous.
-at::Tensor dequantize_tiled_unscaled(const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                                     const at::Tensor& codebook, const WeightGeometry& g, at::ScalarType dtype);
+// The tiled weight of geometry g dequantized with each row scale taken as min(row_scale, scale_cap) (a NaN scale
+// stays NaN): cb[i] * e4m4(code) * that, [E, N, K] or [N, K] in dtype, on the current stream. Row scales are powers
+// of two, so with a power-of-two cap the rows past it are the weights over row_scale / scale_cap, exactly (the
+// caller multiplies their outputs back). The caller has checked the tensors against g; row_scale and codebook are
+// contiguous.
+at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                  const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
+                                  float scale_cap, at::ScalarType dtype);
 
 }  // namespace cuda
 }  // namespace kbit

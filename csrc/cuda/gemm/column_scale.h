@@ -4,9 +4,12 @@
 namespace kbit {
 namespace cuda {
 
-// y[m, n] = acc[m, n] * row_scale[n], rounded to y's dtype. acc: contiguous fp32 [M, N];
-// row_scale: contiguous fp32 [N]; y: contiguous [M, N] (fp16, bf16 or fp32). Current stream.
-void scale_columns_into(const at::Tensor& acc, const at::Tensor& row_scale, at::Tensor& y);
+// The epilogue of the dequantize + cuBLAS path: y[m, n] *= row_scale[n] / scale_cap for the columns whose row scale
+// is above scale_cap (both powers of two: an exact factor of 2 or more), where the dequantize pass took the cap for
+// the row scale (dequantize_tiled_capped). One launch whatever the scales; each CTA checks its columns' scales and
+// returns at once when none is past the cap (every row of a weight whose values fit y's dtype).
+// y: contiguous [M, N] (fp16 or bf16); row_scale: contiguous fp32 [N]. Current stream.
+void scale_columns_past_cap(at::Tensor& y, const at::Tensor& row_scale, float scale_cap);
 
 }  // namespace cuda
 }  // namespace kbit

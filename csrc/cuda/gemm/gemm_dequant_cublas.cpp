@@ -1,33 +1,45 @@
 // CUDA gemm / grouped_gemm through "dequantize into a workspace, then cuBLAS".
 //
 // The large-M path: dequantize_tiled writes W in x's dtype, cuBLAS multiplies with fp32
-// accumulation. Correct for every shape; slow at small M (it moves W twice).
+// accumulation straight into y. Correct for every shape; slow at small M (it moves W twice).
 // grouped_gemm_dequant_cublas reads expert_offsets on the host (one sync), so it is not
 // CUDA-graph capturable; gemm_cuda.cpp uses it only past the grouped kernel's expert limit.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <limits>
+
 #include "../../common/checks.h"
 #include "../format/dequantize_tiled.h"
 #include "column_scale.h"
+#include "cublas_gemm.h"
 #include "gemm_paths.h"
 
 namespace kbit {
 namespace cuda {
 namespace {
 
-// y = (x @ Wn^T) * row_scale, written into y [M, N] (contiguous), where Wn is W dequantized
-// without its row scales (the row-normalized weights, |Wn| <= 248, always inside fp16's
-// range even when W is not) and the product is accumulated in fp32 throughout: cuBLAS's
-// fp16/bf16 GEMM may add split-K partial sums in the input precision (PyTorch's
-// allow_*_reduced_precision_reduction, on by default), which put bf16 results past our
-// 4e-3 bound at K ~ 16k. Three launches: dequantize, cuBLAS, the column-scale epilogue.
-// g: the geometry of this one weight (experts = 0); cb contiguous.
-void normalized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
-                          const at::Tensor& row_scale, const at::Tensor& cb, const WeightGeometry& g, at::Tensor& y) {
-  const at::Tensor Wn = dequantize_tiled_unscaled(packed_t, absmax_t, cb, g, x.scalar_type());
-  const at::Tensor acc = at::mm(x, Wn.t(), at::kFloat);
-  scale_columns_into(acc, row_scale, y);
+// The largest row scale W can carry into x's dtype: |W / row_scale| <= 248 (E4M4's largest value, |cb| <= 1), and
+// 248 * 2^8 = 63488 is below fp16's largest finite value, 248 * 2^120 below bf16's. Row scales are powers of two,
+// so a row at most this is W's own values in x's dtype, rounded once as dequantize rounds them.
+float scale_cap_of(at::ScalarType dtype) {
+  if (dtype == at::kHalf) return 0x1p8f;
+  if (dtype == at::kBFloat16) return 0x1p120f;
+  return std::numeric_limits<float>::infinity();
+}
+
+// y = x @ W^T written into y [M, N] (contiguous): W dequantized into x's dtype with each row scale capped at
+// scale_cap_of (every row of a weight whose values fit that dtype: nothing capped), cuBLAS with fp32 accumulation
+// into y, then the capped rows' outputs multiplied by what the cap left out (an exact power of two; a CTA whose
+// columns have none returns at once). No fp32 product and no pass over it (docs/design.md, session 42). Three
+// launches: dequantize, cuBLAS, the capped columns' epilogue. g: the geometry of this one weight (experts = 0);
+// row_scale and cb contiguous.
+void dequantized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                           const at::Tensor& row_scale, const at::Tensor& cb, const WeightGeometry& g, at::Tensor& y) {
+  const float cap = scale_cap_of(x.scalar_type());
+  const at::Tensor W = dequantize_tiled_capped(packed_t, absmax_t, row_scale, cb, g, cap, x.scalar_type());
+  gemm_fp32_accumulate_into(x, W, y);
+  scale_columns_past_cap(y, row_scale, cap);
 }
 
 }  // namespace
@@ -36,7 +48,7 @@ at::Tensor gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& packed_t, 
                                const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
                                const WeightGeometry& g) {
   at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
-  normalized_gemm_into(x, packed_t, absmax_t, row_scale.contiguous(), codebook.contiguous(), g, y);
+  dequantized_gemm_into(x, packed_t, absmax_t, row_scale.contiguous(), codebook.contiguous(), g, y);
   return y;
 }
 
@@ -55,7 +67,7 @@ at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& pa
     const int64_t m = o[e + 1] - o[e];
     if (m == 0) continue;
     at::Tensor ye = y.narrow(0, o[e], m);  // rows of a contiguous [T, N]: contiguous
-    normalized_gemm_into(x.narrow(0, o[e], m), packed_t[e], absmax_t[e], rs[e], cb, one, ye);
+    dequantized_gemm_into(x.narrow(0, o[e], m), packed_t[e], absmax_t[e], rs[e], cb, one, ye);
   }
   return y;
 }
