@@ -7,7 +7,8 @@ grouped: empty experts, one expert with every token, invalid offsets),
 gemm through the small-M tensor-core kernel (token tiles 1/2/4/8, partial tiles, a K tail
 that is not a multiple of 256, split-K, small K with several units per CTA, two warps per unit
 on N >= 4096) and through
-dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the dequant_cublas_gemm op), grouped gemm with empty experts, one expert with every token
+dequantize + cuBLAS (M = 129, past the GEMV's and tile kernels' range, and the dequant_cublas_gemm op, with
+capped row scales: `... cuda dequant-cublas`), grouped gemm with empty experts, one expert with every token
 (chunked), one warp per unit (many experts), invalid offsets, and the E > 1024 fallback; the dense GEMV with x
 resident in CTAs of several unit slots and the decode layouts of session 28 (`python3 scripts/sanitize_cases.py cuda
 gemv-slots`: those cases alone) and its
@@ -262,9 +263,28 @@ def dequant_tiled_cases(dev="cuda"):
                     sys.exit(f"dequantize tiled vs flat: k={k} shape={shape} {dt}")
 
 
+def dequant_cublas_cases(dev="cuda"):
+    """The dequantize + cuBLAS path alone (the dequant_cublas_gemm op), k = 2-5, N = 40 and 37; at N = 37 every third
+    row's row scale is past fp16's cap (2^8), so with fp16 x (k = 3, 5) the capped columns' epilogue reads and
+    rewrites y there."""
+    if dev != "cuda":
+        return
+    for k in (2, 3, 4, 5):
+        xdt = torch.float16 if k % 2 else torch.bfloat16
+        for N in (40, 37):
+            W = torch.randn(N, 320, device=dev)
+            if N == 37:
+                W[0::3] *= 2.0 ** 20
+            qw = kbit.quantize(W, k=k)
+            x = torch.randn(5, 320, device=dev, dtype=xdt) * (2.0 ** -14 if N == 37 else 1.0)
+            y = torch.ops.kbit.dequant_cublas_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+            check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T, f"dequant_cublas k={k} N={N}")
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
+    dequant_cublas_cases(dev)
     gemv_unit_slot_cases(dev)
     gemv_layout_cases(dev)
     gemv_cluster_split_cases(dev)
@@ -319,12 +339,6 @@ def main(dev="cuda"):
             bad = torch.tensor([0, 9, 2, 2, 5, 3, 99], device=dev, dtype=torch.int32)
             kbit.grouped_gemm(x, qe, bad)
             torch.ops.kbit.grouped_tile_gemm(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, bad, k)
-        if dev == "cuda":  # the dequantize + cuBLAS path alone: column-scale epilogue by 4 (N=40) and by 1
-            for N in (40, 37):
-                qw = kbit.quantize(torch.randn(N, 320, device=dev), k=k)
-                x = torch.randn(5, 320, device=dev, dtype=xdt)
-                y = torch.ops.kbit.dequant_cublas_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-                check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T, f"dequant_cublas k={k} N={N}")
         # quantize rows longer than a warp takes (K > 32768: the CTA-per-row variant)
         W = torch.randn(3, 32800, device=dev, dtype=torch.float16)
         q_long, q_cpu = kbit.quantize(W, k=k, layout="flat"), kbit.quantize(W.cpu(), k=k, layout="flat")
@@ -360,6 +374,9 @@ if __name__ == "__main__":
     if sys.argv[2:] == ["dequant-tiled"]:  # only these cases
         dequant_tiled_cases(sys.argv[1])
         print("sanitize_cases: dequant-tiled ran")
+    elif sys.argv[2:] == ["dequant-cublas"]:  # only these cases
+        dequant_cublas_cases(sys.argv[1])
+        print("sanitize_cases: dequant-cublas ran")
     elif sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
         gemv_unit_slot_cases(sys.argv[1])
         gemv_layout_cases(sys.argv[1])

@@ -11,8 +11,8 @@
 
 #include "../../common/checks.h"
 #include "../format/dequantize_tiled.h"
-#include "column_scale.h"
 #include "cublas_gemm.h"
+#include "dequant_cublas_epilogue.h"
 #include "gemm_paths.h"
 
 namespace kbit {
@@ -30,16 +30,16 @@ float scale_cap_of(at::ScalarType dtype) {
 
 // y = x @ W^T written into y [M, N] (contiguous): W dequantized into x's dtype with each row scale capped at
 // scale_cap_of (every row of a weight whose values fit that dtype: nothing capped), cuBLAS with fp32 accumulation
-// into y, then the capped rows' outputs multiplied by what the cap left out (an exact power of two; a CTA whose
-// columns have none returns at once). No fp32 product and no pass over it (docs/design.md, session 42). Three
-// launches: dequantize, cuBLAS, the capped columns' epilogue. g: the geometry of this one weight (experts = 0);
-// row_scale and cb contiguous.
+// into y, then the epilogue: the capped rows' outputs multiplied by what the cap left out (an exact power of two; a
+// CTA whose columns have none skips it) and W's L2 lines discarded. No fp32 product and no pass over it
+// (docs/design.md, session 42). Three launches: dequantize, cuBLAS, the epilogue. g: the geometry of this one
+// weight (experts = 0); row_scale and cb contiguous.
 void dequantized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                            const at::Tensor& row_scale, const at::Tensor& cb, const WeightGeometry& g, at::Tensor& y) {
   const float cap = scale_cap_of(x.scalar_type());
   const at::Tensor W = dequantize_tiled_capped(packed_t, absmax_t, row_scale, cb, g, cap, x.scalar_type());
   gemm_fp32_accumulate_into(x, W, y);
-  scale_columns_past_cap(y, row_scale, cap);
+  dequant_cublas_epilogue(y, row_scale, cap, W);
 }
 
 }  // namespace
