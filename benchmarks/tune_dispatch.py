@@ -15,8 +15,9 @@ Hopper) and dequantize + cuBLAS
 A table row per measured weight size N*K (the smallest crossovers among shapes of that size), and
 where a size has several shapes one more row per shape (its own crossovers; taken first for it),
 per k: the largest M of the grid up to which the small-M kernel was the fastest path at every
-grid point, then the largest M up to which the faster tile kernel (tile or wgmma) beat
-dequantize + cuBLAS at every grid point after that, and the smallest M in that range from which
+grid point, then the M up to which the faster tile kernel (tile or wgmma) runs against
+dequantize + cuBLAS (the grid point with the least worst loss over the grid after that: where the
+tile kernels win up to some M and lose past it, that M), and the smallest M in that range from which
 the wgmma kernel beat the tile kernel at every grid point (0: never; the largest such M among
 shapes of the size). Between grid points the next path starts right after the last grid point
 its predecessor won. At M = 1, 4, 8 and 16 the small-M kernel is timed with each warps-per-unit
@@ -160,10 +161,26 @@ def row_label(r: Dict) -> str:
     return f"{r['shape_n']} x {r['shape_k']}" if r["shape_n"] else str(r["weights"])
 
 
+def tiled_range_end(ms: List[int], small: int, tiled: Dict[int, float], fallback: Dict[int, float]) -> int:
+    """Where the tile kernels hand over to dequantize + cuBLAS: the grid M (or small: none) up to which the faster
+    tile kernel runs, above it the fallback. Chosen for the least worst loss over the grid past small, each M's time
+    over the faster of the two there; then the least total loss; then the larger M. Where the tile kernels win up to
+    some M and lose past it, that M (no loss). Session 42: the first loss used to end the range, so a near-tie
+    (Qwen3 Q at M = 768, wgmma 29.3 against 28.6 us) sent M = 1024, where wgmma won 30.7 to 34.5, to the fallback."""
+    above = [m for m in ms if m > small]
+    best_key, best = None, small
+    for end in [small] + above:
+        losses = [(tiled[m] if m <= end else fallback[m]) / min(tiled[m], fallback[m]) for m in above]
+        key = (max(losses, default=1.0), sum(losses), -end)
+        if best_key is None or key < best_key:
+            best_key, best = key, end
+    return best
+
+
 def size_rows(run: Dict) -> List[Dict]:
     """Per weight size N*K and k: the largest grid M up to which the small-M kernel was the
-    fastest path everywhere; the largest after that up to which the faster tile kernel (tile or
-    wgmma) beat dequantize + cuBLAS everywhere (equal to the first when neither won or was
+    fastest path everywhere; the M after that up to which the faster tile kernel (tile or wgmma)
+    runs, against dequantize + cuBLAS (tiled_range_end; equal to the first when neither won or was
     measured); and within that range, counting its first M (the small-M kernel's last), the
     smallest M from which wgmma beat tile everywhere (0: never)."""
     inf = float("inf")
@@ -188,12 +205,7 @@ def size_rows(run: Dict) -> List[Dict]:
                     small = M
                 else:
                     break
-            tile = small
-            for M in (m for m in run["ms"] if m > small):
-                if tiled[M] <= t[(name, M, k, "dequant_cublas")]:
-                    tile = M
-                else:
-                    break
+            tile = tiled_range_end(run["ms"], small, tiled, {M: t[(name, M, k, "dequant_cublas")] for M in run["ms"]})
             # From the top of the tiled range down while wgmma beats tile; the search includes the
             # last M of the GEMV / small-M kernel, so that M between it and the next grid point
             # (where the dispatcher takes a tile kernel) gets wgmma where it beat tile on both sides
@@ -233,10 +245,11 @@ _HEADER_TOP = """#pragma once
 // L2, CUDA-graph medians.
 // Per weight size N*K (shape 0 x 0: every shape of that size; N x K: that shape only, where a
 // size has several) and k = 2, 3, 4, 5: the largest M up to which the small-M kernel was the
-// fastest path, then the largest M up to which a tile kernel beat dequantize + cuBLAS, the M from
-// which the wgmma kernel beat the tile kernel (0: never), the small-M kernel's warps per unit
-// for M <= {buckets} (0: the rule), and the largest M up to which the scalar
-// GEMV beat every other path (0: never; it takes precedence; see docs/benchmarks/ for the timings).
+// fastest path, then the M up to which a tile kernel runs before dequantize + cuBLAS (the least
+// worst loss over the grid), the M from which the wgmma kernel beat the tile kernel (0: never),
+// the small-M kernel's warps per unit for M <= {buckets} (0: the rule), and the largest M up to
+// which the scalar GEMV beat every other path (0: never; it takes precedence; see docs/benchmarks/
+// for the timings).
 #include "tc_dispatch.h"
 
 namespace kbit {{

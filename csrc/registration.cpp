@@ -152,9 +152,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_dependent_launch", &kbit::cuda::set_dependent_launch, pybind11::arg("allowed"),
         "Turn programmatic dependent launch on or off for later launches (CUDA graphs keep what they captured); "
         "returns the previous setting");
-  m.def("_set_dequant_cublas_l2_discard", &kbit::cuda::set_dequant_cublas_l2_discard, pybind11::arg("discard"),
-        "Tuning aid: whether the dequantize + cuBLAS path's epilogue drops the dequantized weight's L2 lines without "
-        "a write-back (default True; only where the weight is at most twice L2's size); returns the previous setting");
   m.def("_set_pdl_prefetch_bytes", &kbit::cuda::set_dependent_launch_prefetch_bytes, pybind11::arg("bytes"),
         "Tuning aid: bytes of its first tile a kernel launched with PDL asks L2 for before it waits (-1: the rule, "
         "one 256-column group per warp of the first unit; 0: none); returns the previous value");

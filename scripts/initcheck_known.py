@@ -2,7 +2,7 @@
 
 initcheck does not see the writes of the cuBLAS kernels PyTorch picks (scripts/initcheck_cublas.py shows it with
 PyTorch alone for an fp32-output product), so the dequantize + cuBLAS path's epilogue for capped row scales,
-scale_columns_past_cap_kernel, reading the y that cuBLAS wrote is reported as reading uninitialized memory (sessions
+dequant_cublas_epilogue_kernel, reading the y that cuBLAS wrote is reported as reading uninitialized memory (sessions
 before 42: scale_columns4_kernel, reading cuBLAS's fp32 product). Only that exact report (an uninitialized
 __global__ read whose first frame is that kernel) is set aside; anything else counts.
 
@@ -11,7 +11,7 @@ __global__ read whose first frame is that kernel) is set aside; anything else co
 import re
 import sys
 
-KNOWN_KERNEL = "scale_columns_past_cap_kernel"
+KNOWN_KERNEL = "dequant_cublas_epilogue_kernel"
 
 
 def classify(text: str):

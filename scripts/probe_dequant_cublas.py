@@ -1,8 +1,8 @@
 """Where the dequantize + cuBLAS fallback's time goes: for each shape and M (k = 4, fp16, CUDA-graph medians,
-us), the whole op (torch.ops.kbit.dequant_cublas_gemm), the same with its epilogue's L2 discard off, its dequantize
-pass alone (the dequantize_tiled op into x's dtype: the same kernel and, for every row of these weights, the same row
-scales), cuBLAS on the fp16 weight cold (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with
-fp32 output (what the fallback called before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
+us), the whole op (torch.ops.kbit.dequant_cublas_gemm), its dequantize pass alone (the dequantize_tiled op into
+x's dtype: the same kernel and, for every row of these weights, the same row scales), cuBLAS on the fp16 weight cold
+(rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the fallback called
+before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128
 """
@@ -12,8 +12,6 @@ import argparse
 
 import torch
 import torch.nn.functional as F
-
-import kbit
 
 from benchmarks import shapes as S
 from benchmarks.harness import Work
@@ -42,11 +40,8 @@ def main():
             hot = t("hot", [lambda: F.linear(x, W)])
             mm32 = t("mm32", [lambda w=w: torch.mm(x, w.t(), out_dtype=torch.float32) for w in fp16])
             full = t("full", [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies])
-            kbit._C._set_dequant_cublas_l2_discard(False)
-            keep = t("keep", [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies])
-            kbit._C._set_dequant_cublas_l2_discard(True)
             wg = t("wgmma", [lambda c=c: ops.wgmma_gemm(x, *c, 4) for c in copies])
-            print(f"{name} N={N} K={K} M={M}: dq+cuBLAS {full:.2f} (no L2 discard {keep:.2f}) | dequantize {deq:.2f} | "
+            print(f"{name} N={N} K={K} M={M}: dq+cuBLAS {full:.2f} | dequantize {deq:.2f} | "
                   f"cuBLAS cold {cold:.2f} hot {hot:.2f} fp32-out cold {mm32:.2f} | wgmma {wg:.2f}", flush=True)
 
 

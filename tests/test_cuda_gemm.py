@@ -928,25 +928,6 @@ def test_dequant_cublas_gemm_rows_past_dtype_range(k, dtype, M, poisoned_cuda):
             assert bool(torch.isfinite(got[within]).all())
 
 
-def test_dequant_cublas_gemm_l2_discard_aid(poisoned_cuda):
-    # the epilogue drops W's L2 lines (W dead after cuBLAS); the tuning aid turns it off. Same results either way,
-    # also for calls right after whose workspaces reuse W's freed memory; the aid returns the previous setting.
-    qw, W_hat = weight(4, 257, 5120)
-    xs = [acts(M, 5120, torch.float16, f"discard{M}") for M in (33, 200)]
-    op = torch.ops.kbit.dequant_cublas_gemm
-    assert kbit._C._set_dequant_cublas_l2_discard(False) is True
-    try:
-        want = [op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4) for x in xs]
-        assert kbit._C._set_dequant_cublas_l2_discard(True) is False
-        for _ in range(2):
-            got = [op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4) for x in xs]
-            for g, w in zip(got, want):
-                assert_bitwise_equal(g, w)
-        check(got[1], xs[1], W_hat, torch.float16)
-    finally:
-        kbit._C._set_dequant_cublas_l2_discard(True)
-
-
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_grouped_gemm_dequant_cublas_past_expert_limit(dtype, poisoned_cuda):
     # more experts than the grouped kernels take (1024): dequantize + cuBLAS per expert with rows (a host sync);

@@ -8,11 +8,11 @@ initcheck_known = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(initcheck_known)
 
 KNOWN = ("========= Uninitialized __global__ memory read of size 16 bytes\n"
-         "=========     at void kbit::cuda::<unnamed>::scale_columns_past_cap_kernel<c10::Half>(c10::Half *, const float *, float, long, long)+0x150\n"
+         "=========     at void kbit::cuda::<unnamed>::dequant_cublas_epilogue_kernel<c10::Half>(c10::Half *, const float *, float, long, long)+0x150\n"
          "=========     by thread (0,0,0) in block (0,0,0)\n")
 OURS = ("========= Uninitialized __global__ memory read of size 4 bytes\n"
         "=========     at void kbit::cuda::tile_gemm_kernel<c10::Half, 4, 8, false>(kbit::cuda::TcGemmArgs)+0x90\n")
-LEAK = "========= Invalid __global__ read of size 4 bytes\n=========     at void scale_columns_past_cap_kernel<float>()+0x10\n"
+LEAK = "========= Invalid __global__ read of size 4 bytes\n=========     at void dequant_cublas_epilogue_kernel<float>()+0x10\n"
 
 
 def test_only_the_cublas_epilogue_reads_are_set_aside():

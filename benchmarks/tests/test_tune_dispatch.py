@@ -62,6 +62,25 @@ def test_three_way_crossovers_take_the_smallest_per_weight_size(tmp_path):
     assert "| 16 | 10.0 | 3.0 | 4.0 | - | 9.0 | 3.33x |" in md
 
 
+def test_tiled_range_ends_at_the_least_worst_loss():
+    # a near-tie lost at 32 no longer ends the tile kernels' range before a clear win at 64 (session 42: Qwen3 Q at
+    # M = 768 / 1024); past it the fallback wins by far, so the range ends at 64
+    ms = [1, 8, 16, 32, 64, 128]
+    tiled = {1: 5.0, 8: 5.0, 16: 6.0, 32: 10.2, 64: 11.0, 128: 40.0}
+    fallback = {1: 20.0, 8: 20.0, 16: 20.0, 32: 10.0, 64: 13.0, 128: 20.0}
+    assert T.tiled_range_end(ms, 1, tiled, fallback) == 64  # worst loss 2% (M = 32), against 18% ending at 16
+    # monotonic: the last M the tile kernels win (no loss); never: small; always: the top of the grid
+    assert T.tiled_range_end(ms, 1, tiled, {**fallback, 32: 11.0, 64: 10.0}) == 32
+    assert T.tiled_range_end(ms, 8, tiled, {m: 1.0 for m in ms}) == 8
+    assert T.tiled_range_end(ms, 1, tiled, {m: 100.0 for m in ms}) == 128
+    # the tile kernels not timed past 32 (inf): the range cannot reach past it
+    assert T.tiled_range_end(ms, 1, {**tiled, 64: float("inf"), 128: float("inf")}, {m: 100.0 for m in ms}) == 32
+    # equal worst losses (10%): the smaller total loss (ending at 8 or 32: one loss; at 1 or 16: two), then the
+    # larger M
+    tied = [1, 8, 16, 32]
+    assert T.tiled_range_end(tied, 1, {8: 10.0, 16: 11.0, 32: 10.0}, {8: 11.0, 16: 10.0, 32: 11.0}) == 32
+
+
 def test_wgmma_start_is_where_it_keeps_beating_the_tile_kernel():
     run = run_of({
         # shape a: wgmma loses at 8-16, wins from 32 on; it also extends the tiled range past tile's

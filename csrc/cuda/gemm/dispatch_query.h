@@ -25,10 +25,6 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
 // (an sm_90a build on a compute-9.0 GPU with the shared memory).
 bool wgmma_gemm_runs(int k, int64_t M, int device);
 
-// Tuning aid: whether the dequantize + cuBLAS epilogue discards the dequantized weight's L2 lines
-// (csrc/cuda/gemm/dequant_cublas_epilogue.h); returns the previous setting.
-bool set_dequant_cublas_l2_discard(bool discard);
-
 // The programmatic-dependent-launch switch (csrc/cuda/common/dependent_launch.h).
 bool dependent_launch_allowed();
 bool set_dependent_launch(bool allowed);

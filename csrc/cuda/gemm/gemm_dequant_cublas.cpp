@@ -31,7 +31,7 @@ float scale_cap_of(at::ScalarType dtype) {
 // y = x @ W^T written into y [M, N] (contiguous): W dequantized into x's dtype with each row scale capped at
 // scale_cap_of (every row of a weight whose values fit that dtype: nothing capped), cuBLAS with fp32 accumulation
 // into y, then the epilogue: the capped rows' outputs multiplied by what the cap left out (an exact power of two; a
-// CTA whose columns have none skips it) and W's L2 lines discarded. No fp32 product and no pass over it
+// CTA whose columns have none returns at once). No fp32 product and no pass over it
 // (docs/design.md, session 42). Three launches: dequantize, cuBLAS, the epilogue. g: the geometry of this one
 // weight (experts = 0); row_scale and cb contiguous.
 void dequantized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -39,7 +39,7 @@ void dequantized_gemm_into(const at::Tensor& x, const at::Tensor& packed_t, cons
   const float cap = scale_cap_of(x.scalar_type());
   const at::Tensor W = dequantize_tiled_capped(packed_t, absmax_t, row_scale, cb, g, cap, x.scalar_type());
   gemm_fp32_accumulate_into(x, W, y);
-  dequant_cublas_epilogue(y, row_scale, cap, W);
+  dequant_cublas_epilogue(y, row_scale, cap);
 }
 
 }  // namespace
