@@ -167,7 +167,7 @@ def tiled_range_end(ms: List[int], small: int, tiled: Dict[int, float], fallback
     over the faster of the two there; then the least total loss; then the larger M. Where the tile kernels win up to
     some M and lose past it, that M (no loss). Session 42: the first loss used to end the range, so a near-tie
     (Qwen3 Q at M = 768, wgmma 29.3 against 28.6 us) sent M = 1024, where wgmma won 30.7 to 34.5, to the fallback."""
-    above = [m for m in ms if m > small]
+    above = [m for m in ms if m > small and min(tiled[m], fallback[m]) < float("inf")]  # M with a timed path
     best_key, best = None, small
     for end in [small] + above:
         losses = [(tiled[m] if m <= end else fallback[m]) / min(tiled[m], fallback[m]) for m in above]

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 OUT=${OUT:-out}; R=$OUT/r${RUN:-2}; mkdir -p $R; start_device_run || exit 1
 timeout 130 python3 scripts/probe_dequant_cublas.py --shapes Q,gateup,O,down,KV,glm_shared_gu,llama8b_gu \
-  --ms 1024,2048,4096 > $OUT/probe-dqcublas.log 2>&1; echo "probe rc=$?"; grep -v Warn $OUT/probe-dqcublas.log | cut -c1-220
+  --ms 1024,2048,4096 > $OUT/probe-dqcublas.log 2>&1; echo "probe rc=$?"
+grep -v Warn $OUT/probe-dqcublas.log | cut -c1-220
 timeout 330 python3 -m pytest tests/test_cuda_gemm.py tests/test_initcheck_known.py -q > $OUT/tests-gemm.log 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-gemm.log | head -12 | cut -c1-300
 for tool in memcheck initcheck; do

@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
 OUT=${OUT:-out}; start_device_run || exit 1
-timeout 150 python3 scripts/probe_dequant_cublas.py --shapes Q,gateup,O,down,llama8b_gu --ms 1024,2048,4096 --dtype bf16 \
+timeout 150 python3 scripts/probe_dequant_cublas.py --shapes Q,gateup,O,down,llama8b_gu --ms 1024,2048,4096 \
+  --dtype bf16 \
   > $OUT/probe-dqcublas-bf16.log 2>&1; echo "probe rc=$?"; grep -v Warn $OUT/probe-dqcublas-bf16.log | cut -c1-220

@@ -12,20 +12,20 @@ namespace kbit {
 namespace cuda {
 
 void gemm_fp32_accumulate_into(const at::Tensor& x_any, const at::Tensor& W, at::Tensor& y) {
-  const int64_t M = x_any.size(0), K = x_any.size(1), N = W.size(0);
-  if (M == 0 || N == 0) return;
-  // cuBLAS reads rows of K elements at a stride >= K (one row: any)
-  const bool rows_ok = x_any.stride(1) == 1 && (M == 1 || x_any.stride(0) >= K);
-  const at::Tensor x = rows_ok ? x_any : x_any.contiguous();
-  TORCH_CHECK(x.scalar_type() == W.scalar_type() && y.scalar_type() == x.scalar_type() &&
-                  (x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16),
+  TORCH_CHECK(x_any.scalar_type() == W.scalar_type() && y.scalar_type() == x_any.scalar_type() &&
+                  (x_any.scalar_type() == at::kHalf || x_any.scalar_type() == at::kBFloat16),
               "kbit: gemm_fp32_accumulate_into takes fp16 or bf16 x, W and y of one dtype");
+  const int64_t M = x_any.size(0), K = x_any.size(1), N = W.size(0);
   TORCH_CHECK(W.is_contiguous() && y.is_contiguous() && W.size(1) == K && y.size(0) == M && y.size(1) == N,
               "kbit: gemm_fp32_accumulate_into: W [N, K] and y [M, N] contiguous");
+  if (M == 0 || N == 0) return;
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-  TORCH_CHECK(M <= kMaxInt && N <= kMaxInt && K <= kMaxInt && x.stride(0) <= kMaxInt,
-              "kbit: the dequantize + cuBLAS path takes M, N, K and x's row stride up to 2^31 - 1");
-  const int64_t ldx = M == 1 ? K : x.stride(0);  // a single row's stride is free; cuBLAS asks ld >= K
+  TORCH_CHECK(M <= kMaxInt && N <= kMaxInt && K <= kMaxInt,
+              "kbit: the dequantize + cuBLAS path takes M, N and K up to 2^31 - 1");
+  // cuBLAS reads x as rows of K elements at a stride ldx >= K that fits an int (one row: ldx = K); else a copy
+  const bool rows_ok = x_any.stride(1) == 1 && (M == 1 || (x_any.stride(0) >= K && x_any.stride(0) <= kMaxInt));
+  const at::Tensor x = rows_ok ? x_any : x_any.contiguous();
+  const int64_t ldx = M == 1 ? K : x.stride(0);
   const cudaDataType type = x.scalar_type() == at::kHalf ? CUDA_R_16F : CUDA_R_16BF;
   const float alpha = 1.0f, beta = 0.0f;
   cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();  // on the current stream, with PyTorch's workspace

@@ -19,17 +19,19 @@ namespace kbit {
 namespace cuda {
 namespace {
 
-// The largest row scale W can carry into x's dtype: |W / row_scale| <= 248 (E4M4's largest value, |cb| <= 1), and
-// 248 * 2^8 = 63488 is below fp16's largest finite value, 248 * 2^120 below bf16's. Row scales are powers of two,
-// so a row at most this is W's own values in x's dtype, rounded once as dequantize rounds them.
+// The largest row scale the dequantized W carries (|W / row_scale| <= 248: E4M4's largest value, |cb| <= 1).
+// fp16: 2^8, W up to 248 * 2^8 = 63488, inside fp16's range; with fp16 x, K terms of |x W| stay far below fp32's
+// range. bf16: 2^0, so |W| <= 248 as in the kernels that scale after their fp32 sums (split_reduce.cuh): the partial
+// sums are bounded as theirs are (a bf16 W up to 3e38 could overflow fp32 sums whose result fits bf16). Row scales
+// are powers of two, so a row at most this is its own values in x's dtype, rounded once as dequantize rounds them.
 float scale_cap_of(at::ScalarType dtype) {
   if (dtype == at::kHalf) return 0x1p8f;
-  if (dtype == at::kBFloat16) return 0x1p120f;
+  if (dtype == at::kBFloat16) return 1.0f;
   return std::numeric_limits<float>::infinity();
 }
 
 // y = x @ W^T written into y [M, N] (contiguous): W dequantized into x's dtype with each row scale capped at
-// scale_cap_of (every row of a weight whose values fit that dtype: nothing capped), cuBLAS with fp32 accumulation
+// scale_cap_of (nothing capped in a weight whose values are at most 248 x the cap), cuBLAS with fp32 accumulation
 // into y, then the epilogue: the capped rows' outputs multiplied by what the cap left out (an exact power of two; a
 // CTA whose columns have none returns at once). No fp32 product and no pass over it
 // (docs/design.md, session 42). Three launches: dequantize, cuBLAS, the epilogue. g: the geometry of this one
