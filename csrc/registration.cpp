@@ -208,15 +208,23 @@ PYBIND11_MODULE(_C, m) {
           d["ctas"] = q.ctas;
           d["first_stage_alone"] = q.first_stage_alone;
           d["resident_clusters"] = q.resident_clusters;
+          d["units"] = q.units;
+          d["whole_units"] = q.whole_units;
           return d;
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
         "(16-row tiles) per CTA, splits along K, ctas, first_stage_alone (the first stage's copies requested alone), "
-        "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one)");
+        "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one), units (output "
+        "tiles) and whole_units (those one CTA runs over all of K; every unit without splits)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
+  m.def("_set_wgmma_whole_clusters", &kbit::cuda::set_wgmma_whole_clusters, pybind11::arg("clusters"),
+        "Tuning aid: the split tail of wgmma_gemm launches with splits: -1, the default: the rule (the full CTA waves "
+        "of units run whole, the units past them split); 0 none (every unit split: the split model without the tail); "
+        "else that many clusters of whole units (clamped to the units) before the split ones; returns the previous "
+        "value");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
         "128 rows x 128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes more CTA waves than four on "

@@ -1150,6 +1150,98 @@ def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, poisoned_cuda):
     assert_bitwise_equal(again, y)
 
 
+def wgmma_under(aids, fn):
+    """fn() and kbit._C._wgmma_launch_plan's answer inside it, under the tuning aids `aids` ({name: value},
+    kbit._C._set_<name>); all restored after."""
+    setters = {name: getattr(kbit._C, f"_set_{name}") for name in aids}
+    previous = {name: setters[name](value) for name, value in aids.items()}
+    try:
+        return fn()
+    finally:
+        for name, value in previous.items():
+            setters[name](value)
+
+
+def unit_slices(plan, unit, N):
+    """y's (tokens, rows) of output tile `unit` (row block x token chunk, chunk fastest) of a wgmma plan."""
+    chunks = -(-plan["_M"] // plan["tokens"])
+    row_block, chunk = divmod(unit, chunks)
+    rows = 16 * plan["row_tiles"]
+    return (slice(chunk * plan["tokens"], (chunk + 1) * plan["tokens"]),
+            slice(row_block * rows, min((row_block + 1) * rows, N)))
+
+
+@pytest.mark.parametrize("whole_clusters", [1, 2, 1000])
+@pytest.mark.parametrize("splits", [2, 3, 8])
+@pytest.mark.parametrize("M", [40, 200, 300])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 4, 5])
+def test_wgmma_gemm_split_tail(k, dtype, M, splits, whole_clusters, poisoned_cuda):
+    # the split tail (kbit._C._set_wgmma_whole_clusters): the first clusters run `splits` whole units each (all of K,
+    # one CTA a unit), the units after them split along K. 520 rows (5 row blocks of 128, the last of 8 rows; 3 of 256
+    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 or 128 with tokens past M (M = 200, 300):
+    # 3-15 units, so some whole units and some split ones, or every unit whole (1000 clusters, clamped). Each whole
+    # unit's outputs are bitwise the unsplit call's, each split unit's the call with every unit split (the same sums
+    # in the same order, whatever CTA shape each call's rule takes at M = 40); the plan counts its CTAs; the same bits
+    # on a rerun and a graph replay.
+    skip_unless_runs("wgmma_gemm", k, M)
+    N, K = 520, 2080
+    qw, W_hat = weight(k, N, K, dtype)
+    x = acts(M, K, dtype, "wgtail")
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+
+    def run():
+        plan = dict(kbit._C._wgmma_launch_plan(M, N, K, k), _M=M)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, K, dtype, "wgtail-replay")])
+        return plan, y, again
+
+    plan, y, again = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}, run)
+    plan_split, y_split, _ = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": 0}, run)
+    plan_whole, y_whole, _ = wgmma_under({"wgmma_splits": 1}, run)
+    check(y, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+    units, whole = plan["units"], plan["whole_units"]
+    assert plan["splits"] == splits and plan_split["whole_units"] == 0 and plan_whole["whole_units"] == units
+    assert whole == min(whole_clusters, units // splits) * splits, plan
+    assert plan["ctas"] == whole + (units - whole) * splits, plan
+    for unit in range(units):
+        tok, rows = unit_slices(plan, unit, N)
+        want = (y_whole if unit < whole else y_split)[tok, rows]
+        assert_bitwise_equal(y[tok, rows], want, f"unit {unit} of {units} ({whole} whole)")
+
+
+def test_wgmma_split_tail_rule():
+    # the split model with the tail (the rule): a partial last wave of units splits and the full waves before it run
+    # whole, in whole clusters; where the units fill no wave, every unit splits as before; the aid's 0 gives the model
+    # without the tail, a count that many clusters; bad values raise
+    if not kbit._C.wgmma_gemm_runs(4, 512):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+    for M, N, K in ((512, 5120, 2048), (768, 4096, 2048), (768, 14336, 4096), (384, 5120, 2048), (1024, 4096, 2048),
+                    (128, 2048, 5120)):
+        p = plan(M, N, K, 4)
+        assert 0 <= p["whole_units"] <= p["units"], p
+        if p["splits"] == 1:
+            assert p["whole_units"] == p["units"] and p["ctas"] == p["units"], p
+            continue
+        at_once = p["splits"] * p["resident_clusters"]
+        assert p["whole_units"] % at_once == 0 and p["units"] - p["whole_units"] < at_once, (M, N, K, p)
+        assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # 160 units of 128 x 128 on 132 SMs
+        p = plan(512, 5120, 2048, 4)
+        assert p["splits"] > 1 and 0 < p["whole_units"] < p["units"] == 160, p
+    no_tail = wgmma_under({"wgmma_whole_clusters": 0}, lambda: plan(512, 5120, 2048, 4))
+    assert no_tail["whole_units"] in (0, no_tail["units"]), no_tail
+    forced = wgmma_under({"wgmma_whole_clusters": 3, "wgmma_splits": 2}, lambda: plan(512, 5120, 2048, 4))
+    assert forced["splits"] == 2 and forced["whole_units"] == 6, forced
+    for bad in (-2, 1 << 31):
+        with pytest.raises(RuntimeError, match="_set_wgmma_whole_clusters: clusters must be -1"):
+            kbit._C._set_wgmma_whole_clusters(bad)
+
+
 @pytest.mark.parametrize("splits", [1, 3, 8])
 @pytest.mark.parametrize("M", [33, 64, 65, 100, 128, 129, 260])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96), (129, 4096)], ids=lambda s: "x".join(map(str, s)))
@@ -1365,7 +1457,8 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
     assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens == 128 else 16 if tokens < 64 else
                                                               plan["row_tiles"]), plan
     row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles
-    assert plan["ctas"] == -(-M // tokens) * row_blocks * plan["splits"], plan
+    assert plan["units"] == -(-M // tokens) * row_blocks and plan["whole_units"] in (0, plan["units"]), plan
+    assert plan["ctas"] == plan["whole_units"] + (plan["units"] - plan["whole_units"]) * plan["splits"], plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
 
@@ -1380,7 +1473,7 @@ def test_wgmma_launch_plan_shapes():
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
     assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "first_stage_alone",
-                                            "resident_clusters"}
+                                            "resident_clusters", "units", "whole_units"}
     for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
@@ -1389,12 +1482,14 @@ def test_wgmma_launch_plan_shapes():
     for M in (65, 100, 128, 300):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (128, 8), (M, p)
-        assert p["ctas"] == cdiv(M, 128) * 32 * p["splits"]  # 4096 rows: 32 row blocks of 128
+        assert p["units"] == cdiv(M, 128) * 32  # 4096 rows: 32 row blocks of 128
+        assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
     for M in (33, 64):
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
             p = plan(M, N, K, 4)
             assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
-            assert p["ctas"] == cdiv(cdiv(N, 16), p["row_tiles"]) * p["splits"]
+            assert p["units"] == cdiv(cdiv(N, 16), p["row_tiles"])
+            assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200 the rule was measured on
         assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
         assert plan(64, 2048, 5120, 4)["row_tiles"] == 8     # Qwen3 down

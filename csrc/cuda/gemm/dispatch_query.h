@@ -64,6 +64,10 @@ int set_gemv_staged_stages(int64_t stages);
 
 // The wgmma kernel's K-splits (0 = the rule, else 1..8, at most K's 256-column groups); returns the previous.
 int set_wgmma_splits(int64_t splits);
+// The wgmma kernel's split tail (WgmmaPlan::whole_clusters): -1 = the rule (the split model with the tail), 0 = none
+// (the split model of every unit split, as before session 43), else that many clusters of whole units (clamped to the
+// units; with the rule's or the forced splits); returns the previous value.
+int set_wgmma_whole_clusters(int64_t clusters);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
@@ -78,11 +82,13 @@ int set_wgmma_first_stage_alone(int64_t mode);
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
 // launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, the grid's CTAs, the
 // first stage's copies requested alone, the clusters of splits CTAs the GPU runs at once (one CTA a
-// cluster without splits: the SMs). Needs the wgmma kernel (wgmma_gemm_runs).
+// cluster without splits: the SMs), the output tiles (units) and those run whole (one CTA over all of K;
+// every unit without splits). Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits, ctas;
   bool first_stage_alone;
   int64_t resident_clusters;
+  int64_t units, whole_units;
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -110,33 +110,44 @@ auto with_k(int k, F&& f) {
 // counted as the most 256-column groups a split gets (ceil(G / s) of G; the wgmma kernel: 8 groups
 // in 5 splits run 2 groups on the critical path, as 4 splits do, with more partials; session 23,
 // Qwen3 gate/up M = 40-64: 5 splits 11.2-12.3 us, 4 splits 10.7-11.8), else as K / s (the tile kernel's
-// measured fit, kept).
+// measured fit, kept). split_tail (the wgmma kernel, WgmmaPlan): with s splits the full waves of s x
+// concurrent(s) units run whole and only the units past them split (their partials alone charged).
+struct CtaSplits {
+  int splits;
+  int64_t whole_units;  // units run whole before the split ones (a multiple of splits; 0 with one split)
+};
 template <typename Concurrent>
-static int splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, int64_t N, int64_t K, int k,
-                                int max_splits, bool whole_groups, Concurrent&& concurrent) {
+static CtaSplits splits_for_cta_tiles(int64_t M, int64_t tokens, int64_t row_tiles, int64_t N, int64_t K, int k,
+                                      int max_splits, bool whole_groups, bool split_tail, Concurrent&& concurrent) {
   const int64_t groups = (K + 255) / 256, most = std::min<int64_t>(groups, max_splits);
-  if (const int forced = forced_cta_splits(); forced > 0) return static_cast<int>(std::clamp<int64_t>(forced, 1, most));
+  if (const int forced = forced_cta_splits(); forced > 0)
+    return {static_cast<int>(std::clamp<int64_t>(forced, 1, most)), 0};
   const int64_t chunks = (M + tokens - 1) / tokens;
   const int64_t row_blocks = cta_row_blocks(N, row_tiles);
   const int64_t units = row_blocks * chunks;
   const double unit_bytes = 16.0 * row_tiles * K * (k + 0.25) / 8 + 2.0 * tokens * K;
   const int64_t sm_count = concurrent(1);
-  int best = 1;
+  CtaSplits best{1, 0};
   double best_cost = 0;
   for (int s = 1; s <= most; ++s) {
     const int64_t at_once = concurrent(s);
     if (at_once <= 0) continue;
-    const double waves = double((units * s + at_once - 1) / at_once);
+    const int64_t whole = split_tail && s > 1 ? units / at_once * at_once : 0;  // full waves, whole units
+    const int64_t split_units = units - whole;
+    const double split_waves = double((split_units * s + at_once - 1) / at_once);
     const double share = whole_groups ? double((groups + s - 1) / s) / double(groups) : 1.0 / s;
-    const double cost = waves * (unit_bytes * share + kCtaFixedBytes) + (s > 1 ? 8.0 * s * M * N / sm_count : 0.0);
-    if (s == 1 || cost < 0.99 * best_cost) best = s, best_cost = cost;
+    const double cost = double(whole / at_once) * (unit_bytes + kCtaFixedBytes) +
+                        split_waves * (unit_bytes * share + kCtaFixedBytes) +
+                        (s > 1 ? 8.0 * s * M * N * (double(split_units) / double(units)) / sm_count : 0.0);
+    if (s == 1 || cost < 0.99 * best_cost) best = {s, whole}, best_cost = cost;
   }
   return best;
 }
 
 int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), kTileRowTiles, N, K, k, 32, false,
-                              [&](int) { return sm_count; });
+  return splits_for_cta_tiles(M, 8 * int64_t(tile_token_tiles(M)), kTileRowTiles, N, K, k, 32, false, false,
+                              [&](int) { return sm_count; })
+      .splits;
 }
 
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
@@ -158,6 +169,7 @@ std::atomic<int> wgmma_splits_forced{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
+std::atomic<int> wgmma_whole_clusters_forced{-1};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -196,23 +208,36 @@ static int wgmma_clusters(int k, WgmmaShape shape, int splits) {
   return with_k(k, [&](auto kc) { return wgmma_resident_clusters<decltype(kc)::value>(shape, splits); });
 }
 
-int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
+int set_wgmma_whole_clusters(int64_t clusters) {
+  TORCH_CHECK(clusters >= -1 && clusters <= (int64_t(1) << 30), "kbit._C._set_wgmma_whole_clusters: clusters must be "
+              "-1 (the rule: the split tail), 0 (no whole units: the split model of every unit split) or a count of "
+              "clusters of whole units (clamped to the units); got ", clusters);
+  return wgmma_whole_clusters_forced.exchange(static_cast<int>(clusters));
+}
+
+WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
   const auto clusters = [&](int s) { return wgmma_clusters(k, shape, s); };
-  int splits = 0;
+  const int whole_forced = wgmma_whole_clusters_forced.load(std::memory_order_relaxed);
+  CtaSplits pick{1, 0};
   if (const int forced = wgmma_splits_forced.load(std::memory_order_relaxed); forced > 0)
-    splits = static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256));
+    pick = {static_cast<int>(std::min<int64_t>(forced, (K + 255) / 256)), 0};
   else  // the model skips counts whose cluster cannot run; KBIT_TUNE_CTA_SPLITS (inside it) does not
-    splits = splits_for_cta_tiles(M, shape.tokens, shape.row_tiles, N, K, k, kWgMaxSplits, true, [&](int s) -> int64_t {
-      return s == 1 ? sm_count : int64_t(s) * clusters(s);
-    });
-  while (splits > 1 && clusters(splits) == 0) --splits;  // a forced count on a GPU (partition) without room
-  return splits;
+    pick = splits_for_cta_tiles(M, shape.tokens, shape.row_tiles, N, K, k, kWgMaxSplits, true, whole_forced < 0,
+                                [&](int s) -> int64_t { return s == 1 ? sm_count : int64_t(s) * clusters(s); });
+  while (pick.splits > 1 && clusters(pick.splits) == 0) --pick.splits;  // a forced count on a GPU (partition) without room
+  if (pick.splits == 1) return {1, 0};
+  const int64_t units = wgmma_units(M, N, shape);
+  int64_t whole_clusters = pick.whole_units / pick.splits;  // the model's (0 where it was forced)
+  if (whole_forced >= 0) whole_clusters = whole_forced;
+  whole_clusters = std::min(whole_clusters, units / pick.splits);  // (a model's count for a higher split count)
+  return {pick.splits, static_cast<int>(whole_clusters)};
 }
 
 // The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const auto plan_for = [&](WgmmaShape shape) {
-    return WgmmaPlan{shape, wgmma_gemm_splits(M, N, K, k, shape, sm_count), false};
+    const WgmmaSplits s = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
+    return WgmmaPlan{shape, s.splits, s.whole_clusters, false};
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
@@ -231,7 +256,7 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   // 10.8 (80); where four run fewer CTAs two win: Qwen3 down 12.1 / 12.7 / 13.5 against 10.2 / 10.6 / 10.9 (56
   // against 80), Q 9.8 / 10.0 / 10.4 against 9.0 / 9.2 / 9.5 (64 against 96; run 5).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
-  const auto ctas = [&](const WgmmaPlan& p) { return wgmma_grid_ctas(M, N, p.shape, p.splits); };
+  const auto ctas = [&](const WgmmaPlan& p) { return wgmma_grid_ctas(M, N, p.shape, p.splits, p.whole_clusters); };
   const auto waves = [&](const WgmmaPlan& p) {
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
     return (ctas(p) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
@@ -508,6 +533,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   // (wgmma_gemm.cuh, wgmma_x_tensor_map: its rows K * 2 bytes apart, a multiple of 64)
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
+    args.wgmma_whole_clusters = plan.whole_clusters;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
     args.wgmma_first_stage_alone = plan.first_stage_alone;
@@ -686,8 +712,10 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_grid_ctas(M, N, p.shape, p.splits), p.first_stage_alone,
-          p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits))};
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_grid_ctas(M, N, p.shape, p.splits, p.whole_clusters),
+          p.first_stage_alone,
+          p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits)),
+          wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters)};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

@@ -54,6 +54,9 @@ struct TcGemmArgs {
   // stage's weights are requested alone, the other stages' once it landed (wgmma_plan).
   int wgmma_tokens, wgmma_row_tiles;
   bool wgmma_first_stage_alone;
+  // wgmma kernel with splits > 1 (wgmma_plan): the first wgmma_whole_clusters clusters run `splits` whole units
+  // each (one CTA a unit, all of K), the clusters after them one unit each, split along K (wgmma_gemm.cuh).
+  int wgmma_whole_clusters;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

@@ -11,9 +11,12 @@
 //            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
-//   grid.x = row blocks x token chunks, chunk fastest (CTAs sharing W run side by side)
-//   grid.y = splits along K, at most kWgMaxSplits; a tile's splits form one cluster (1, splits, 1)
-//            and add their partials through distributed shared memory at the end (no workspace)
+//   unit   = an output tile: row block x token chunk, numbered chunk fastest (CTAs sharing W run side by side)
+//   grid   = (clusters, splits) in clusters (1, splits, 1), splits along K at most kWgMaxSplits. Cluster c <
+//            args.wgmma_whole_clusters (the split tail, WgmmaPlan): its CTA of rank r runs unit splits c + r
+//            whole (all of K; the units' full CTA waves). Every later cluster runs one unit (the units after the
+//            whole ones, in order), rank r its split r, and the splits add their partials through distributed
+//            shared memory at the end (no workspace). Without splits every cluster is one CTA, one whole unit.
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
@@ -112,12 +115,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  const int split = blockIdx.y, splits = gridDim.y;
+  // The CTA's unit and split (grid above): a whole cluster's CTAs run `cluster_ctas` whole units side by side.
+  const int cluster_ctas = gridDim.y, rank = blockIdx.y;
+  const bool whole = int64_t(blockIdx.x) < args.wgmma_whole_clusters;
+  const int split = whole ? 0 : rank, splits = whole ? 1 : cluster_ctas;
+  const int64_t unit = whole ? int64_t(blockIdx.x) * cluster_ctas + rank
+                             : int64_t(blockIdx.x) + int64_t(args.wgmma_whole_clusters) * (cluster_ctas - 1);
   const int64_t grp_begin = div_nonneg(G * split, splits);
   const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
   const int64_t chunks = (M + TN - 1) / TN;
-  const int64_t row_block = div_nonneg(int64_t(blockIdx.x), chunks);
-  const int64_t chunk = int64_t(blockIdx.x) - row_block * chunks;
+  const int64_t row_block = div_nonneg(unit, chunks);
+  const int64_t chunk = unit - row_block * chunks;
   const int64_t tok0 = chunk * TN, cta_tile0 = row_block * kRowTiles;
   const int live_tiles = static_cast<int>(std::min<int64_t>(NT - cta_tile0, kRowTiles));
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
@@ -306,7 +314,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     }
     return;
   }
-  // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (CTAs, splits), so
+  // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (clusters, splits), so
   // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes its partials,
   // times the row scale, into its own (now idle) stages, then reduces 1/splits of the tile from
   // all splits' shared memory in split order (the same bits every run). The scale
@@ -375,15 +383,22 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
   const auto kernel = wgmma_gemm_kernel<T, K, TN, kRowTiles>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
-  const int64_t ctas = wgmma_grid_ctas(args.M, args.N, WgmmaShape{TN, kRowTiles}, 1);  // grid.x: one split's
   // wgmma_gemm_splits gives 1..kWgMaxSplits splits of which the GPU runs a cluster (it steps down;
   // not queried again here: the call's host path already asked per split count)
   TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,
               " K-splits");
+  const WgmmaShape shape{TN, kRowTiles};
+  const int whole_clusters = args.splits == 1 ? 0 : args.wgmma_whole_clusters;
+  TORCH_CHECK(whole_clusters >= 0 && wgmma_whole_units(args.M, args.N, shape, args.splits, whole_clusters) <=
+                                         wgmma_units(args.M, args.N, shape),
+              "kbit: wgmma_gemm: internal error: ", whole_clusters, " clusters of whole units");
+  const int64_t clusters = wgmma_grid_clusters(args.M, args.N, shape, args.splits, whole_clusters);  // grid.x
   const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
-  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.splits));
+  const dim3 grid(static_cast<unsigned>(clusters), static_cast<unsigned>(args.splits));
+  TcGemmArgs launch_args = args;
+  launch_args.wgmma_whole_clusters = whole_clusters;
   launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kThreads), kSmem, stream,
-                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args, x_map);
+                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), launch_args, x_map);
 }
 
 template <int K, int TN, int kRowTiles>

@@ -79,22 +79,43 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // first_stage_alone (the rule: always; session 32, measured with x from the image pass of layout version 3): the
 // first stage's copies requested alone, the others' once it landed (wgmma_gemm.cuh, early_stages);
 // kbit._C._set_wgmma_first_stage_alone.
+// whole_clusters (splits > 1): the split tail. A unit is one output tile (row block x token chunk, grid order: chunk
+// fastest). The first whole_clusters x splits units run whole (a CTA each, all of K; `splits` of them a cluster), the
+// rest split `splits` ways (a cluster each): the full CTA waves stay unsplit and only the last, partial wave's units
+// are split to fill the SMs (Qwen3 gate/up M = 512: 160 units on 132 SMs ran as two waves of whole units).
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
+  int whole_clusters;      // clusters of whole units before the split ones (0: every unit split `splits` ways)
   bool first_stage_alone;  // the first stage's copies requested alone, the others once it landed
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
-// The GEMM's CTAs for y[M, N] in CTAs of `shape` with `splits` K-splits.
-inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits) {
-  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, shape.row_tiles) * splits;
+// The output tiles (units) of y[M, N] in CTAs of `shape`.
+inline int64_t wgmma_units(int64_t M, int64_t N, WgmmaShape shape) {
+  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, shape.row_tiles);
+}
+// The units that run whole (one CTA over all of K): every unit without splits.
+inline int64_t wgmma_whole_units(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
+  return splits == 1 ? wgmma_units(M, N, shape) : int64_t(whole_clusters) * splits;
+}
+// The launch's clusters (grid.x; each of `splits` CTAs, grid.y): whole_clusters, then one per split unit.
+inline int64_t wgmma_grid_clusters(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
+  return splits == 1 ? wgmma_units(M, N, shape) : whole_clusters + wgmma_units(M, N, shape) - int64_t(whole_clusters) * splits;
+}
+// The GEMM's CTAs.
+inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
+  return wgmma_grid_clusters(M, N, shape, splits, whole_clusters) * splits;
 }
 
-// Splits along K (grid.y; 1..kWgMaxSplits) for y[M, N] in CTAs of `shape` on a GPU of sm_count SMs (one CTA per SM):
-// the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to the groups);
-// either lowered to a count whose cluster the GPU runs (on an H100 every count up to 8 runs).
-int wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count);
+// Splits along K (grid.y; 1..kWgMaxSplits) and the split tail's whole clusters for y[M, N] in CTAs of `shape` on a GPU
+// of sm_count SMs (one CTA per SM): the split model, or what kbit._C._set_wgmma_splits forces (a tuning aid, clamped to
+// the groups; every unit split) and kbit._C._set_wgmma_whole_clusters (clamped to the units); the splits lowered to a
+// count whose cluster the GPU runs (on an H100 every count up to 8 runs).
+struct WgmmaSplits {
+  int splits, whole_clusters;
+};
+WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count);
 
 // Clusters of `cluster_ctas` CTAs (the splits) of the k-bit kernel of `shape` that the current GPU
 // runs at once (0: none fits; the CTAs of a cluster share one GPC, so fewer than SMs / cluster_ctas where a GPC's
