@@ -20,13 +20,18 @@ from .session import run_meta, tuning_parser, tuning_run, tuning_setup
 from .weights import rotated_copies
 
 
+def cublas_label(dtype: torch.dtype) -> str:
+    """sweep's label of cuBLAS on the unquantized weight in the activations' dtype: "fp16" or "bf16"."""
+    return {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+
+
 def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
           runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True,
-          cool_s: float = 1.0) -> Dict:
+          cool_s: float = 1.0, dtype: torch.dtype = torch.float16) -> Dict:
     """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
-    runs(label, k, M, K)) and cuBLAS fp16 on the unquantized weight (label "fp16", k None) for every
-    shape, k and M (per shape: M descending, cuBLAS then each k's ops at each M): fp16 activations,
-    cold L2 (rotated weight copies), CUDA-graph medians. Rows:
+    runs(label, k, M, K)) and cuBLAS on the unquantized weight (label cublas_label(dtype), k None) for every
+    shape, k and M (per shape: M descending, cuBLAS then each k's ops at each M): activations and that weight in
+    dtype (fp16 or bf16), cold L2 (rotated weight copies), CUDA-graph medians. Rows:
     shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing). cool_s: TimerConfig's (after a
     timing over 4x heavier per call, idle that long first; 1 s: a sparse M grid such as 1024 then 1)."""
     import kbit
@@ -41,9 +46,9 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
     for name in shape_names:
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
         g = torch.Generator(device=dev).manual_seed(N * 131 + K)
-        W = torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5
-        fp16_copies = rotated_copies(W, info["l2_bytes"])
-        xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g) for M in ms}
+        W = (torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5).to(dtype)
+        dense_copies = rotated_copies(W, info["l2_bytes"])
+        xs = {M: torch.randn(M, K, device=dev, dtype=torch.float16, generator=g).to(dtype) for M in ms}
         quantized = {}
         for k in ks:
             qw = kbit.quantize(W, k=k)
@@ -52,8 +57,8 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
         # at the clocks the power cap left (session 26: H200 decode cells after cuBLAS at M = 1024 read 15-35%
         # slow in a sweep), so each M's cells follow the next larger M's, not the largest's.
         for M in sorted(ms, reverse=True):
-            timed(f"fp16 {name} {M}", [lambda w=w, x=xs[M]: F.linear(x, w) for w in fp16_copies],
-                  {"shape": name, "N": N, "K": K, "M": M, "k": None, "path": "fp16"})
+            timed(f"{cublas_label(dtype)} {name} {M}", [lambda w=w, x=xs[M]: F.linear(x, w) for w in dense_copies],
+                  {"shape": name, "N": N, "K": K, "M": M, "k": None, "path": cublas_label(dtype)})
             for k in ks:
                 line = []
                 for label, op_name, *extra in paths:
@@ -70,9 +75,10 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
                         continue
                     line.append(f"{label} {t.median_us:8.1f} us")
                 print(f"{name:12s} k={k} M={M:4d} " + "  ".join(line), flush=True)
-        del fp16_copies, quantized, W
+        del dense_copies, quantized, W
         torch.cuda.empty_cache()
-    return {**run_meta(info), "ms": ms, "ks": ks, "dtype": "float16", "l2": "cold", "rows": rows}
+    return {**run_meta(info), "ms": ms, "ks": ks, "dtype": str(dtype).replace("torch.", ""), "l2": "cold",
+            "rows": rows}
 
 
 def op_paths(ops: List[str]) -> List[Tuple]:

@@ -33,17 +33,27 @@ grid points between buckets, e.g. M = 2, every value is timed too and the bucket
 --merge-runs: runs of one GPU, each over some M (e.g. a sweep of the large M only, when one path changed
 there); B's timings replace A's at the same (shape, M, k, path), the M grid is the union, and the table's
 note names each run's commit and M.
+
+--dtype bfloat16 (M above SMALL_KERNELS_MAX_M only): times the tiled kernels (wgmma, else tile) against dequantize +
+cuBLAS with bf16 activations (and cuBLAS bf16 as the yardstick), writes its JSON and .md, no table. --bf16-runs A,B
+(with a measured or merged fp16 run): the table's bf16 column from them, the tiled range's end per k with bf16
+activations (bf16_range_ends). cuBLAS runs bf16 as fast as fp16, while the kernels' bf16 decode costs more (session
+42, H200: Llama-3 8B gate/up M = 1024, wgmma 257 us in bf16 against dequantize + cuBLAS's 226, where fp16's table
+keeps wgmma), so the crossover to the fallback comes earlier in bf16.
+
+    python -m benchmarks.tune_dispatch --dtype bfloat16 --ms 192,256,512,1024 --out $OUT/bf16
+    python -m benchmarks.tune_dispatch --merge-runs A,B --bf16-runs $OUT/bf16/dispatch-<slug>.json --out DIR
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
 
-from .ab_paths import sweep
+from .ab_paths import cublas_label, sweep
 from .session import tuning_parser, tuning_run
 
 # 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
@@ -90,6 +100,26 @@ def bucket_of(M: int) -> int:
     """The warps-per-unit bucket (its grid point) that covers M <= WPU_BUCKETS[-1]."""
     return next(b for b in WPU_BUCKETS if M <= b)
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
+
+
+PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
+
+
+def cublas_path(run: Dict) -> str:
+    """The run's label of cuBLAS on the unquantized weight ("fp16"; "bf16" in a bf16 run)."""
+    return "bf16" if run.get("dtype") == "bfloat16" else "fp16"
+
+
+def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+    """The bf16 sweep: above SMALL_KERNELS_MAX_M, wgmma (the tile kernel where it does not run) and dequantize +
+    cuBLAS with bf16 activations, cold L2, CUDA-graph medians."""
+    import torch
+    import kbit
+    if min(ms) <= SMALL_KERNELS_MAX_M:
+        raise SystemExit(f"--dtype bfloat16 times M above {SMALL_KERNELS_MAX_M} only (the tiled range's end); "
+                         f"got M = {min(ms)}")
+    return sweep(PATHS_BF16, shape_names, ms, ks, cool_s=0.0, dtype=torch.bfloat16,
+                 runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
 
 
 def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
@@ -142,11 +172,12 @@ def timings(run: Dict) -> Dict:
     return t
 
 
-def crossovers(run: Dict) -> List[Dict]:
+def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
     """The table's rows, ascending by N*K: one per weight size (size_rows: the most cautious over
     the size's shapes; shape_n = shape_k = 0), and where a size has several shapes (Qwen3 Q and O)
     one more per shape with that shape's own crossovers and warps per unit (shape_n x shape_k;
-    the dispatch takes an exact shape's row first)."""
+    the dispatch takes an exact shape's row first). max_tile_m_bf16: {k: M} from bf16_run (bf16_range_ends; a size
+    row the least over its shapes), {} without one or for shapes it did not time (0 in the table: fp16's end)."""
     rows = size_rows(run)
     sizes = shape_sizes(run)
     for name, size in sizes.items():
@@ -154,7 +185,41 @@ def crossovers(run: Dict) -> List[Dict]:
             (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]})
             r0 = next(r for r in run["rows"] if r["shape"] == name)
             rows.append({**row, "shape_n": r0["N"], "shape_k": r0["K"]})
+    ends = bf16_range_ends(run, bf16_run) if bf16_run else {}
+    dims = {r["shape"]: (r["N"], r["K"]) for r in run["rows"]}
+    for row in rows:
+        names = [n for n in ends if (dims[n] == (row["shape_n"], row["shape_k"]) if row["shape_n"]
+                                     else sizes[n] == row["weights"])]
+        row["max_tile_m_bf16"] = {k: min(ends[n][k] for n in names) for k in run["ks"]} if names else {}
     return sorted(rows, key=lambda r: (r["weights"], r["shape_n"], r["shape_k"]))
+
+
+def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
+    """{shape: {k: M}}: with bf16 activations, the M up to which the shape's tiled range runs, for the shapes that
+    bf16_run (measure_bf16) timed. Where fp16's range (the fp16 run's, that shape alone) ends at or below
+    SMALL_KERNELS_MAX_M, fp16's end (bf16 was not timed there); else tiled_range_end over bf16_run's grid from
+    SMALL_KERNELS_MAX_M (below it the tiled kernels are taken to win in bf16 as in fp16: the fallback's bf16
+    cuBLAS runs as fp16's, the kernels' bf16 decode costs them more, so the crossover can only come sooner)."""
+    inf = float("inf")
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
+    timed = {r["shape"] for r in bf16_run["rows"]}
+    out = {}
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        if name not in timed:
+            continue
+        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]})
+        ends = {}
+        for k in run["ks"]:
+            fp16_end = own["max_tile_m"][k]
+            if fp16_end <= SMALL_KERNELS_MAX_M or k not in bf16_run["ks"]:
+                ends[k] = fp16_end
+                continue
+            ms = bf16_run["ms"]
+            tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in ms}
+            fallback = {M: t.get((name, M, k, "dequant_cublas"), inf) for M in ms}
+            ends[k] = max(tiled_range_end(ms, SMALL_KERNELS_MAX_M, tiled, fallback), own["max_kernel_m"][k])
+        out[name] = ends
+    return out
 
 
 def row_label(r: Dict) -> str:
@@ -247,9 +312,10 @@ _HEADER_TOP = """#pragma once
 // size has several) and k = 2, 3, 4, 5: the largest M up to which the small-M kernel was the
 // fastest path, then the M up to which a tile kernel runs before dequantize + cuBLAS (the least
 // worst loss over the grid), the M from which the wgmma kernel beat the tile kernel (0: never),
-// the small-M kernel's warps per unit for M <= {buckets} (0: the rule), and the largest M up to
+// the small-M kernel's warps per unit for M <= {buckets} (0: the rule), the largest M up to
 // which the scalar GEMV beat every other path (0: never; it takes precedence; see docs/benchmarks/
-// for the timings).
+// for the timings), and with bf16 activations the tiled range's end (measured apart above M = 128;
+// 0: not measured, the fp16 end).
 #include "tc_dispatch.h"
 
 namespace kbit {{
@@ -261,17 +327,19 @@ TABLE_RE = re.compile(r"^// (?P<device>[^\n]+?) \((?P<sms>\d+) SMs, sm_(?P<major
                       r"inline constexpr TcCrossoverRow kTcRows\d+\[\] = \{\n(?P<rows>.*?)^\};", re.M | re.S)
 
 
-def table_of_run(run: Dict) -> Dict:
-    """This run's table, as read_tables gives one: device, sms, major, minor, note (date, commit, grid)
-    and the rows with per-k lists (k = 2..5; 0 where k was not measured)."""
+def table_of_run(run: Dict, bf16_run: Optional[Dict] = None) -> Dict:
+    """This run's table, as read_tables gives one: device, sms, major, minor, note (date, commit, grid; bf16_run's
+    commit and grid) and the rows with per-k lists (k = 2..5; 0 where k was not measured)."""
     dev = run["device"]
     major, minor = (int(v) for v in dev["capability"].split("."))
     rows = [{"weights": r["weights"], "shape_n": r["shape_n"], "shape_k": r["shape_k"],
              **{f: [r[f].get(k, 0) for k in (2, 3, 4, 5)] for f in ("max_kernel_m", "max_tile_m", "min_wgmma_m",
-                                                                  "max_gemv_m")},
-             "small_m_wpu": [r["small_m_wpu"].get(k, [0] * 4) for k in (2, 3, 4, 5)]} for r in crossovers(run)]
+                                                                  "max_gemv_m", "max_tile_m_bf16")},
+             "small_m_wpu": [r["small_m_wpu"].get(k, [0] * 4) for k in (2, 3, 4, 5)]}
+            for r in crossovers(run, bf16_run)]
+    bf16 = f" bf16: commit {bf16_run['commit']}; M grid {bf16_run['ms']}." if bf16_run else ""
     return {"device": dev["name"], "sms": dev["sms"], "major": major, "minor": minor,
-            "note": f"{run['date']}, commit {run['commit']}; M grid {run['ms']}.", "rows": rows}
+            "note": f"{run['date']}, commit {run['commit']}; M grid {run['ms']}.{bf16}", "rows": rows}
 
 
 def header_text(tables: List[Dict]) -> str:
@@ -284,7 +352,8 @@ def header_text(tables: List[Dict]) -> str:
         out.append(f"inline constexpr TcCrossoverRow kTcRows{i}[] = {{")
         out += [f"    {{{r['weights']}, {r['shape_n']}, {r['shape_k']}, {{{ints(r['max_kernel_m'])}}}, "
                 f"{{{ints(r['max_tile_m'])}}}, {{{ints(r['min_wgmma_m'])}}}, "
-                f"{{{', '.join('{' + ints(b) + '}' for b in r['small_m_wpu'])}}}, {{{ints(r['max_gemv_m'])}}}}},"
+                f"{{{', '.join('{' + ints(b) + '}' for b in r['small_m_wpu'])}}}, {{{ints(r['max_gemv_m'])}}}, "
+                f"{{{ints(r['max_tile_m_bf16'])}}}}},"
                 for r in tb["rows"]]
         out += ["};", ""]
     out.append("inline constexpr TcCrossoverTable kTcCrossoverTables[] = {")
@@ -295,22 +364,23 @@ def header_text(tables: List[Dict]) -> str:
     return "\n".join(out)
 
 
-def write_header(run: Dict, path: str, merge_with: str = "") -> None:
+def write_header(run: Dict, path: str, merge_with: str = "", bf16_run: Optional[Dict] = None) -> None:
     """Write the C++ header: the tables of the header at merge_with ('': none) with this run's GPU's
-    table replaced, or added after them."""
+    table replaced, or added after them (its bf16 column from bf16_run, zeros without one)."""
     tables = []
     if merge_with:
         with open(merge_with) as f:  # (a path given but missing raises: its other GPUs' tables would be lost)
             tables = read_tables(f.read())
-    new = table_of_run(run)
+    new = table_of_run(run, bf16_run)
     at = next((i for i, tb in enumerate(tables) if tb["device"] == new["device"]), len(tables))
     tables[at:at + 1] = [new]
     with open(path, "w") as f:
         f.write(header_text(tables))
 
 
+# (the bf16 column, the last, optional: headers before session 43 had none)
 ROW_RE = re.compile(r"\{(\d+), (\d+), (\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, "
-                    r"\{((?:\{[\d, ]+\}(?:, )?){4})\}, \{([\d, ]+)\}\}")
+                    r"\{((?:\{[\d, ]+\}(?:, )?){4})\}, \{([\d, ]+)\}(?:, \{([\d, ]+)\})?\}")
 
 
 def read_table(text: str) -> List[Dict]:
@@ -318,11 +388,12 @@ def read_table(text: str) -> List[Dict]:
     (k = 2..5) and small_m_wpu as four lists of four. Raises if a row does not parse."""
     ints = lambda v: [int(i) for i in v.replace("{", "").replace("}", "").split(",")]  # noqa: E731
     rows = []
-    for w, n, kk, small, tile, wg, wpu, gemv in ROW_RE.findall(text):
+    for w, n, kk, small, tile, wg, wpu, gemv, tile_bf16 in ROW_RE.findall(text):
         flat = ints(wpu)
         rows.append({"weights": int(w), "shape_n": int(n), "shape_k": int(kk), "max_kernel_m": ints(small),
                      "max_tile_m": ints(tile), "min_wgmma_m": ints(wg),
-                     "small_m_wpu": [flat[4 * i:4 * i + 4] for i in range(4)], "max_gemv_m": ints(gemv)})
+                     "small_m_wpu": [flat[4 * i:4 * i + 4] for i in range(4)], "max_gemv_m": ints(gemv),
+                     "max_tile_m_bf16": ints(tile_bf16) if tile_bf16 else [0] * 4})
     if len(rows) != len(re.findall(r"^\s*\{\d+,", text, re.M)):
         raise ValueError("a table row that read_table does not parse")
     return rows
@@ -342,25 +413,28 @@ def read_tables(text: str) -> List[Dict]:
     return tables
 
 
-def write_markdown(run: Dict, path: str) -> None:
+def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> None:
     dev = run["device"]
     t = timings(run)
+    dense = cublas_path(run)
     lines = [f"# Dense gemm crossover: {dev['name']}", "",
-             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, "
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, "
              "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
              "`wgmma` = torch.ops.kbit.wgmma_gemm, "
              "`dq+cuBLAS` = "
-             "torch.ops.kbit.dequant_cublas_gemm, `fp16` = cuBLAS on the unquantized weight. "
+             f"torch.ops.kbit.dequant_cublas_gemm, `{dense}` = cuBLAS on the unquantized weight. "
              "Produced by `python -m benchmarks.tune_dispatch`; the table it wrote is "
-             "csrc/cuda/gemm/tc_dispatch_table.h.", "",
+             "csrc/cuda/gemm/tc_dispatch_table.h."
+             + (f" bf16 column from commit {bf16_run['commit']} (M {bf16_run['ms']})." if bf16_run else ""), "",
              "## Crossovers (per k: [scalar GEMV up to M;] small-M kernel up to M, a tile kernel up to M (wgmma "
              "from M), dequantize + cuBLAS above)", "",
              "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
-    rows = crossovers(run)
+    rows = crossovers(run, bf16_run)
     for r in rows:
         lines.append(f"| {row_label(r)} | " + " | ".join(
             (f"gemv {r['max_gemv_m'][k]}; " if r.get("max_gemv_m", {}).get(k) else "") +
             f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')} ({r['min_wgmma_m'].get(k, '-')})"
+            + (f"; bf16 to {r['max_tile_m_bf16'][k]}" if r["max_tile_m_bf16"].get(k) else "")
             for k in (2, 3, 4, 5)) + " |")
     lines += ["", f"## Small-M kernel warps per unit (M <= {' / '.join(map(str, WPU_BUCKETS))}; 0: the rule)", "",
               "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
@@ -374,7 +448,7 @@ def write_markdown(run: Dict, path: str) -> None:
                                                f"k={k} best vs fp16" for k in run["ks"]) + " |",
                   "|---:|---:|" + "---:|---:|---:|---:|---:|" * len(run["ks"])]
         for M in run["ms"]:
-            fp = t[(name, M, None, "fp16")]
+            fp = t[(name, M, None, dense)]
             cells = []
             for k in run["ks"]:
                 a, b = t.get((name, M, k, "kernel")), t[(name, M, k, "dequant_cublas")]
@@ -383,8 +457,37 @@ def write_markdown(run: Dict, path: str) -> None:
                           "-" if w is None else f"{w:.1f}", f"{b:.1f}",
                           f"{fp / min(b, *(v for v in (a, c, w) if v is not None)):.2f}x"]
             lines.append(f"| {M} | {fp:.1f} | " + " | ".join(cells) + " |")
+    if bf16_run:
+        lines += [""] + bf16_timing_lines(bf16_run)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def bf16_timing_lines(bf16_run: Dict) -> List[str]:
+    """A bf16 run's timings (measure_bf16), per shape: M, cuBLAS bf16, and per k the tiled kernel's time (wgmma, else
+    tile) / dequantize + cuBLAS's."""
+    lines = ["## bf16: cuBLAS bf16, and per k the tiled kernel (wgmma or tile) / dequantize + cuBLAS (us)", ""]
+    tb = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
+    for name in dict.fromkeys(r["shape"] for r in bf16_run["rows"]):
+        lines += [f"### {name}", "", "| M | bf16 | " + " | ".join(f"k={k}" for k in bf16_run["ks"]) + " |",
+                  "|---:|---:|" + "---:|" * len(bf16_run["ks"])]
+        for M in bf16_run["ms"]:
+            cells = []
+            for k in bf16_run["ks"]:
+                tiled = min(tb.get((name, M, k, p), float("inf")) for p in ("wgmma", "tile"))
+                cells.append(f"{tiled:.1f} / {tb[(name, M, k, 'dequant_cublas')]:.1f}")
+            lines.append(f"| {M} | {tb[(name, M, None, 'bf16')]:.1f} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def write_markdown_bf16(run: Dict, path: str) -> None:
+    dev = run["device"]
+    lines = [f"# Dense gemm crossover, bf16 activations: {dev['name']}", "",
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; cold L2, CUDA-graph medians. Produced by "
+             "`python -m benchmarks.tune_dispatch --dtype bfloat16`; its table column comes from `--bf16-runs`.", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines + bf16_timing_lines(run)) + "\n")
 
 
 def merge_runs(runs: List[Dict]) -> Dict:
@@ -393,6 +496,9 @@ def merge_runs(runs: List[Dict]) -> Dict:
     devices = {(r["device"]["name"], r["device"]["sms"]) for r in runs}
     if len(devices) != 1:
         raise SystemExit(f"--merge-runs: the runs are from different GPUs: {sorted(devices)}")
+    dtypes = {cublas_path(r) for r in runs}
+    if len(dtypes) != 1:
+        raise SystemExit(f"--merge-runs: the runs timed different activation dtypes: {sorted(dtypes)}")
     ks = sorted({k for r in runs for k in r["ks"]})
     if any(sorted(r["ks"]) != ks for r in runs):
         raise SystemExit(f"--merge-runs: the runs timed different k: {[r['ks'] for r in runs]}")
@@ -403,7 +509,7 @@ def merge_runs(runs: List[Dict]) -> Dict:
     ms = sorted({m for r in runs for m in r["ms"]})
     # every shape timed at every M of the union (the crossovers read dequantize + cuBLAS and cuBLAS fp16 at each)
     missing = sorted({(shape, M, k) for shape in {key[0] for key in rows} for M in ms for k in ks
-                      if (shape, M, k, "dequant_cublas") not in rows or (shape, M, None, "fp16") not in rows})
+                      if (shape, M, k, "dequant_cublas") not in rows or (shape, M, None, cublas_path(runs[0])) not in rows})
     if missing:
         raise SystemExit(f"--merge-runs: shapes not timed at every M of the merged grid (shape, M, k): {missing[:8]}"
                          + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
@@ -421,7 +527,27 @@ def main(argv=None) -> None:
                     help="the header whose other GPUs' tables the written one keeps ('' for this GPU's alone)")
     ap.add_argument("--merge-runs", default=None,
                     help="comma-separated run JSONs of one GPU: the table from their rows (later runs' win)")
+    ap.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"),
+                    help="the activations' dtype; bfloat16: the bf16 sweep above M = 128 (no table of its own)")
+    ap.add_argument("--bf16-runs", default=None,
+                    help="comma-separated bf16 run JSONs of this GPU: the table's bf16 column from them (merged)")
     args = ap.parse_args(argv)
+    if args.dtype == "bfloat16":
+        if args.merge_runs or args.bf16_runs:
+            raise SystemExit("--dtype bfloat16 measures a bf16 sweep; merge it with --bf16-runs on an fp16 table")
+        run = tuning_run(args, "dispatch-bf16", lambda: measure_bf16(
+            args.shapes.split(","), [int(v) for v in args.ms.split(",")], [int(v) for v in args.ks.split(",")]))
+        write_markdown_bf16(run, os.path.join(args.out, f"dispatch-bf16-{run['device']['slug']}.md"))
+        return
+    bf16_run = None
+    if args.bf16_runs:
+        bf16_runs = []
+        for path in args.bf16_runs.split(","):
+            with open(path) as f:
+                bf16_runs.append(json.load(f))
+        bf16_run = merge_runs(bf16_runs)
+        if cublas_path(bf16_run) != "bf16":
+            raise SystemExit("--bf16-runs: runs of --dtype bfloat16 only")
     if args.merge_runs:
         runs = []
         for path in args.merge_runs.split(","):
@@ -434,12 +560,17 @@ def main(argv=None) -> None:
     else:
         run = tuning_run(args, "dispatch", lambda: measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
                                                            [int(v) for v in args.ks.split(",")]))
-    write_markdown(run, os.path.join(args.out, f"dispatch-{run['device']['slug']}.md"))
+    if bf16_run and (bf16_run["device"]["name"], bf16_run["device"]["sms"]) != (run["device"]["name"],
+                                                                                run["device"]["sms"]):
+        raise SystemExit("--bf16-runs: from another GPU than the fp16 run")
+    if cublas_path(run) != "fp16":
+        raise SystemExit("the table's run must be an fp16 one (a bf16 run goes in --bf16-runs)")
+    write_markdown(run, os.path.join(args.out, f"dispatch-{run['device']['slug']}.md"), bf16_run)
     if sorted(run["ks"]) == sorted(KS) and set(SHAPES) <= {r["shape"] for r in run["rows"]}:
-        write_header(run, os.path.join(args.out, "tc_dispatch_table.h"), args.merge_with)
+        write_header(run, os.path.join(args.out, "tc_dispatch_table.h"), args.merge_with, bf16_run)
     else:  # its table would have zeros (dequantize + cuBLAS everywhere) for the k and sizes it did not time
         print(f"a run over fewer k or shapes than {KS} x {SHAPES}: no tc_dispatch_table.h written")
-    print("crossovers:", json.dumps(crossovers(run)))
+    print("crossovers:", json.dumps(crossovers(run, bf16_run)))
 
 
 if __name__ == "__main__":

@@ -85,8 +85,8 @@ TORCH_LIBRARY(kbit, m) {
 
 namespace {
 #ifdef KBIT_WITH_CUDA
-pybind11::tuple gemm_dispatch(int64_t M, int64_t N, int64_t K, int64_t k, int64_t device) {
-  const auto r = kbit::cuda::gemm_dispatch(M, N, K, static_cast<int>(k), static_cast<int>(device));
+pybind11::tuple gemm_dispatch(int64_t M, int64_t N, int64_t K, int64_t k, int64_t device, const std::string& dtype) {
+  const auto r = kbit::cuda::gemm_dispatch(M, N, K, static_cast<int>(k), static_cast<int>(device), dtype);
   return pybind11::make_tuple(r.first, r.second);
 }
 
@@ -138,8 +138,9 @@ PYBIND11_MODULE(_C, m) {
         "True when this build contains the CUDA kernels");
 #ifdef KBIT_WITH_CUDA
   m.def("gemm_dispatch", &gemm_dispatch, pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"),
-        pybind11::arg("k"), pybind11::arg("device") = 0,
-        "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device: path "
+        pybind11::arg("k"), pybind11::arg("device") = 0, pybind11::arg("dtype") = "float16",
+        "(path, source) the CUDA gemm takes for x [M, K] @ W[N, K]^T at k bits on a device, x of dtype 'float16' or "
+        "'bfloat16': path "
         "'gemv' (the GEMV, gemv_gemm), 'kernel' (small-M kernel, torch.ops.kbit.mma_gemm), 'tile' (tile_gemm), 'wgmma' (wgmma_gemm) or 'dequant_cublas', source the measured table's GPU or 'heuristic'");
   m.def("grouped_gemm_dispatch", &grouped_gemm_dispatch, pybind11::arg("T"), pybind11::arg("E"), pybind11::arg("N"),
         pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,

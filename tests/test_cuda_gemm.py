@@ -1101,10 +1101,12 @@ def test_gemm_cuda_prefill_m(k, dtype, nk, M, poisoned_cuda):
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "prefill")
     y = check_call(lambda x: kbit.gemm(x, qw), x, W_hat, dtype)
-    path, source = kbit._C.gemm_dispatch(M, *nk, k)
+    bf16 = dtype == torch.bfloat16
+    path, source = kbit._C.gemm_dispatch(M, *nk, k, dtype="bfloat16" if bf16 else "float16")
     if source != "heuristic" and kbit._C.wgmma_gemm_runs(k, M):  # the table's wgmma range, then the fallback
         row = _table_row(_tables()[source]["rows"], *nk)
-        start, top = row["min_wgmma_m"][k - 2], max(row["max_tile_m"][k - 2], row["max_kernel_m"][k - 2])
+        end = row["max_tile_m_bf16"][k - 2] if bf16 and row["max_tile_m_bf16"][k - 2] else row["max_tile_m"][k - 2]
+        start, top = row["min_wgmma_m"][k - 2], max(end, row["max_kernel_m"][k - 2])
         if start and M >= start:
             assert path == ("wgmma" if M <= top else "dequant_cublas"), (M, path, top)
         if source == "NVIDIA H100 80GB HBM3" and k in (3, 4):
@@ -2281,11 +2283,22 @@ def test_gemm_dispatch_follows_the_measured_table():
                         assert kbit._C.gemm_dispatch(w - 1, N, K, k)[0] == tiled(w - 1)
                         assert kbit._C.gemm_dispatch(w, N, K, k)[0] == tiled(w)
                 assert kbit._C.gemm_dispatch(b + 1, N, K, k)[0] == "dequant_cublas"
+                # bf16 activations: the tiled range ends at the bf16 column's M where it has one, else at fp16's
+                b16 = max(r["max_tile_m_bf16"][k - 2], max_small[k - 2]) if r["max_tile_m_bf16"][k - 2] else b
+                if b16 > lo:
+                    assert kbit._C.gemm_dispatch(b16, N, K, k, dtype="bfloat16")[0] == tiled(b16)
+                assert kbit._C.gemm_dispatch(b16 + 1, N, K, k, dtype="bfloat16")[0] == "dequant_cublas"
+                for M in (1, lo, lo + 1):  # below the tiled range's end bf16 takes fp16's path
+                    if M <= min(b, b16):
+                        assert kbit._C.gemm_dispatch(M, N, K, k, dtype="bfloat16") == kbit._C.gemm_dispatch(M, N, K, k)
+    with pytest.raises(RuntimeError, match="dtype must be 'float16' or 'bfloat16'"):
+        kbit._C.gemm_dispatch(1, 5120, 2048, 4, dtype="float32")
     qw, W_hat = weight(4, 257, 5120)
-    for M in (1, 4, 16, 17, 40, 200, 300, 1000, 1025):
-        x = acts(M, 5120, torch.float16, "dispatch")
-        op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4)[0]])
-        assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))
+    for dtype, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        for M in (1, 4, 16, 17, 40, 200, 300, 1000, 1025):
+            x = acts(M, 5120, dtype, "dispatch")
+            op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, 257, 5120, 4, dtype=name)[0]])
+            assert_bitwise_equal(kbit.gemm(x, qw), op(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -139,7 +139,8 @@ def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tm
     # each shape's own row: its own best warps per unit (ties within 1% to more warps)
     assert a["small_m_wpu"] == {4: [4, 2, 8, 8]} and b["small_m_wpu"] == {4: [4, 8, 4, 2]}
     T.write_header(run, str(tmp_path / "t.h"))
-    assert "{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}}" in (tmp_path / "t.h").read_text()
+    assert ("{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}, {0, 0, 0, 0}}"
+            in (tmp_path / "t.h").read_text())
 
 
 def test_warps_per_unit_sweep_only_at_buckets_and_within_k_groups():
@@ -319,3 +320,70 @@ def test_merge_runs_refuses_runs_of_different_gpus_or_k():
     large = run_of({("a", "dequant_cublas"): [9] * 3}, ms=(64, 128, 256))
     with pytest.raises(SystemExit, match=r"not timed at every M .*\('b', 256, 2\)"):
         T.merge_runs([base, large])
+
+
+def bf16_run_of(times, ms=(256, 512, 1024), ks=(2, 4)):
+    """A fake bf16 run (measure_bf16): run_of's rows with cuBLAS bf16 as the yardstick."""
+    run = run_of(times, ms=ms, ks=ks)
+    for r in run["rows"]:
+        if r["path"] == "fp16":
+            r["path"] = "bf16"
+    return {**run, "dtype": "bfloat16", "commit": "bf1"}
+
+
+def test_bf16_column_ends_the_tiled_range_by_the_bf16_timings(tmp_path):
+    # fp16: wgmma beats dequantize + cuBLAS to the grid's top (1024) on a and b (one size), and c's tiled range ends
+    # at 64 (below the bf16 sweep's grid). bf16: a's wgmma loses from 512, b's from 1024; c not timed in bf16.
+    ms = (1, 64, 128, 256, 512, 1024)
+    run = run_of({
+        ("a", "kernel"): [1, 20, 40, 0, 0, 0], ("a", "wgmma"): [6, 5, 9, 15, 30, 50],
+        ("a", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+        ("b", "kernel"): [1, 20, 40, 0, 0, 0], ("b", "wgmma"): [6, 5, 9, 15, 30, 50],
+        ("b", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+        ("c", "kernel"): [1, 20, 40, 0, 0, 0], ("c", "wgmma"): [6, 5, 30, 30, 60, 90],
+        ("c", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+    }, ms=ms)
+    run["rows"] = [r for r in run["rows"] if r["us"] != 0]
+    bf16 = bf16_run_of({("a", "wgmma"): [20, 40, 80], ("a", "dequant_cublas"): [25, 35, 60],
+                        ("b", "wgmma"): [20, 30, 80], ("b", "dequant_cublas"): [25, 35, 60]})
+    ends = T.bf16_range_ends(run, bf16)
+    assert ends == {"a": {2: 256, 4: 256}, "b": {2: 512, 4: 512}}
+    rows = T.crossovers(run, bf16)
+    size_ab, b, a, c = rows
+    assert size_ab["max_tile_m"] == {2: 1024, 4: 1024} and size_ab["max_tile_m_bf16"] == {2: 256, 4: 256}
+    assert a["max_tile_m_bf16"] == {2: 256, 4: 256} and b["max_tile_m_bf16"] == {2: 512, 4: 512}
+    assert c["max_tile_m"] == {2: 64, 4: 64} and c["max_tile_m_bf16"] == {}  # not timed in bf16: 0, fp16's end
+    assert all(r["max_tile_m_bf16"] == {} for r in T.crossovers(run))
+    header = tmp_path / "t.h"
+    T.write_header(run, str(header), bf16_run=bf16)
+    (table,) = T.read_tables(header.read_text())
+    assert [r["max_tile_m_bf16"] for r in table["rows"]] == [[256, 0, 256, 0], [512, 0, 512, 0], [256, 0, 256, 0],
+                                                             [0, 0, 0, 0]]
+    assert "bf16: commit bf1; M grid [256, 512, 1024]." in table["note"]
+    T.write_markdown(run, str(tmp_path / "t.md"), bf16)
+    md = (tmp_path / "t.md").read_text()
+    assert "| 4194304 | 1 / 1024 (1); bf16 to 256 | - / - (-) | 1 / 1024 (1); bf16 to 256 | - / - (-) |" in md
+    assert "| 512 | 10.0 | 40.0 / 35.0 | 40.0 / 35.0 |" in md
+    # a row written before the bf16 column (session 42's headers) reads as not measured
+    (old,) = T.read_table("    {1048576, 0, 0, {128, 128, 128, 128}, {4096, 4096, 4096, 2048}, {128, 128, 128, 128}, "
+                          "{{8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}}, {128, 128, 128, 128}},\n")
+    assert old["max_tile_m_bf16"] == [0, 0, 0, 0] and old["max_tile_m"] == [4096, 4096, 4096, 2048]
+
+
+def test_bf16_sweep_and_runs_cli_refuse_what_they_cannot_use(tmp_path):
+    # the bf16 sweep times only above SMALL_KERNELS_MAX_M; --bf16-runs takes bf16 runs of the fp16 run's GPU only
+    with pytest.raises(SystemExit, match="times M above 128 only"):
+        T.measure_bf16(["Q"], [64, 256], [4])
+    fp16 = run_of({("a", "tile"): [5] * 6, ("a", "dequant_cublas"): [9] * 6})
+    (tmp_path / "fp16.json").write_text(json.dumps(fp16))
+    with pytest.raises(SystemExit, match="runs of --dtype bfloat16 only"):
+        T.main(["--from-json", str(tmp_path / "fp16.json"), "--bf16-runs", str(tmp_path / "fp16.json"),
+                "--out", str(tmp_path / "out"), "--merge-with", ""])
+    other = bf16_run_of({("a", "wgmma"): [5] * 3, ("a", "dequant_cublas"): [9] * 3})
+    other["device"] = {**other["device"], "name": "Other GPU"}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    with pytest.raises(SystemExit, match="from another GPU"):
+        T.main(["--from-json", str(tmp_path / "fp16.json"), "--bf16-runs", str(tmp_path / "other.json"),
+                "--out", str(tmp_path / "out"), "--merge-with", ""])
+    with pytest.raises(SystemExit, match="different activation dtypes"):
+        T.merge_runs([fp16, bf16_run_of({("a", "dequant_cublas"): [9] * 3})])

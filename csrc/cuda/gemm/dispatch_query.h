@@ -12,8 +12,9 @@ namespace cuda {
 // (the path: "kernel" (small-M tensor-core kernel), "tile" (tile kernel), "wgmma" (its wgmma
 // successor, Hopper) or "dequant_cublas";
 // where the rule came from: the measured table's device name, or "heuristic") on CUDA
-// device `device`.
-std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device);
+// device `device`, for activations of `dtype` ("float16" or "bfloat16").
+std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device,
+                                                  const std::string& dtype);
 
 // The grouped gemm's choice for T rows over E experts of N x K: (path: "gemv" (grouped_gemv_gemm),
 // "kernel" (grouped_mma_gemm), "tile" (grouped_tile_gemm) or "dequant_cublas" (E > 1024); the

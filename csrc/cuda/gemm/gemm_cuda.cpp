@@ -571,7 +571,8 @@ at::Tensor dense_gemm(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   const at::Tensor x = x_in.contiguous();
   if (x.size(0) == 0) return at::empty({0, g.rows}, x.options());
   const DensePath chosen =
-      path ? *path : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, *at::cuda::getCurrentDeviceProperties());
+      path ? *path : dense_gemm_path(x.size(0), g.rows, g.cols, g.k, x.scalar_type() == at::kBFloat16,
+                                     *at::cuda::getCurrentDeviceProperties());
   if (chosen == DensePath::kSmallM) return gemm_tc(x, packed_t, absmax_t, row_scale, codebook, g, small_m_warps_per_unit);
   if (chosen == DensePath::kTile) return gemm_tile(x, packed_t, absmax_t, row_scale, codebook, g);
   if (chosen == DensePath::kWgmma) return gemm_wgmma(x, packed_t, absmax_t, row_scale, codebook, g);

@@ -100,7 +100,7 @@ bool grouped_gemv_wins(int64_t T, int64_t E, int64_t K, const cudaDeviceProp& pr
   return T <= int64_t(kGemvMaxTokens) * E && (E <= 8 || (E <= 16 && K > 512));
 }
 
-DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop) {
+DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, bool bf16, const cudaDeviceProp& prop) {
   const TcCrossoverRow* row = tc_crossover_row(N, K, prop);
   // Without a table (H100 measurements, docs/benchmarks/nvidia-h100-80gb-hbm3/2026-11-26-session4
   // and -session5): the small-M kernel up to M = 8, a tile kernel up to M = 128 (64 on weights of
@@ -111,7 +111,10 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDevi
   // 384-1024 by shape (session 25's table).
   const bool large = N * K >= (int64_t(16) << 20);
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
-  const int64_t max_tile = row ? row->max_tile_m[k - 2]
+  // (bf16: the table's bf16 end where it was measured; session 42, H200, Llama-3 8B gate/up M = 1024 in bf16: wgmma
+  // 257 us against dequantize + cuBLAS 226, where fp16's table keeps wgmma)
+  const int64_t max_tile = row ? (bf16 && row->max_tile_m_bf16[k - 2] > 0 ? row->max_tile_m_bf16[k - 2]
+                                                                          : row->max_tile_m[k - 2])
                            : wgmma_gemm_available(k, 1024, prop) ? (k == 5 ? 384 : 1024)
                                                                   : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
@@ -150,12 +153,15 @@ std::tuple<std::string, std::string, std::string> grouped_gemm_dispatch(int64_t 
   }
 }
 
-std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device) {
+std::pair<std::string, std::string> gemm_dispatch(int64_t M, int64_t N, int64_t K, int k, int device,
+                                                  const std::string& dtype) {
   check_k(k);
   TORCH_CHECK(M >= 0 && N >= 0 && K >= 0, "kbit: gemm_dispatch needs M, N, K >= 0");
+  TORCH_CHECK(dtype == "float16" || dtype == "bfloat16", "kbit: gemm_dispatch: dtype must be 'float16' or "
+              "'bfloat16' (the activations'); got '", dtype, "'");
   const cudaDeviceProp& prop = *at::cuda::getDeviceProperties(device);
   const TcCrossoverTable* table = table_for(prop);
-  const DensePath path = dense_gemm_path(M, N, K, k, prop);
+  const DensePath path = dense_gemm_path(M, N, K, k, dtype == "bfloat16", prop);
   const char* name = path == DensePath::kSmallM  ? "kernel"
                      : path == DensePath::kGemv  ? "gemv"
                      : path == DensePath::kTile  ? "tile"

@@ -10,7 +10,9 @@
 // the tile kernel (the faster of the two tile kernels) then beat the fallback, and the M from
 // which the wgmma kernel is the faster one; per k and M bucket the small-M kernel's warps per
 // 16-row unit; and per k the M up to which the GEMV (scalar_gemv.cuh, either decode) beat them
-// all. Elsewhere a heuristic from the H100 measurements (no GEMV).
+// all; and per k, with bf16 activations, the M up to which the tiled range runs (measured apart: cuBLAS bf16 runs
+// as fast as fp16 while the kernels' bf16 decode costs more). Elsewhere a heuristic from the H100 measurements (no
+// GEMV).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -29,6 +31,8 @@ struct TcCrossoverRow {
   // above the previous bucket); 0: the rule (tc_dense_warps_per_unit). Above the last bucket the rule.
   int8_t small_m_wpu[4][4];
   int16_t max_gemv_m[4];    // k = 2..5: the GEMV first, for M <= this (0: never; at most kGemvMaxRows)
+  int16_t max_tile_m_bf16[4];  // k = 2..5, bf16 activations: max_tile_m's (0: not measured, max_tile_m's). Timed
+                               // above kTileTimedMaxM only (wgmma against dequantize + cuBLAS in bf16)
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
@@ -57,10 +61,9 @@ const TcCrossoverRow* tc_crossover_row(int64_t N, int64_t K, const cudaDevicePro
 // where the table has none (no table for the GPU, M above the last bucket, or not measured).
 int small_m_table_wpu(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
 
-// The path for y[M, N] = x[M, K] @ W^T at k bits on this GPU. The tile kernel only where the
-// GPU grants its shared memory (tile_gemm_fits), the wgmma kernel only where it runs
-// (wgmma_gemm_available).
-DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, const cudaDeviceProp& prop);
+// The path for y[M, N] = x[M, K] @ W^T at k bits on this GPU, x in bf16 or not (fp16). The tile kernel only where
+// the GPU grants its shared memory (tile_gemm_fits), the wgmma kernel only where it runs (wgmma_gemm_available).
+DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, bool bf16, const cudaDeviceProp& prop);
 
 // Grouped gemm (E <= kTcMaxExperts): the grouped tile kernel instead of the small-M grouped
 // kernel, from T rows over E experts of N rows (no sync: the offsets stay on the device).
