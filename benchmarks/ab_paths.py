@@ -87,24 +87,26 @@ def op_paths(ops: List[str]) -> List[Tuple]:
     return [(op, *op.split(":", 1)) for op in ops]
 
 
-def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
-    return {**sweep(op_paths(ops), shape_names, ms, ks), "ops": ops}
+def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int],
+            dtype: torch.dtype = torch.float16) -> Dict:
+    return {**sweep(op_paths(ops), shape_names, ms, ks, dtype=dtype), "ops": ops}
 
 
 def write_markdown(run: Dict, path: str) -> None:
     dev = run["device"]
     t = {(r["shape"], r["M"], r["k"], r.get("path", r.get("op"))): r["us"] for r in run["rows"]}  # "op": older runs
+    dense = "bf16" if run.get("dtype") == "bfloat16" else "fp16"
     lines = [f"# Kernel A/B: {dev['name']}", "",
-             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; fp16 activations, cold L2, CUDA-graph "
-             "medians (us), and cuBLAS fp16 time / op time in parentheses. Produced by "
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, CUDA-graph "
+             f"medians (us), and cuBLAS {dense} time / op time in parentheses. Produced by "
              f"`python -m benchmarks.ab_paths --ops {','.join(run['ops'])}`.", ""]
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         lines += [f"## {name} (N={r0['N']}, K={r0['K']})", "",
-                  "| k | M | fp16 | " + " | ".join(run["ops"]) + " |", "|---:|---:|---:|" + "---:|" * len(run["ops"])]
+                  f"| k | M | {dense} | " + " | ".join(run["ops"]) + " |", "|---:|---:|---:|" + "---:|" * len(run["ops"])]
         for k in run["ks"]:
             for M in run["ms"]:
-                fp = t[(name, M, None, "fp16")]
+                fp = t[(name, M, None, dense)]
                 cells = [f"{t[(name, M, k, op)]:.1f} ({fp / t[(name, M, k, op)]:.2f}x)" for op in run["ops"]]
                 lines.append(f"| {k} | {M} | {fp:.1f} | " + " | ".join(cells) + " |")
         lines.append("")
@@ -118,10 +120,12 @@ def main(argv=None) -> None:
     ap.add_argument("--shapes", default="llama70b_gu,llama8b_gu,gateup")
     ap.add_argument("--ms", default="16,32,64,128")
     ap.add_argument("--ks", default="4")
+    ap.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"),
+                    help="the activations' (and cuBLAS's weight's) dtype")
     args = ap.parse_args(argv)
     run = tuning_run(args, "ab", lambda: measure(args.ops.split(","), args.shapes.split(","),
                                                  [int(v) for v in args.ms.split(",")],
-                                                 [int(v) for v in args.ks.split(",")]))
+                                                 [int(v) for v in args.ks.split(",")], getattr(torch, args.dtype)))
     write_markdown(run, os.path.join(args.out, f"ab-{run['device']['slug']}.md"))
 
 

@@ -2,7 +2,8 @@
 
     python scripts/ab_table.py base-1=DIR new-1=DIR base-2=DIR ... [--path wgmma_gemm]
 
-Prints a Markdown table: each label's time of `--path` (us) and cuBLAS fp16's from the first label's run,
+Prints a Markdown table: each label's time of `--path` (us) and cuBLAS's (fp16, or bf16 in a --dtype bfloat16 run)
+from the first label's run,
 then each later label's time over the first's (rounds of the same build are labels of their own).
 """
 import argparse
@@ -11,13 +12,14 @@ import json
 
 
 def load(directory, path):
-    """{(shape, k, M): us} of `path` and {(shape, M): us} of cuBLAS fp16 in the directory's ab-*.json (one run's)."""
+    """{(shape, k, M): us} of `path` and {(shape, M): us} of cuBLAS (fp16 or bf16) in the directory's ab-*.json (one
+    run's)."""
     times, fp16 = {}, {}
     for name in sorted(glob.glob(f"{directory}/ab-*.json")):
         with open(name) as f:
             rows = json.load(f)["rows"]
         for r in rows:
-            if r["path"] == "fp16":
+            if r["path"] in ("fp16", "bf16"):
                 fp16[(r["shape"], r["M"])] = r["us"]
             if r["path"] == path:
                 times[(r["shape"], r["k"], r["M"])] = r["us"]
@@ -36,7 +38,7 @@ def main():
         data.append(load(directory, a.path))
     keys = sorted(set().union(*(d[0].keys() for d in data)), key=lambda x: (x[0], x[1] or 0, x[2]))
     ratios_head = " | ".join(f"{label} / {labels[0]}" for label in labels[1:])
-    print("| shape | k | M | fp16 | " + " | ".join(labels) + " | " + ratios_head + " |")
+    print("| shape | k | M | cuBLAS | " + " | ".join(labels) + " | " + ratios_head + " |")
     print("|---|---:|---:|---:|" + "---:|" * (2 * len(labels) - 1))
     for key in keys:
         ts = [d[0].get(key) for d in data]
