@@ -518,6 +518,15 @@ def merge_runs(runs: List[Dict]) -> Dict:
     return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values())}
 
 
+def read_runs(paths: str) -> List[Dict]:
+    """The run JSONs of a comma-separated list of paths, in order."""
+    runs = []
+    for path in paths.split(","):
+        with open(path) as f:
+            runs.append(json.load(f))
+    return runs
+
+
 def main(argv=None) -> None:
     ap = tuning_parser(__doc__)
     ap.add_argument("--shapes", default=",".join(SHAPES))
@@ -541,19 +550,11 @@ def main(argv=None) -> None:
         return
     bf16_run = None
     if args.bf16_runs:
-        bf16_runs = []
-        for path in args.bf16_runs.split(","):
-            with open(path) as f:
-                bf16_runs.append(json.load(f))
-        bf16_run = merge_runs(bf16_runs)
+        bf16_run = merge_runs(read_runs(args.bf16_runs))
         if cublas_path(bf16_run) != "bf16":
             raise SystemExit("--bf16-runs: runs of --dtype bfloat16 only")
     if args.merge_runs:
-        runs = []
-        for path in args.merge_runs.split(","):
-            with open(path) as f:
-                runs.append(json.load(f))
-        run = merge_runs(runs)
+        run = merge_runs(read_runs(args.merge_runs))
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"dispatch-{run['device']['slug']}.json"), "w") as f:
             json.dump(run, f, indent=1)
