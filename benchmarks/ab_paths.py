@@ -25,6 +25,11 @@ def cublas_label(dtype: torch.dtype) -> str:
     return {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
 
 
+def cublas_path(run: Dict) -> str:
+    """A sweep run's label of cuBLAS on the unquantized weight ("fp16"; "bf16" in a bf16 run)."""
+    return "bf16" if run.get("dtype") == "bfloat16" else "fp16"
+
+
 def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
           runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True,
           cool_s: float = 1.0, dtype: torch.dtype = torch.float16) -> Dict:
@@ -95,7 +100,7 @@ def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int]
 def write_markdown(run: Dict, path: str) -> None:
     dev = run["device"]
     t = {(r["shape"], r["M"], r["k"], r.get("path", r.get("op"))): r["us"] for r in run["rows"]}  # "op": older runs
-    dense = "bf16" if run.get("dtype") == "bfloat16" else "fp16"
+    dense = cublas_path(run)
     lines = [f"# Kernel A/B: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, CUDA-graph "
              f"medians (us), and cuBLAS {dense} time / op time in parentheses. Produced by "

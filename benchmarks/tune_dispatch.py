@@ -41,7 +41,7 @@ activations (bf16_range_ends). cuBLAS runs bf16 as fast as fp16, while the kerne
 42, H200: Llama-3 8B gate/up M = 1024, wgmma 257 us in bf16 against dequantize + cuBLAS's 226, where fp16's table
 keeps wgmma), so the crossover to the fallback comes earlier in bf16.
 
-    python -m benchmarks.tune_dispatch --dtype bfloat16 --ms 192,256,512,1024 --out $OUT/bf16
+    python -m benchmarks.tune_dispatch --dtype bfloat16 --ms 192,256,384,512,768,1024,1536,2048,3072,4096 --out B
     python -m benchmarks.tune_dispatch --merge-runs A,B --bf16-runs $OUT/bf16/dispatch-<slug>.json --out DIR
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ from typing import Dict, List, Optional
 
 from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
 
-from .ab_paths import cublas_label, sweep
+from .ab_paths import cublas_path, sweep
 from .session import tuning_parser, tuning_run
 
 # 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
@@ -103,11 +103,6 @@ SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "l
 
 
 PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
-
-
-def cublas_path(run: Dict) -> str:
-    """The run's label of cuBLAS on the unquantized weight ("fp16"; "bf16" in a bf16 run)."""
-    return "bf16" if run.get("dtype") == "bfloat16" else "fp16"
 
 
 def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
@@ -198,8 +193,10 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
     """{shape: {k: M}}: with bf16 activations, the M up to which the shape's tiled range runs, for the shapes that
     bf16_run (measure_bf16) timed. Where fp16's range (the fp16 run's, that shape alone) ends at or below
     SMALL_KERNELS_MAX_M, fp16's end (bf16 was not timed there); else tiled_range_end over bf16_run's grid from
-    SMALL_KERNELS_MAX_M (below it the tiled kernels are taken to win in bf16 as in fp16: the fallback's bf16
-    cuBLAS runs as fp16's, the kernels' bf16 decode costs them more, so the crossover can only come sooner)."""
+    SMALL_KERNELS_MAX_M (below it the tiled kernels are taken to win in bf16 as in fp16), at most fp16's end: the
+    fallback's bf16 cuBLAS runs as fp16's and the kernels' bf16 decode costs them more, so the crossover comes no
+    later than fp16's (a later bf16 end is noise). Where the tiled kernels won to the top of bf16_run's grid, fp16's
+    end (past that grid bf16 was not timed)."""
     inf = float("inf")
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
     timed = {r["shape"] for r in bf16_run["rows"]}
@@ -217,7 +214,10 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
             ms = bf16_run["ms"]
             tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in ms}
             fallback = {M: t.get((name, M, k, "dequant_cublas"), inf) for M in ms}
-            ends[k] = max(tiled_range_end(ms, SMALL_KERNELS_MAX_M, tiled, fallback), own["max_kernel_m"][k])
+            end = tiled_range_end(ms, SMALL_KERNELS_MAX_M, tiled, fallback)
+            if end >= max(ms):  # won to the grid's top: past it as fp16
+                end = fp16_end
+            ends[k] = max(min(end, fp16_end), own["max_kernel_m"][k])
         out[name] = ends
     return out
 
@@ -425,7 +425,7 @@ def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> Non
              f"torch.ops.kbit.dequant_cublas_gemm, `{dense}` = cuBLAS on the unquantized weight. "
              "Produced by `python -m benchmarks.tune_dispatch`; the table it wrote is "
              "csrc/cuda/gemm/tc_dispatch_table.h."
-             + (f" bf16 column from commit {bf16_run['commit']} (M {bf16_run['ms']})." if bf16_run else ""), "",
+             + (f" bf16 column from commit {bf16_run['commit']}." if bf16_run else ""), "",
              "## Crossovers (per k: [scalar GEMV up to M;] small-M kernel up to M, a tile kernel up to M (wgmma "
              "from M), dequantize + cuBLAS above)", "",
              "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]

@@ -61,12 +61,13 @@ def main():
                 last[i] = t[i, 44] - t[i, 3 + int(min(own[i], 40))]
             iv["last_group+drain"] = (float(last.median()), float(last.max()))
             iv["loop_end->epilogue"] = med(44, 45)
-            if plan["splits"] > 1:
-                iv["partials+cluster_sync"] = med(45, 47)
-                iv["reduction"] = med(47, 51)
-                iv["final_barrier"] = med(51, 48)
-            else:
-                iv["y_stores"] = med(45, 48)
+            split = t[:, 53] > 1  # each CTA's own splits: with the split tail, whole units' CTAs run one
+            if split.any():
+                iv["partials+cluster_sync"] = med(45, 47, split)
+                iv["reduction"] = med(47, 51, split)
+                iv["final_barrier"] = med(51, 48, split)
+            if (~split).any():
+                iv["y_stores"] = med(45, 48, ~split)
             iv["total"] = med(1, 48)
             span_us = float((t[:, 49].max() - t[:, 0].min()) / 1e3)
             start_spread_us = float((t[:, 0].max() - t[:, 0].min()) / 1e3)

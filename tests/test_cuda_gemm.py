@@ -1206,13 +1206,40 @@ def test_wgmma_gemm_split_tail(k, dtype, M, splits, whole_clusters, poisoned_cud
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
     units, whole = plan["units"], plan["whole_units"]
-    assert plan["splits"] == splits and plan_split["whole_units"] == 0 and plan_whole["whole_units"] == units
+    assert plan["splits"] == splits and plan_split["whole_units"] == 0
+    assert plan_whole["whole_units"] == plan_whole["units"]
     assert whole == min(whole_clusters, units // splits) * splits, plan
     assert plan["ctas"] == whole + (units - whole) * splits, plan
     for unit in range(units):
         tok, rows = unit_slices(plan, unit, N)
         want = (y_whole if unit < whole else y_split)[tok, rows]
         assert_bitwise_equal(y[tok, rows], want, f"unit {unit} of {units} ({whole} whole)")
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_wgmma_rule_split_tail_runs(dtype, poisoned_cuda):
+    # the rule's own tail on a 132-SM GPU (Qwen3 gate/up at M = 512: 160 units, a full wave of them whole and the
+    # rest split): against the reference, bitwise the same plan forced through the aids, and kbit.gemm bitwise the
+    # op gemm_dispatch names; on other GPUs whatever the rule picks, against the reference
+    M, N, K = 512, 5120, 2048
+    skip_unless_runs("wgmma_gemm", 4, M)
+    qw, W_hat = weight(4, N, K, dtype)
+    x = acts(M, K, dtype, "wgruletail")
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+    plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
+    y = torch.ops.kbit.wgmma_gemm(x, *args)
+    check(y, x, W_hat, dtype)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        assert plan["splits"] > 1 and 0 < plan["whole_units"] < plan["units"], plan
+    if plan["splits"] > 1:
+        forced = {"wgmma_splits": plan["splits"], "wgmma_whole_clusters": plan["whole_units"] // plan["splits"]}
+        again = wgmma_under(forced, lambda: (kbit._C._wgmma_launch_plan(M, N, K, 4),
+                                             torch.ops.kbit.wgmma_gemm(x, *args)))
+        assert again[0] == plan
+        assert_bitwise_equal(again[1], y)
+    name = "bfloat16" if dtype == torch.bfloat16 else "float16"
+    op = getattr(torch.ops.kbit, OP_OF_PATH[kbit._C.gemm_dispatch(M, N, K, 4, dtype=name)[0]])
+    assert_bitwise_equal(kbit.gemm(x, qw), op(x, *args))
 
 
 def test_wgmma_split_tail_rule():

@@ -387,3 +387,25 @@ def test_bf16_sweep_and_runs_cli_refuse_what_they_cannot_use(tmp_path):
                 "--out", str(tmp_path / "out"), "--merge-with", ""])
     with pytest.raises(SystemExit, match="different activation dtypes"):
         T.merge_runs([fp16, bf16_run_of({("a", "dequant_cublas"): [9] * 3})])
+
+
+def test_bf16_end_is_at_most_fp16s_and_fp16s_past_the_bf16_grid():
+    # a: fp16's tiled range to 1024; in bf16 wgmma wins everywhere on a grid to 512 only -> fp16's end (bf16 not
+    # timed past 512), not the grid's top. b: fp16's range to 256 (the fallback wins from 512); bf16's timings win
+    # to 1024 -> clamped to fp16's 256 (bf16's crossover comes no later). c: fp16's range ends at 64, below the bf16
+    # grid; c timed in bf16 anyway -> fp16's 64.
+    ms = (1, 64, 128, 256, 512, 1024)
+    run = run_of({
+        ("a", "kernel"): [1, 20, 40, 0, 0, 0], ("a", "wgmma"): [6, 5, 9, 15, 30, 50],
+        ("a", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+        ("b", "kernel"): [1, 20, 40, 0, 0, 0], ("b", "wgmma"): [6, 5, 9, 15, 40, 80],
+        ("b", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+        ("c", "kernel"): [1, 20, 40, 0, 0, 0], ("c", "wgmma"): [6, 5, 30, 30, 60, 90],
+        ("c", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
+    }, ms=ms)
+    run["rows"] = [r for r in run["rows"] if r["us"] != 0]
+    short = bf16_run_of({("a", "wgmma"): [20, 30], ("a", "dequant_cublas"): [25, 35]}, ms=(256, 512))
+    assert T.bf16_range_ends(run, short) == {"a": {2: 1024, 4: 1024}}
+    wide = bf16_run_of({("b", "wgmma"): [20, 30, 50], ("b", "dequant_cublas"): [25, 35, 60],
+                        ("c", "wgmma"): [20, 30, 50], ("c", "dequant_cublas"): [25, 35, 60]})
+    assert T.bf16_range_ends(run, wide) == {"b": {2: 256, 4: 256}, "c": {2: 64, 4: 64}}

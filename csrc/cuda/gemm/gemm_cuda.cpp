@@ -110,8 +110,8 @@ auto with_k(int k, F&& f) {
 // counted as the most 256-column groups a split gets (ceil(G / s) of G; the wgmma kernel: 8 groups
 // in 5 splits run 2 groups on the critical path, as 4 splits do, with more partials; session 23,
 // Qwen3 gate/up M = 40-64: 5 splits 11.2-12.3 us, 4 splits 10.7-11.8), else as K / s (the tile kernel's
-// measured fit, kept). split_tail (the wgmma kernel, WgmmaPlan): with s splits the full waves of s x
-// concurrent(s) units run whole and only the units past them split (their partials alone charged).
+// measured fit, kept). split_tail (the wgmma kernel, WgmmaPlan): with s splits the full waves of concurrent(s)
+// units run whole and only the units past them split (their partials alone charged).
 struct CtaSplits {
   int splits;
   int64_t whole_units;  // units run whole before the split ones (a multiple of splits; 0 with one split)
@@ -229,7 +229,7 @@ WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape
   const int64_t units = wgmma_units(M, N, shape);
   int64_t whole_clusters = pick.whole_units / pick.splits;  // the model's (0 where it was forced)
   if (whole_forced >= 0) whole_clusters = whole_forced;
-  whole_clusters = std::min(whole_clusters, units / pick.splits);  // (a model's count for a higher split count)
+  whole_clusters = std::min(whole_clusters, units / pick.splits);  // (the tuning aid's count, clamped to the units)
   return {pick.splits, static_cast<int>(whole_clusters)};
 }
 
@@ -262,7 +262,9 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
     return (ctas(p) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
   };
   // (The H100's session 23 run had two ahead by 2-5% on 8B and GLM shared gate/up at M = 40-64, with the kernels and
-  // x rule of then; not re-measured: the device lent since session 26 is the H200.)
+  // x rule of then; not re-measured: the device lent since session 26 is the H200.) With the split tail a plan's whole
+  // CTAs run all of K, so its groups a CTA (the split CTAs') are an approximation there; no benchmark shape's 64-token
+  // plan has a full wave of units (that takes N of ~15-30k).
   const bool four_as_wide = ctas(four) >= ctas(two) && waves(four) <= waves(two) &&
                             wgmma_cta_groups(K, four.splits) < wgmma_cta_groups(K, two.splits);
   return waves(two) > waves(four) || four_as_wide ? four : two;

@@ -20,7 +20,8 @@ struct TcGemmArgs {
   float* workspace;               // dense with splits > 1: [splits, M, N16] fp32
   int64_t M, N, K;
   int64_t experts;                // 1 when dense
-  int splits;                     // CTAs sharing one 16-row tile along K (dense only)
+  int splits;                     // CTAs sharing one 16-row tile along K (dense only; wgmma: the cluster's CTAs,
+                                  // of which whole clusters share none: wgmma_whole_clusters)
   int warps_per_unit;             // 8, 4, 2 or 1: tc_warps_per_unit(K)
   int64_t tokens_per_unit;        // picks the token tile: M (dense), tc_grouped_tokens_hint (grouped)
   GemvDecode gemv_decode;         // scalar GEMV only: kAuto (zero) = gemv_auto_decode, or the one asked for
