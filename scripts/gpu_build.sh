@@ -35,10 +35,13 @@ os.path.samefile(kbit._C.__file__, '$so') else 1)" || { echo "== carried build n
 }
 
 # The preamble of a device-run script (run from the repository root, after sourcing this file):
-# OUT (default out) and LOGS (default /tmp/run_logs) made, unbuffered Python, this tree built (or
-# its carried build used).
+# OUT (default out) and LOGS (default /tmp/run_logs) made, KBIT_BENCH_COMMIT exported (default
+# unknown: the benchmarks' records name it), unbuffered Python, this tree built (or its carried build
+# used). A script needs no more than: set -uo pipefail; cd "$(dirname "$0")/.."; . scripts/gpu_build.sh;
+# start_device_run || exit 1 (session 43: scripts up to it repeated these lines).
 start_device_run() {
   OUT=${OUT:-out}; mkdir -p "$OUT"
+  export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
   LOGS=${LOGS:-/tmp/run_logs}; mkdir -p "$LOGS"
   export PYTHONUNBUFFERED=1
   use_carried_build || build_tree "$(pwd)" /tmp/build.log
