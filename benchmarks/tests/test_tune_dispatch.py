@@ -331,19 +331,22 @@ def bf16_run_of(times, ms=(256, 512, 1024), ks=(2, 4)):
     return {**run, "dtype": "bfloat16", "commit": "bf1"}
 
 
+def wgmma_run_of(wgmma):
+    """A fake fp16 run over M = 1, 64, 128, 256, 512, 1024: per shape of `wgmma` ({shape: us per M}) the small-M kernel
+    (timed to 128, best at M = 1), that wgmma, and dequantize + cuBLAS; untimed cells left out as runs_path does."""
+    times = {}
+    for shape, us in wgmma.items():
+        times.update({(shape, "kernel"): [1, 20, 40, 0, 0, 0], (shape, "wgmma"): us,
+                      (shape, "dequant_cublas"): [20, 20, 20, 25, 35, 60]})
+    run = run_of(times, ms=(1, 64, 128, 256, 512, 1024))
+    run["rows"] = [r for r in run["rows"] if r["us"] != 0]
+    return run
+
+
 def test_bf16_column_ends_the_tiled_range_by_the_bf16_timings(tmp_path):
     # fp16: wgmma beats dequantize + cuBLAS to the grid's top (1024) on a and b (one size), and c's tiled range ends
     # at 64 (below the bf16 sweep's grid). bf16: a's wgmma loses from 512, b's from 1024; c not timed in bf16.
-    ms = (1, 64, 128, 256, 512, 1024)
-    run = run_of({
-        ("a", "kernel"): [1, 20, 40, 0, 0, 0], ("a", "wgmma"): [6, 5, 9, 15, 30, 50],
-        ("a", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-        ("b", "kernel"): [1, 20, 40, 0, 0, 0], ("b", "wgmma"): [6, 5, 9, 15, 30, 50],
-        ("b", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-        ("c", "kernel"): [1, 20, 40, 0, 0, 0], ("c", "wgmma"): [6, 5, 30, 30, 60, 90],
-        ("c", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-    }, ms=ms)
-    run["rows"] = [r for r in run["rows"] if r["us"] != 0]
+    run = wgmma_run_of({"a": [6, 5, 9, 15, 30, 50], "b": [6, 5, 9, 15, 30, 50], "c": [6, 5, 30, 30, 60, 90]})
     bf16 = bf16_run_of({("a", "wgmma"): [20, 40, 80], ("a", "dequant_cublas"): [25, 35, 60],
                         ("b", "wgmma"): [20, 30, 80], ("b", "dequant_cublas"): [25, 35, 60]})
     ends = T.bf16_range_ends(run, bf16)
@@ -394,16 +397,7 @@ def test_bf16_end_is_at_most_fp16s_and_fp16s_past_the_bf16_grid():
     # timed past 512), not the grid's top. b: fp16's range to 256 (the fallback wins from 512); bf16's timings win
     # to 1024 -> clamped to fp16's 256 (bf16's crossover comes no later). c: fp16's range ends at 64, below the bf16
     # grid; c timed in bf16 anyway -> fp16's 64.
-    ms = (1, 64, 128, 256, 512, 1024)
-    run = run_of({
-        ("a", "kernel"): [1, 20, 40, 0, 0, 0], ("a", "wgmma"): [6, 5, 9, 15, 30, 50],
-        ("a", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-        ("b", "kernel"): [1, 20, 40, 0, 0, 0], ("b", "wgmma"): [6, 5, 9, 15, 40, 80],
-        ("b", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-        ("c", "kernel"): [1, 20, 40, 0, 0, 0], ("c", "wgmma"): [6, 5, 30, 30, 60, 90],
-        ("c", "dequant_cublas"): [20, 20, 20, 25, 35, 60],
-    }, ms=ms)
-    run["rows"] = [r for r in run["rows"] if r["us"] != 0]
+    run = wgmma_run_of({"a": [6, 5, 9, 15, 30, 50], "b": [6, 5, 9, 15, 40, 80], "c": [6, 5, 30, 30, 60, 90]})
     short = bf16_run_of({("a", "wgmma"): [20, 30], ("a", "dequant_cublas"): [25, 35]}, ms=(256, 512))
     assert T.bf16_range_ends(run, short) == {"a": {2: 1024, 4: 1024}}
     wide = bf16_run_of({("b", "wgmma"): [20, 30, 50], ("b", "dequant_cublas"): [25, 35, 60],
