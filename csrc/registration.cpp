@@ -207,6 +207,7 @@ PYBIND11_MODULE(_C, m) {
           d["row_tiles"] = q.row_tiles;
           d["splits"] = q.splits;
           d["ctas"] = q.ctas;
+          d["grid_ctas"] = q.grid_ctas;
           d["first_stage_alone"] = q.first_stage_alone;
           d["resident_clusters"] = q.resident_clusters;
           d["units"] = q.units;
@@ -215,12 +216,18 @@ PYBIND11_MODULE(_C, m) {
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
-        "(16-row tiles) per CTA, splits along K, ctas, first_stage_alone (the first stage's copies requested alone), "
+        "(16-row tiles) per CTA, splits along K, ctas (of work), grid_ctas (launched: fewer where the CTAs are "
+        "persistent, each running work CTAs in turn), first_stage_alone (the first stage's copies requested alone), "
         "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one), units (output "
         "tiles) and whole_units (those one CTA runs over all of K; every unit without splits)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
+  m.def("_set_wgmma_grid_clusters", &kbit::cuda::set_wgmma_grid_clusters, pybind11::arg("clusters"),
+        "Tuning aid: the clusters wgmma_gemm launches, each running clusters of work in turn (persistent CTAs where "
+        "fewer than the work): 0, the default: the rule (as many as the GPU runs at once, where every split unit is "
+        "then its CTA's last; else one per cluster of work), -1: one per cluster of work, n: n, clamped to the work "
+        "and to at least its split units; returns the previous value");
   m.def("_set_wgmma_whole_clusters", &kbit::cuda::set_wgmma_whole_clusters, pybind11::arg("clusters"),
         "Tuning aid: the split tail of wgmma_gemm launches with splits: -1, the default: the rule (the full CTA waves "
         "of units run whole, the units past them split); 0 none (every unit split: the split model without the tail); "

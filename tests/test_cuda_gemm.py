@@ -1271,6 +1271,90 @@ def test_wgmma_split_tail_rule():
             kbit._C._set_wgmma_whole_clusters(bad)
 
 
+def expected_grid_clusters(plan, forced):
+    """The clusters a wgmma plan launches with kbit._C._set_wgmma_grid_clusters(forced > 0): clamped to the work
+    clusters (whole clusters of `splits` units, then one per split unit) and to at least the split ones."""
+    splits, units, whole = plan["splits"], plan["units"], plan["whole_units"]
+    split_clusters = units - whole if splits > 1 else 0
+    work = (whole // splits + split_clusters) if splits > 1 else units
+    return min(max(forced, split_clusters, 1), work), work
+
+
+@pytest.mark.parametrize("grid", [1, 3])
+@pytest.mark.parametrize("splits,whole_clusters", [(1, 0), (2, 1), (3, 1000)], ids=["one", "tail1", "tailmax"])
+@pytest.mark.parametrize("M,N", [(20, 2056), (40, 520), (200, 520), (300, 517)], ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+@pytest.mark.parametrize("k", [2, 4, 5])
+def test_wgmma_gemm_persistent(k, dtype, M, N, splits, whole_clusters, grid, poisoned_cuda):
+    # persistent CTAs (kbit._C._set_wgmma_grid_clusters): `grid` clusters launched (at least the split units'), each
+    # running clusters of work in turn, the pipeline's stages and phases running on across units, y's tile through
+    # the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail); N = 2056 / 520 / 517 (a last
+    # row block of 8 rows; 517: y stored element by element); M = 20 / 40 / 200 / 300: 16 x 256, 64 x 128 and 128 x
+    # 128 CTAs with tokens past M, 3-15 units, so CTAs of several whole units, and of whole units then a split one.
+    # Bitwise the same as a cluster launched per cluster of work (the same steps in the same order), against the
+    # reference, the same bits on a rerun and a graph replay.
+    skip_unless_runs("wgmma_gemm", k, M)
+    K = 2080
+    qw, W_hat = weight(k, N, K, dtype)
+    x = acts(M, K, dtype, "wgpersist")
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+    aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}
+
+    def run():
+        plan = dict(kbit._C._wgmma_launch_plan(M, N, K, k), _M=M)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, K, dtype, "wgpersist-replay")])
+        return plan, y, again
+
+    plan, y, again = wgmma_under({**aids, "wgmma_grid_clusters": grid}, run)
+    plan_one_each, y_one_each, _ = wgmma_under({**aids, "wgmma_grid_clusters": -1}, run)
+    check(y, x, W_hat, dtype)
+    assert_bitwise_equal(again, y)
+    assert_bitwise_equal(y, y_one_each)
+    launched, work = expected_grid_clusters(plan, grid)
+    assert plan["splits"] == splits and plan["ctas"] == work * splits, plan
+    assert plan["grid_ctas"] == launched * splits and plan_one_each["grid_ctas"] == plan["ctas"], (plan, plan_one_each)
+    if splits == 1:  # every unit whole: `grid` CTAs run them all (3-15 units)
+        assert launched == grid < work, plan
+
+
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_wgmma_persistent_rule(dtype, poisoned_cuda):
+    # the rule (WgmmaPlan::grid_clusters): as many clusters as the GPU runs at once where every split unit is then its
+    # CTA's last, else one per cluster of work. Qwen3 gate/up at M = 512 (the split tail: whole clusters, then split
+    # units) and Qwen3 Q at M = 1024 (256 units, no splits on 132 SMs): fewer CTAs launched than the work, bitwise
+    # the same as a cluster per cluster of work, and against the reference. The aid's bad values raise.
+    if not kbit._C.wgmma_gemm_runs(4, 512):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+    for M, N, K in ((512, 5120, 2048), (1024, 4096, 2048), (768, 14336, 4096), (256, 14336, 4096), (64, 4096, 2048)):
+        p = plan(M, N, K, 4)
+        at_once = p["splits"] * p["resident_clusters"]
+        split_ctas = (p["units"] - p["whole_units"]) * p["splits"] if p["splits"] > 1 else 0
+        if split_ctas <= min(p["ctas"], at_once):
+            assert p["grid_ctas"] == min(p["ctas"], at_once), (M, N, K, p)
+        else:
+            assert p["grid_ctas"] == p["ctas"], (M, N, K, p)
+        assert wgmma_under({"wgmma_grid_clusters": -1}, lambda: plan(M, N, K, 4))["grid_ctas"] == p["ctas"]
+    for M, N, K in ((512, 5120, 2048), (1024, 4096, 2048)):
+        qw, W_hat = weight(4, N, K, dtype)
+        x = acts(M, K, dtype, "wgpersistrule")
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+        p = plan(M, N, K, 4)
+        if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+            assert p["grid_ctas"] < p["ctas"], p
+        y = torch.ops.kbit.wgmma_gemm(x, *args)
+        check(y, x, W_hat, dtype)
+        one_each = wgmma_under({"wgmma_grid_clusters": -1}, lambda: torch.ops.kbit.wgmma_gemm(x, *args))
+        assert_bitwise_equal(y, one_each)
+    for bad in (-2, (1 << 31) + 1):
+        with pytest.raises(RuntimeError, match="_set_wgmma_grid_clusters: clusters must be 0 .the rule., -1"):
+            kbit._C._set_wgmma_grid_clusters(bad)
+    assert kbit._C._set_wgmma_grid_clusters(0) == 0
+
+
 @pytest.mark.parametrize("splits", [1, 3, 8])
 @pytest.mark.parametrize("M", [33, 64, 65, 100, 128, 129, 260])
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96), (129, 4096)], ids=lambda s: "x".join(map(str, s)))
@@ -1501,7 +1585,7 @@ def test_wgmma_launch_plan_shapes():
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
-    assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "first_stage_alone",
+    assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "grid_ctas", "first_stage_alone",
                                             "resident_clusters", "units", "whole_units"}
     for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
         p = plan(M, 4096, 2048, 4)

@@ -20,6 +20,13 @@ __device__ __forceinline__ void fence_barrier_init_for_async_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// Orders this thread's earlier shared-memory accesses through the generic proxy (ld/st.shared) before later
+// async-proxy accesses (bulk and tensor copies into the same bytes, once a barrier passes the turn on): a stage a
+// CTA reused as scratch (wgmma_gemm.cuh, y's tile between units) is released for the copy engine to refill.
+__device__ __forceinline__ void fence_shared_for_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
                : "memory");

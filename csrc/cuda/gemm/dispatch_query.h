@@ -69,6 +69,10 @@ int set_wgmma_splits(int64_t splits);
 // (the split model of every unit split, as before session 43), else that many clusters of whole units (clamped to the
 // units; with the rule's or the forced splits); returns the previous value.
 int set_wgmma_whole_clusters(int64_t clusters);
+// The wgmma kernel's clusters launched (WgmmaPlan::grid_clusters; persistent where fewer than the work): 0 = the
+// rule, -1 = one per cluster of work, else that many (clamped to the work and to at least its split units); returns
+// the previous value.
+int64_t set_wgmma_grid_clusters(int64_t clusters);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
@@ -86,7 +90,7 @@ int set_wgmma_first_stage_alone(int64_t mode);
 // cluster without splits: the SMs), the output tiles (units) and those run whole (one CTA over all of K;
 // every unit without splits). Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
-  int64_t tokens, row_tiles, splits, ctas;
+  int64_t tokens, row_tiles, splits, ctas, grid_ctas;  // CTAs of work, CTAs launched (fewer: persistent)
   bool first_stage_alone;
   int64_t resident_clusters;
   int64_t units, whole_units;

@@ -170,6 +170,7 @@ std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_whole_clusters_forced{-1};
+std::atomic<int64_t> wgmma_grid_clusters_forced{0};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -256,7 +257,7 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   // 10.8 (80); where four run fewer CTAs two win: Qwen3 down 12.1 / 12.7 / 13.5 against 10.2 / 10.6 / 10.9 (56
   // against 80), Q 9.8 / 10.0 / 10.4 against 9.0 / 9.2 / 9.5 (64 against 96; run 5).
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
-  const auto ctas = [&](const WgmmaPlan& p) { return wgmma_grid_ctas(M, N, p.shape, p.splits, p.whole_clusters); };
+  const auto ctas = [&](const WgmmaPlan& p) { return wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters); };
   const auto waves = [&](const WgmmaPlan& p) {
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
     return (ctas(p) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
@@ -283,9 +284,28 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
+int64_t set_wgmma_grid_clusters(int64_t clusters) {
+  TORCH_CHECK(clusters >= -1 && clusters <= (int64_t(1) << 31), "kbit._C._set_wgmma_grid_clusters: clusters must be "
+              "0 (the rule), -1 (a cluster launched per cluster of work) or a count of clusters to launch (clamped to "
+              "the work, and to at least its split units); got ", clusters);
+  return wgmma_grid_clusters_forced.exchange(clusters);
+}
+
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
+  // Persistent (WgmmaPlan::grid_clusters): the clusters the GPU runs at once, where the split units (the work
+  // clusters from whole_clusters on) fit in them, so that each is its CTA's last.
+  const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
+  const int64_t split_clusters = p.splits == 1 ? 0 : work - p.whole_clusters;
+  const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
+  p.grid_clusters = work;
+  if (forced > 0) {
+    p.grid_clusters = std::clamp<int64_t>(forced, std::max<int64_t>(split_clusters, 1), work);
+  } else if (forced == 0) {
+    const int64_t at_once = std::min<int64_t>(wgmma_clusters(k, p.shape, p.splits), work);
+    if (at_once > 0 && split_clusters <= at_once) p.grid_clusters = at_once;
+  }
   return p;
 }
 
@@ -536,6 +556,8 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
     args.wgmma_whole_clusters = plan.whole_clusters;
+    args.wgmma_work_clusters = wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
+    args.wgmma_grid_clusters = plan.grid_clusters;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
     args.wgmma_first_stage_alone = plan.first_stage_alone;
@@ -715,8 +737,8 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_grid_ctas(M, N, p.shape, p.splits, p.whole_clusters),
-          p.first_stage_alone,
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
+          p.grid_clusters * p.splits, p.first_stage_alone,
           p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits)),
           wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters)};
 }

@@ -58,6 +58,9 @@ struct TcGemmArgs {
   // wgmma kernel with splits > 1 (wgmma_plan): the first wgmma_whole_clusters clusters run `splits` whole units
   // each (one CTA a unit, all of K), the clusters after them one unit each, split along K (wgmma_gemm.cuh).
   int wgmma_whole_clusters;
+  // wgmma kernel (wgmma_plan): the clusters of work (each `splits` CTAs: whole units, then split ones), and the
+  // clusters launched, each running work clusters blockIdx.x, + gridDim.x, ... (fewer than the work: persistent).
+  int64_t wgmma_work_clusters, wgmma_grid_clusters;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

@@ -12,11 +12,17 @@
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
 //   unit   = an output tile: row block x token chunk, numbered chunk fastest (CTAs sharing W run side by side)
-//   grid   = (clusters, splits) in clusters (1, splits, 1), splits along K at most kWgMaxSplits. Cluster c <
-//            args.wgmma_whole_clusters (the split tail, WgmmaPlan): its CTA of rank r runs unit splits c + r
-//            whole (all of K; the units' full CTA waves). Every later cluster runs one unit (the units after the
-//            whole ones, in order), rank r its split r, and the splits add their partials through distributed
-//            shared memory at the end (no workspace). Without splits every cluster is one CTA, one whole unit.
+//   work   = args.wgmma_work_clusters clusters of `splits` CTAs (1, splits, 1), splits along K at most
+//            kWgMaxSplits. Work cluster c < args.wgmma_whole_clusters (the split tail, WgmmaPlan): its CTA of rank
+//            r runs unit splits c + r whole (all of K; the units' full CTA waves). Every later one runs one unit
+//            (the units after the whole ones, in order), rank r its split r, and the splits add their partials
+//            through distributed shared memory at the end (no workspace). Without splits every work cluster is
+//            one CTA, one whole unit.
+//   grid   = (args.wgmma_grid_clusters, splits): launched cluster b runs work clusters b, b + gridDim.x, ... in
+//            turn (persistent where fewer are launched than there is work, WgmmaPlan): the pair table is built
+//            once, the producers fill the next unit's first stages while the consumers finish the current one,
+//            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
+//            (the host's rule), so the split reduction keeps every stage and the cluster barriers as before.
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
@@ -83,6 +89,15 @@
 namespace kbit {
 namespace cuda {
 
+// A CTA's share of one work cluster (the partition above).
+struct WgmmaWork {
+  int split, splits;        // its K-split of the unit (0 of 1: whole)
+  int n_groups;             // its 256-column groups (>= 1: splits <= groups), from grp_begin
+  int live_tiles;           // its row tiles inside N
+  int64_t grp_begin;
+  int64_t tok0, cta_tile0;  // the unit's first token and first 16-row tile
+};
+
 // x_map (the kernel's tensor map over x [M, K], wgmma_x_tensor_map): boxes of TN tokens x 64 columns, the 128-byte
 // swizzle; the 64 columns of a box are one panel of a stage, 128 bytes a token.
 constexpr int kWgPanelCols = 64;
@@ -114,20 +129,26 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t N = args.N, cols = args.K, M = args.M;
-  const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  // The CTA's unit and split (grid above): a whole cluster's CTAs run `cluster_ctas` whole units side by side.
+  const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256, chunks = (M + TN - 1) / TN;
+  // The CTA's share of work cluster v (the partition above): a whole cluster's CTAs run `cluster_ctas` whole units
+  // side by side.
   const int cluster_ctas = gridDim.y, rank = blockIdx.y;
-  const bool whole = int64_t(blockIdx.x) < args.wgmma_whole_clusters;
-  const int split = whole ? 0 : rank, splits = whole ? 1 : cluster_ctas;
-  const int64_t unit = whole ? int64_t(blockIdx.x) * cluster_ctas + rank
-                             : int64_t(blockIdx.x) + int64_t(args.wgmma_whole_clusters) * (cluster_ctas - 1);
-  const int64_t grp_begin = div_nonneg(G * split, splits);
-  const int n_groups = static_cast<int>(div_nonneg(G * (split + 1), splits) - grp_begin);
-  const int64_t chunks = (M + TN - 1) / TN;
-  const int64_t row_block = div_nonneg(unit, chunks);
-  const int64_t chunk = unit - row_block * chunks;
-  const int64_t tok0 = chunk * TN, cta_tile0 = row_block * kRowTiles;
-  const int live_tiles = static_cast<int>(std::min<int64_t>(NT - cta_tile0, kRowTiles));
+  const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
+  const auto work_of = [&](int64_t v) {
+    WgmmaWork w;
+    const bool whole = v < args.wgmma_whole_clusters;
+    w.split = whole ? 0 : rank;
+    w.splits = whole ? 1 : cluster_ctas;
+    const int64_t unit = whole ? v * cluster_ctas + rank : v + int64_t(args.wgmma_whole_clusters) * (cluster_ctas - 1);
+    w.grp_begin = div_nonneg(G * w.split, w.splits);
+    w.n_groups = static_cast<int>(div_nonneg(G * (w.split + 1), w.splits) - w.grp_begin);
+    const int64_t row_block = div_nonneg(unit, chunks);
+    w.tok0 = (unit - row_block * chunks) * TN;
+    w.cta_tile0 = row_block * kRowTiles;
+    w.live_tiles = static_cast<int>(std::min<int64_t>(NT - w.cta_tile0, kRowTiles));
+    return w;
+  };
+  const WgmmaWork first = work_of(blockIdx.x);
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail, which may write anything
@@ -141,10 +162,10 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // us a call shorter than with the image pass before them.
   allow_dependents();
   if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
-  if (warp < kConsumerWarps && lane == 0 && cta_tile0 + warp < NT)
-    prefetch_l2_line(args.row_scale + (cta_tile0 + warp) * 16);
-  if (const int p = threadIdx.x - kConsumerThreads; p >= 0 && p < 2 * live_tiles && n_groups > 0) {
-    const int64_t tile = (cta_tile0 + p / 2) * G + grp_begin;
+  if (warp < kConsumerWarps && lane == 0 && first.cta_tile0 + warp < NT)
+    prefetch_l2_line(args.row_scale + (first.cta_tile0 + warp) * 16);
+  if (const int p = threadIdx.x - kConsumerThreads; p >= 0 && p < 2 * first.live_tiles && first.n_groups > 0) {
+    const int64_t tile = (first.cta_tile0 + p / 2) * G + first.grp_begin;
     if (p % 2 == 0) prefetch_l2(args.packed + tile * tile_words(K), K * 512);
     else prefetch_l2(args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
   }
@@ -157,12 +178,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // g and g + 8 of its tile, applied at the end). A per-CTA trace (session 19) showed these loads,
   // issued after the copies, landing 2000-5000 cycles late and holding up the table barrier and the epilogue.
   const int g = lane >> 2, t = lane & 3;
-  float row_scale_lo = 0.0f, row_scale_hi = 0.0f;  // consumers: rows g, g + 8 of the row tile (0 past N)
-  if (warp < kConsumerWarps) {
-    const int64_t row = (cta_tile0 + warp) * 16 + g;
-    if (row < N) row_scale_lo = __ldg(args.row_scale + row);
-    if (row + 8 < N) row_scale_hi = __ldg(args.row_scale + row + 8);
-  }
+  float row_scale_lo, row_scale_hi;  // consumers: rows g, g + 8 of the row tile (0 past N)
+  const auto load_row_scales = [&](const WgmmaWork& w) {
+    const int64_t row = (w.cta_tile0 + warp) * 16 + g;
+    row_scale_lo = row < N ? __ldg(args.row_scale + row) : 0.0f;
+    row_scale_hi = row + 8 < N ? __ldg(args.row_scale + row + 8) : 0.0f;
+  };
+  if (warp < kConsumerWarps) load_row_scales(first);
 
   // The producers' first stages are on their way before the table is built: the codebook load + table
   // build and the first stages' memory latency overlap (they were serial, part of the per-CTA fixed cost the
@@ -174,23 +196,24 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // (Llama-3 8B gate/up M = 16: 19 MB), so the first stage landed ~5500 cycles after the table was built (session
   // 32's trace, then with x's image) while the loop waited.
   const int early_stages = args.wgmma_first_stage_alone ? 1 : S;
-  // This warp's tiles of a stage: c = producer_warp, + kWgProducerWarps, ... < live_tiles.
-  const int my_tiles =
-      live_tiles > producer_warp ? (live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps : 0;
-  // Lane 0 of producer warp p: its copies of group grp_begin + j into stage j % S, once group j - S released it:
-  // x's panel p (columns 256 grp + 64 p .., tokens tok0 ..; the box's bytes count in full, its zeros included) and
-  // its tiles. One arrival a producer warp (kWgProducerWarps a phase), with the bytes it expects.
-  const auto copy_stage = [&](int j) {
-    const int stage = j % S;
-    if (j >= S) mbarrier_wait(&empty[stage], ((j / S) - 1) & 1);  // group j - S released
-    const int64_t grp = grp_begin + j;
+  // Lane 0 of producer warp p: its copies of group w.grp_begin + j of work w, the CTA's group J (counted over its
+  // work clusters in turn), into stage J % S, once group J - S released it: x's panel p (columns 256 grp + 64 p ..,
+  // tokens w.tok0 ..; the box's bytes count in full, its zeros included) and its tiles c = p, p + kWgProducerWarps,
+  // ... < w.live_tiles. One arrival a producer warp (kWgProducerWarps a phase), with the bytes it expects.
+  const auto copy_stage = [&](const WgmmaWork& w, int j, uint32_t J) {
+    const int stage = static_cast<int>(J % S);
+    if (J >= S) mbarrier_wait(&empty[stage], ((J / S) - 1) & 1);  // group J - S released
+    const int64_t grp = w.grp_begin + j;
+    const int my_tiles = w.live_tiles > producer_warp
+                             ? (w.live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps
+                             : 0;
     unsigned char* st = stages + stage * kStageBytes;
     mbarrier_arrive_expect_tx(&full[stage], kPanelBytes + my_tiles * kTileBytes);
     tensor_copy_2d_to_shared(st + producer_warp * kPanelBytes, &x_map,
-                             static_cast<int32_t>(grp * 256 + producer_warp * kWgPanelCols), static_cast<int32_t>(tok0),
-                             &full[stage]);
-    for (int c = producer_warp; c < live_tiles; c += kWgProducerWarps) {
-      const int64_t tile = (cta_tile0 + c) * G + grp;
+                             static_cast<int32_t>(grp * 256 + producer_warp * kWgPanelCols),
+                             static_cast<int32_t>(w.tok0), &full[stage]);
+    for (int c = producer_warp; c < w.live_tiles; c += kWgProducerWarps) {
+      const int64_t tile = (w.cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
       bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
       bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
@@ -208,7 +231,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     }
     named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
     if (lane == 0)
-      for (int j = 0; j < early_stages && j < n_groups; ++j) copy_stage(j);
+      for (int j = 0; j < early_stages && j < first.n_groups; ++j) copy_stage(first, j, j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();  // the codebook staged, the barriers initialized; the CTA's only barrier
@@ -216,9 +239,15 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // The producers never read the pair table: they go on to their copies while the consumers build it.
   if (producer_warp >= 0) {  // producers: the remaining groups as stages are released
     if (lane == 0) {
-      // the first stage alone: group 0 landed, then the rest
-      if (early_stages < S && early_stages < n_groups) mbarrier_wait(&full[0], 0);
-      for (int j = early_stages; j < n_groups; ++j) copy_stage(j);
+      // the first stage alone: group 0 landed, then the rest, then the later work clusters' groups
+      if (early_stages < S && early_stages < first.n_groups) mbarrier_wait(&full[0], 0);
+      for (int j = early_stages; j < first.n_groups; ++j) copy_stage(first, j, j);
+      uint32_t J = first.n_groups;
+      for (int64_t v = blockIdx.x + launched; v < work_clusters; v += launched) {
+        const WgmmaWork w = work_of(v);
+        for (int j = 0; j < w.n_groups; ++j) copy_stage(w, j, J + j);
+        J += w.n_groups;
+      }
     }
     return;
   }
@@ -226,137 +255,156 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   build_pair_table<c10::Half, K>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
   named_barrier_sync(3, kConsumerThreads);  // the table
 
-  // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
-  const bool has_tile = cta_tile0 + warp < NT;
   const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
-  float acc[TN / 2];
+  uint32_t J0 = 0;  // the CTA's groups in its earlier work clusters (the pipeline's count runs on across them)
+  for (int64_t v = blockIdx.x;; v += launched) {
+    const WgmmaWork w = work_of(v);
+    if (v != blockIdx.x) load_row_scales(w);  // (used at the end: their latency hides under the loop)
+    // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
+    const bool has_tile = w.cta_tile0 + warp < NT;
+    float acc[TN / 2];
 #pragma unroll
-  for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
+    for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
 
-  for (int j = 0; j < n_groups; ++j) {
-    const int stage = j % S;
-    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
-    const unsigned char* st = stages + stage * kStageBytes;
-    const unsigned char* wt = st + kXBytes + warp * kTileBytes;
-    const uint64_t desc0 = smem_matrix_desc_sw128(st);  // x's panel 0, its rows' first 32 bytes
+    for (int j = 0; j < w.n_groups; ++j) {
+      const uint32_t J = J0 + j;  // the CTA's group: stage J % S, phase J / S
+      const int stage = static_cast<int>(J % S);
+      mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
+      const unsigned char* st = stages + stage * kStageBytes;
+      const unsigned char* wt = st + kXBytes + warp * kTileBytes;
+      const uint64_t desc0 = smem_matrix_desc_sw128(st);  // x's panel 0, its rows' first 32 bytes
 
-    uint32_t stream[4 * K];
-    uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
-    if (has_tile) {
-      load_lane_stream<K>(wt, lane, stream);
-      load_scale_pairs(wt + K * 512, g, scales);
-    } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
+      uint32_t stream[4 * K];
+      uint32_t scales[4][2];  // fp16 pairs of block scales (absmax_half_pairs order)
+      if (has_tile) {
+        load_lane_stream<K>(wt, lane, stream);
+        load_scale_pairs(wt + K * 512, g, scales);
+      } else {  // no rows: A = 0 (the warpgroup's wgmma still needs this warp's registers)
 #pragma unroll
-      for (int w = 0; w < 4 * K; ++w) stream[w] = 0;
+        for (int i = 0; i < 4 * K; ++i) stream[i] = 0;
 #pragma unroll
-      for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
-    }
+        for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
+      }
 
-    uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
+      uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
-    for (int blk = 0; blk < 8; ++blk) {
-      uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
-      block_scale_splats(scales, blk, s_lo, s_hi);
+      for (int blk = 0; blk < 8; ++blk) {
+        uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
+        block_scale_splats(scales, blk, s_lo, s_hi);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int s = 2 * blk + h;
-        decode_a_fragment<T, K>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
-        wgmma_fence();
-        // step s: columns 16 s .. 16 s + 15 of the group = panel s / 4, bytes 32 (s % 4) of its rows
-        wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4));
-        wgmma_commit();
-        // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
-        wgmma_wait<kWgInFlight - 1>();
-        // ... and from step kWgInFlight - 2 on, every wgmma of group j - 1: release its stage
-        // (every thread arrives). A predicated arrive, not a branch: a branch between the wgmmas
-        // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
-        // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
-        // the steps are bound by the decode, not the wgmma latency).
-        if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(j + S - 1) % S]);
+        for (int h = 0; h < 2; ++h) {
+          const int s = 2 * blk + h;
+          decode_a_fragment<T, K>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
+          wgmma_fence();
+          // step s: columns 16 s .. 16 s + 15 of the group = panel s / 4, bytes 32 (s % 4) of its rows
+          wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4));
+          wgmma_commit();
+          // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
+          wgmma_wait<kWgInFlight - 1>();
+          // ... and from step kWgInFlight - 2 on, every wgmma of group J - 1: release its stage
+          // (every thread arrives). A predicated arrive, not a branch: a branch between the wgmmas
+          // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
+          // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
+          // the steps are bound by the decode, not the wgmma latency). The unit's first group releases
+          // nothing: the previous unit's last stage was released after y's tile left it (below).
+          if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
+        }
       }
     }
-  }
-  wgmma_wait<0>();
+    wgmma_wait<0>();
 #pragma unroll
-  for (int e = 0; e < TN / 2; ++e) pin_register(acc[e]);
+    for (int e = 0; e < TN / 2; ++e) pin_register(acc[e]);
 
-  // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
-  const int rows = static_cast<int>(std::min<int64_t>(TN, M - tok0));  // valid tokens of the chunk
-  const int64_t row0 = cta_tile0 * 16;
-  T* const y = static_cast<T*>(args.y);
-  if (splits == 1) {
-    // y's tile goes out through the idle stages: [TN][kYStride] of T (16 bytes of padding: the token rows
-    // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous
-    // in y. Stored straight from the accumulators (2 bytes each, 8 rows x 4 tokens a warp instruction) a
-    // 128 x 128 tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128).
-    constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
-    static_assert(TN * kYStride * int(sizeof(T)) <= S * kStageBytes, "wgmma_gemm: y's tile fits in the stages");
+    // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
+    const int rows = static_cast<int>(std::min<int64_t>(TN, M - w.tok0));  // valid tokens of the chunk
+    const int64_t row0 = w.cta_tile0 * 16, tok0 = w.tok0;
+    const bool more = v + launched < work_clusters;  // another work cluster follows
+    T* const y = static_cast<T*>(args.y);
+    if (w.splits == 1) {
+      // y's tile goes out through the stage of the unit's last group, not yet released (the producers may be
+      // filling the others with the next unit's groups): [TN][kYStride] of T (16 bytes of padding: the token rows
+      // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous in y.
+      // Stored straight from the accumulators (2 bytes each, 8 rows x 4 tokens a warp instruction) a 128 x 128
+      // tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128).
+      constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
+      static_assert(TN * kYStride * int(sizeof(T)) <= kStageBytes, "wgmma_gemm: y's tile fits in one stage");
+      const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
+      named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the last stage is free
+      T* tile = reinterpret_cast<T*>(stages + last_stage * kStageBytes);
+#pragma unroll
+      for (int e = 0; e < TN / 2; ++e)
+        tile[(8 * (e >> 2) + 2 * t + (e & 1)) * kYStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
+            from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+      named_barrier_sync(2, kConsumerThreads);
+      const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));
+      if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
+        for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
+          const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
+          if (r8 < live_rows)
+            *reinterpret_cast<uint4*>(y + (tok0 + tok) * N + row0 + r8) =
+                *reinterpret_cast<const uint4*>(tile + tok * kYStride + r8);
+        }
+      } else {  // one element a thread (consecutive threads, consecutive rows)
+        for (int c = threadIdx.x; c < rows * live_rows; c += kConsumerThreads) {
+          const int tok = c / live_rows, r = c - tok * live_rows;
+          y[(tok0 + tok) * N + row0 + r] = tile[tok * kYStride + r];
+        }
+      }
+      if (!more) return;
+      // The stage back to the producers once every consumer thread read its share of the tile (its reads, then
+      // the copy engine's writes: the proxy fence), and on to the next unit with the pipeline's count.
+      fence_shared_for_async_proxy();
+      mbarrier_arrive(&empty[last_stage]);
+      J0 += w.n_groups;
+      continue;
+    }
+    // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (clusters, splits), so
+    // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes its partials,
+    // times the row scale, into its own (now idle) stages, then reduces 1/splits of the tile from
+    // all splits' shared memory in split order (the same bits every run). The scale
+    // comes first so that the reduction reads nothing from global memory: its row-scale loads
+    // (cold, after the copies) were most of the epilogue's time (session 19). Producer warps take
+    // no part (the cluster barrier waits for non-exited threads only, and they exit after their
+    // last copies); every consumer thread takes both barriers. A split unit is its CTA's last work
+    // (the host's rule: the split clusters fit in the launched ones), so every stage is idle here.
+    if (more) __trap();  // (a launch against that rule would reduce over stages the producers refill)
+    static_assert(TN * kPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
     named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the stages are free
-    T* tile = reinterpret_cast<T*>(stages);
+    float* partial = reinterpret_cast<float*>(stages);  // [TN][kPartialStride]
 #pragma unroll
     for (int e = 0; e < TN / 2; ++e)
-      tile[(8 * (e >> 2) + 2 * t + (e & 1)) * kYStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
-          from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
-    named_barrier_sync(2, kConsumerThreads);
-    const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));
-    if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
-      for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
-        const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
-        if (r8 < live_rows)
-          *reinterpret_cast<uint4*>(y + (tok0 + tok) * N + row0 + r8) =
-              *reinterpret_cast<const uint4*>(tile + tok * kYStride + r8);
-      }
-    } else {  // one element a thread (consecutive threads, consecutive rows)
-      for (int c = threadIdx.x; c < rows * live_rows; c += kConsumerThreads) {
-        const int tok = c / live_rows, r = c - tok * live_rows;
-        y[(tok0 + tok) * N + row0 + r] = tile[tok * kYStride + r];
+      partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
+          acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo);
+    cluster_sync();  // every split's partials written
+    // The float4s of the tile's valid tokens' partials (tokens past M are zeros: not read, a chunk
+    // of 48 tokens in TN = 64 moves 3/4 of the bytes through the cluster).
+    const int quads = rows * (16 * kRowTiles / 4);
+    const int q_begin = w.split * quads / w.splits, q_end = (w.split + 1) * quads / w.splits;
+    for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
+      const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
+      // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
+      // remote load that runs then feeds a store, which the relaxed barrier below relies on.
+      if (row0 + r4 >= N) continue;
+      const float* mine = partial + tok * kPartialStride + r4;
+      float4 part[kWgMaxSplits];
+#pragma unroll
+      for (int p = 0; p < kWgMaxSplits; ++p)
+        if (p < w.splits) part[p] = load_cluster_shared(cluster_shared_address(mine, p));
+      float4 sum = part[0];
+#pragma unroll
+      for (int p = 1; p < kWgMaxSplits; ++p)
+        if (p < w.splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
+      const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
+      // (one 8-byte store of the four rows instead: no faster, the loads bound this loop; session 32 run 5)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int64_t row = row0 + r4 + i;
+        if (row < N) y[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
       }
     }
+    cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
     return;
   }
-  // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (clusters, splits), so
-  // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes its partials,
-  // times the row scale, into its own (now idle) stages, then reduces 1/splits of the tile from
-  // all splits' shared memory in split order (the same bits every run). The scale
-  // comes first so that the reduction reads nothing from global memory: its row-scale loads
-  // (cold, after the copies) were most of the epilogue's time (session 19). Producer warps take
-  // no part (the cluster barrier waits for non-exited threads only, and they exit after their
-  // last copies); every consumer thread takes both barriers.
-  static_assert(TN * kPartialStride * 4 <= S * kStageBytes, "wgmma_gemm: the partials fit in the stages");
-  named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the stages are free
-  float* partial = reinterpret_cast<float*>(stages);  // [TN][kPartialStride]
-#pragma unroll
-  for (int e = 0; e < TN / 2; ++e)
-    partial[(8 * (e >> 2) + 2 * t + (e & 1)) * kPartialStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
-        acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo);
-  cluster_sync();  // every split's partials written
-  // The float4s of the tile's valid tokens' partials (tokens past M are zeros: not read, a chunk
-  // of 48 tokens in TN = 64 moves 3/4 of the bytes through the cluster).
-  const int quads = rows * (16 * kRowTiles / 4);
-  const int q_begin = split * quads / splits, q_end = (split + 1) * quads / splits;
-  for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
-    const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
-    // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
-    // remote load that runs then feeds a store, which the relaxed barrier below relies on.
-    if (row0 + r4 >= N) continue;
-    const float* mine = partial + tok * kPartialStride + r4;
-    float4 part[kWgMaxSplits];
-#pragma unroll
-    for (int p = 0; p < kWgMaxSplits; ++p)
-      if (p < splits) part[p] = load_cluster_shared(cluster_shared_address(mine, p));
-    float4 sum = part[0];
-#pragma unroll
-    for (int p = 1; p < kWgMaxSplits; ++p)
-      if (p < splits) sum.x += part[p].x, sum.y += part[p].y, sum.z += part[p].z, sum.w += part[p].w;
-    const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
-    // (one 8-byte store of the four rows instead: no faster, the loads bound this loop; session 32 run 5)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int64_t row = row0 + r4 + i;
-      if (row < N) y[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
-    }
-  }
-  cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
 #endif
@@ -392,9 +440,15 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   TORCH_CHECK(whole_clusters >= 0 && wgmma_whole_units(args.M, args.N, shape, args.splits, whole_clusters) <=
                                          wgmma_units(args.M, args.N, shape),
               "kbit: wgmma_gemm: internal error: ", whole_clusters, " clusters of whole units");
-  const int64_t clusters = wgmma_grid_clusters(args.M, args.N, shape, args.splits, whole_clusters);  // grid.x
+  // The kernel's persistent CTAs (WgmmaPlan::grid_clusters): each split unit must be its CTA's last work cluster.
+  const int64_t work = wgmma_work_clusters(args.M, args.N, shape, args.splits, whole_clusters);
+  const int64_t split_clusters = args.splits == 1 ? 0 : work - whole_clusters;
+  TORCH_CHECK(args.wgmma_work_clusters == work && args.wgmma_grid_clusters >= 1 && args.wgmma_grid_clusters <= work &&
+                  split_clusters <= args.wgmma_grid_clusters && args.wgmma_grid_clusters < (int64_t(1) << 31),
+              "kbit: wgmma_gemm: internal error: ", args.wgmma_grid_clusters, " clusters launched for ",
+              args.wgmma_work_clusters, " of work (", work, ", ", split_clusters, " of them split)");
   const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
-  const dim3 grid(static_cast<unsigned>(clusters), static_cast<unsigned>(args.splits));
+  const dim3 grid(static_cast<unsigned>(args.wgmma_grid_clusters), static_cast<unsigned>(args.splits));
   TcGemmArgs launch_args = args;
   launch_args.wgmma_whole_clusters = whole_clusters;
   launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kThreads), kSmem, stream,

@@ -83,11 +83,18 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // fastest). The first whole_clusters x splits units run whole (a CTA each, all of K; `splits` of them a cluster), the
 // rest split `splits` ways (a cluster each): the full CTA waves stay unsplit and only the last, partial wave's units
 // are split to fill the SMs (Qwen3 gate/up M = 512: 160 units on 132 SMs ran as two waves of whole units).
+// grid_clusters (persistent CTAs): the clusters launched, each running work clusters (wgmma_work_clusters: whole
+// units, then split ones) b, b + grid_clusters, ... in turn. The rule: as many as the GPU runs at once, unless a
+// split unit would then not be its CTA's last (its reduction takes every stage and cluster barriers the producers,
+// still copying the next unit, would miss): then one per work cluster. kbit._C._set_wgmma_grid_clusters forces a
+// count (-1: one per work cluster). A persistent CTA builds the pair table once, its producers copy the next unit's first groups while
+// the consumers finish the current one, and the next unit's start costs no CTA launch and prologue (session 44).
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
   int whole_clusters;      // clusters of whole units before the split ones (0: every unit split `splits` ways)
   bool first_stage_alone;  // the first stage's copies requested alone, the others once it landed
+  int64_t grid_clusters;   // clusters launched (<= the work's; wgmma_work_clusters)
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
@@ -99,13 +106,13 @@ inline int64_t wgmma_units(int64_t M, int64_t N, WgmmaShape shape) {
 inline int64_t wgmma_whole_units(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
   return splits == 1 ? wgmma_units(M, N, shape) : int64_t(whole_clusters) * splits;
 }
-// The launch's clusters (grid.x; each of `splits` CTAs, grid.y): whole_clusters, then one per split unit.
-inline int64_t wgmma_grid_clusters(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
+// The clusters of work (each of `splits` CTAs): whole_clusters, then one per split unit.
+inline int64_t wgmma_work_clusters(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
   return splits == 1 ? wgmma_units(M, N, shape) : whole_clusters + wgmma_units(M, N, shape) - int64_t(whole_clusters) * splits;
 }
-// The GEMM's CTAs.
-inline int64_t wgmma_grid_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
-  return wgmma_grid_clusters(M, N, shape, splits, whole_clusters) * splits;
+// The GEMM's CTAs of work (a persistent launch runs them on fewer).
+inline int64_t wgmma_work_ctas(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
+  return wgmma_work_clusters(M, N, shape, splits, whole_clusters) * splits;
 }
 
 // Splits along K (grid.y; 1..kWgMaxSplits) and the split tail's whole clusters for y[M, N] in CTAs of `shape` on a GPU
