@@ -53,6 +53,14 @@ __device__ __forceinline__ void stmatrix_x4(void* row, const uint32_t (&w)[4]) {
                : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
                : "memory");
 }
+// The same with each matrix transposed on its way: lane (g, t)'s word i lands in row 2t (low half) and 2t + 1 (high
+// half) of matrix i, column g; lane 8 i + r gives the address of matrix i's row r.
+__device__ __forceinline__ void stmatrix_x4_trans(void* row, const uint32_t (&w)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               :
+               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+               : "memory");
+}
 #endif
 
 // Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets

@@ -325,16 +325,30 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       // filling the others with the next unit's groups): [TN][kYStride] of T (16 bytes of padding: the token rows
       // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous in y.
       // Stored straight from the accumulators (2 bytes each, 8 rows x 4 tokens a warp instruction) a 128 x 128
-      // tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128).
+      // tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128). The warp's 16 rows x TN
+      // tokens go in as 8 x 8 matrices, transposed by stmatrix: matrix (n, h) = rows 8 h .. + 7 of the warp's tile x
+      // tokens 8 n .. + 7, whose fragment (lane (g, t): row g, tokens 2t, 2t + 1) is acc[4 n + 2 h], acc[4 n + 2 h +
+      // 1]; one stmatrix.x4 takes matrices (n, 0), (n, 1), (n + 1, 0), (n + 1, 1) (session 44: 8 instructions a warp
+      // at TN = 128 where 64 2-byte stores were).
       constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
       static_assert(TN * kYStride * int(sizeof(T)) <= kStageBytes, "wgmma_gemm: y's tile fits in one stage");
+      static_assert(TN % 16 == 0 && (kYStride * sizeof(T)) % 16 == 0, "wgmma_gemm: y's tile rows for stmatrix");
       const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
       named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the last stage is free
       T* tile = reinterpret_cast<T*>(stages + last_stage * kStageBytes);
+      // lane 8 q + r addresses row r (token 8 (n + q / 2) + r) of matrix q of the x4: rows 8 (q % 2) .. of the warp's
+      T* const lane_row = tile + (8 * ((lane >> 3) >> 1) + (lane & 7)) * kYStride + warp * 16 + 8 * ((lane >> 3) & 1);
 #pragma unroll
-      for (int e = 0; e < TN / 2; ++e)
-        tile[(8 * (e >> 2) + 2 * t + (e & 1)) * kYStride + warp * 16 + g + ((e & 2) ? 8 : 0)] =
-            from_float<T>(acc[e] * ((e & 2) ? row_scale_hi : row_scale_lo));
+      for (int n = 0; n < TN / 8; n += 2) {
+        uint32_t words[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int e = 4 * (n + q / 2) + 2 * (q % 2);
+          const float scale = (q % 2) ? row_scale_hi : row_scale_lo;
+          words[q] = pack_pair<T>(acc[e] * scale, acc[e + 1] * scale);
+        }
+        stmatrix_x4_trans(lane_row + 8 * n * kYStride, words);
+      }
       named_barrier_sync(2, kConsumerThreads);
       const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));
       if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
