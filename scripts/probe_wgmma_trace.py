@@ -23,6 +23,8 @@ def main():
     p.add_argument("--aid", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--out", default=None)
     a = p.parse_args()
+    # a cluster launched per cluster of work (the trace has one unit's slots a CTA), unless an aid says otherwise
+    kbit._C._set_wgmma_grid_clusters(-1)
     for aid in a.aid:
         name, _, value = aid.partition("=")
         getattr(kbit._C, f"_set_{name}")(int(value))
@@ -41,7 +43,7 @@ def main():
             kbit._C._wgmma_trace_reset()
             torch.ops.kbit.wgmma_gemm(x, *args)
             t = kbit._C._wgmma_trace_read()
-            ctas = int(plan["ctas"])
+            ctas = int(plan["grid_ctas"])  # (the launched CTAs: the trace's rows)
             t = t[:ctas].double()
             ok = t[:, 49] > 0
             t = t[ok]

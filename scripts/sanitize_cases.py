@@ -109,9 +109,10 @@ def wgmma_split_cases(dev="cuda", shapes=None):
     16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128 tokens; 16: chunks of 64). Also one split
     (y's tile through shared memory; N = 1024: its 16-byte pieces), and every stage requested at the start (the rule
     requests the first stage alone). With splits, also the split tail: one cluster of whole units before the split
-    ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs: one cluster launched (at least the split units':
-    kbit._C._set_wgmma_grid_clusters(1)), running every whole unit in turn. `shapes`: indices into the four (N, K, M) cases (None: all), so a slow
-    tool (racecheck) can take them in parts."""
+    ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs (128-token CTAs, M = 100, 130): one cluster
+    launched (at least the split units': kbit._C._set_wgmma_grid_clusters(1)), running every whole unit in turn, with
+    the first stage alone and every stage at the start. `shapes`: indices into the four (N, K, M) cases (None: all),
+    so a slow tool (racecheck) can take them in parts."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(0), kbit._C._set_wgmma_first_stage_alone(0),
@@ -124,7 +125,7 @@ def wgmma_split_cases(dev="cuda", shapes=None):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             for row_tiles in ((8, 16) if M > 32 else (0,)):
                 for splits in (1, 2, 3, 8):
-                    for alone, whole, grid in ((0, 0, 0), (1, 0, 0), (0, 0, 1)) + (
+                    for alone, whole, grid in ((0, 0, 0), (1, 0, 0), (0, 0, 1), (1, 0, 1)) + (
                             ((0, 1, 0), (0, 1, 1)) if splits > 1 else ()):
                         # alone: the rule (the first stage alone), every stage at the start; whole: clusters of
                         # whole units before the split ones; grid: clusters launched (0: the rule's)

@@ -1,7 +1,9 @@
 """Patch this tree's wgmma kernel with a per-CTA clock trace (a diagnostic build, never main's): clock64 stamps of
 consumer thread 0 (entry, its PDL wait's return, the CTA barrier, the table, each group's `full` wait, the loop's end,
-the epilogue's start, the split reduction's barriers, exit), globaltimer at entry and exit (the SM clock per CTA); read with kbit._C._wgmma_trace_read() (k = 4 kernels; int64 [2048 CTAs, 64 slots], CTA = blockIdx.x +
-gridDim.x blockIdx.y), cleared with _wgmma_trace_reset(). Used by scripts/probe_wgmma_trace.py.
+the epilogue's start, the split reduction's barriers, exit), globaltimer at entry and exit (the SM clock per CTA); read
+with kbit._C._wgmma_trace_read() (k = 4 kernels; int64 [2048 CTAs, 64 slots], CTA = blockIdx.x + gridDim.x
+blockIdx.y), cleared with _wgmma_trace_reset(). One work cluster a CTA (a persistent CTA's later units overwrite its
+slots: scripts/probe_wgmma_trace.py launches a cluster per cluster of work). Used by scripts/probe_wgmma_trace.py.
 
     python scripts/wgmma_trace_patch.py && bash scripts/build_py312.sh   # then restore: git checkout csrc
 """
@@ -21,7 +23,7 @@ def rep(old, new, count=1):
 rep("""namespace kbit {
 namespace cuda {
 
-// x_map (the kernel's tensor map""", """namespace kbit {
+// A CTA's share of one work cluster""", """namespace kbit {
 namespace cuda {
 
 constexpr int kTraceCtas = 2048, kTraceSlots = 64;
@@ -53,7 +55,7 @@ void wgmma_trace_reset() {
   C10_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// x_map (the kernel's tensor map""")
+// A CTA's share of one work cluster""")
 rep("""  allow_dependents();
   if (threadIdx.x == 0) prefetch_l2_line(args.codebook);""", """  if (threadIdx.x == 0) trace_value(0, global_ns()), trace_clock(1);
   allow_dependents();
@@ -67,11 +69,11 @@ rep("""  grid_dependency_wait();
   const float cb_value""")
 rep("""  named_barrier_sync(3, kConsumerThreads);  // the table
 """, """  named_barrier_sync(3, kConsumerThreads);  // the table
-  if (threadIdx.x == 0) trace_clock(3), trace_value(52, n_groups), trace_value(53, splits), trace_value(54, 1);
+  if (threadIdx.x == 0) trace_clock(3), trace_value(52, first.n_groups), trace_value(53, first.splits), trace_value(54, 1);
 """)
-rep("""    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
-""", """    mbarrier_wait(&full[stage], (j / S) & 1);  // group j landed
-    if (threadIdx.x == 0 && j < 40) trace_clock(4 + j);
+rep("""      mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
+""", """      mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
+      if (threadIdx.x == 0 && J < 40) trace_clock(4 + J);
 """)
 rep("""  wgmma_wait<0>();
 """, """  wgmma_wait<0>();
@@ -79,14 +81,12 @@ rep("""  wgmma_wait<0>();
 """)
 rep("""  // acc[4 n + e] (wgmma D)""", """  if (threadIdx.x == 0) trace_clock(45);
   // acc[4 n + e] (wgmma D)""")
-rep("""    }
-    return;
-  }
-  // K-splits""", """    }
-    if (threadIdx.x == 0) trace_clock(48), trace_value(49, global_ns());
-    return;
-  }
-  // K-splits""")
+rep("""        mbarrier_arrive(&empty[last_stage]);
+      }
+    } else {""", """        mbarrier_arrive(&empty[last_stage]);
+      }
+      if (threadIdx.x == 0) trace_clock(48), trace_value(49, global_ns());
+    } else {""")
 rep("""  cluster_sync();  // every split's partials written
 """, """  if (threadIdx.x == 0) trace_clock(46);
   cluster_sync();  // every split's partials written

@@ -1282,19 +1282,20 @@ def expected_grid_clusters(plan, forced):
 
 @pytest.mark.parametrize("grid", [1, 3])
 @pytest.mark.parametrize("splits,whole_clusters", [(1, 0), (2, 1), (3, 1000)], ids=["one", "tail1", "tailmax"])
-@pytest.mark.parametrize("M,N", [(20, 2056), (40, 520), (200, 520), (300, 517)], ids=lambda v: str(v))
+@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (200, 520), (300, 517)], ids=lambda v: str(v))
+@pytest.mark.parametrize("K", [512, 2080])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
-def test_wgmma_gemm_persistent(k, dtype, M, N, splits, whole_clusters, grid, poisoned_cuda):
-    # persistent CTAs (kbit._C._set_wgmma_grid_clusters): `grid` clusters launched (at least the split units'), each
-    # running clusters of work in turn, the pipeline's stages and phases running on across units, y's tile through
-    # the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail); N = 2056 / 520 / 517 (a last
-    # row block of 8 rows; 517: y stored element by element); M = 20 / 40 / 200 / 300: 16 x 256, 64 x 128 and 128 x
-    # 128 CTAs with tokens past M, 3-15 units, so CTAs of several whole units, and of whole units then a split one.
-    # Bitwise the same as a cluster launched per cluster of work (the same steps in the same order), against the
+def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, poisoned_cuda):
+    # persistent CTAs (kbit._C._set_wgmma_grid_clusters; 128-token CTAs, M > 64): `grid` clusters launched (at least
+    # the split units'), each running clusters of work in turn, the pipeline's stages and phases running on across
+    # units, y's tile through the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail) or
+    # 512 (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 /
+    # 1032 / 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 200 / 300 (tokens
+    # past M; 129: a chunk of one token): 5-18 units, so CTAs of several whole units, and of whole units then a split
+    # one. Bitwise the same as a cluster launched per cluster of work (the same steps in the same order), against the
     # reference, the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
-    K = 2080
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
     op = torch.ops.kbit.wgmma_gemm
@@ -1314,10 +1315,13 @@ def test_wgmma_gemm_persistent(k, dtype, M, N, splits, whole_clusters, grid, poi
     assert_bitwise_equal(again, y)
     assert_bitwise_equal(y, y_one_each)
     launched, work = expected_grid_clusters(plan, grid)
-    assert plan["splits"] == splits and plan["ctas"] == work * splits, plan
-    assert plan["grid_ctas"] == launched * splits and plan_one_each["grid_ctas"] == plan["ctas"], (plan, plan_one_each)
-    if splits == 1:  # every unit whole: `grid` CTAs run them all (3-15 units)
+    assert plan["tokens"] == 128 and plan["splits"] == min(splits, -(-K // 256)), plan
+    assert plan["ctas"] == work * plan["splits"], plan
+    assert plan["grid_ctas"] == launched * plan["splits"] and plan_one_each["grid_ctas"] == plan["ctas"], plan
+    if plan["splits"] == 1:  # every unit whole: `grid` CTAs run them all (5-18 units)
         assert launched == grid < work, plan
+    elif grid == 1:  # the split units' clusters, the first of them after whole ones
+        assert launched < work, plan
 
 
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -1333,7 +1337,7 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
         p = plan(M, N, K, 4)
         at_once = p["splits"] * p["resident_clusters"]
         split_ctas = (p["units"] - p["whole_units"]) * p["splits"] if p["splits"] > 1 else 0
-        if split_ctas <= min(p["ctas"], at_once):
+        if p["tokens"] == 128 and split_ctas <= min(p["ctas"], at_once):  # (persistent: 128-token CTAs only)
             assert p["grid_ctas"] == min(p["ctas"], at_once), (M, N, K, p)
         else:
             assert p["grid_ctas"] == p["ctas"], (M, N, K, p)

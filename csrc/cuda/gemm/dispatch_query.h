@@ -84,11 +84,11 @@ int set_wgmma_tokens(int64_t tokens);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
 
-// What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without
-// launching (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, the grid's CTAs, the
-// first stage's copies requested alone, the clusters of splits CTAs the GPU runs at once (one CTA a
-// cluster without splits: the SMs), the output tiles (units) and those run whole (one CTA over all of K;
-// every unit without splits). Needs the wgmma kernel (wgmma_gemm_runs).
+// What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without launching
+// (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, the CTAs of work (ctas) and launched
+// (grid_ctas), the first stage's copies requested alone, the clusters of splits CTAs the GPU runs at once (one CTA a
+// cluster without splits: the SMs), the output tiles (units) and those run whole (one CTA over all of K; every unit
+// without splits). Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
   int64_t tokens, row_tiles, splits, ctas, grid_ctas;  // CTAs of work, CTAs launched (fewer: persistent)
   bool first_stage_alone;

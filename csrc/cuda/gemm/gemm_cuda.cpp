@@ -216,6 +216,13 @@ int set_wgmma_whole_clusters(int64_t clusters) {
   return wgmma_whole_clusters_forced.exchange(static_cast<int>(clusters));
 }
 
+int64_t set_wgmma_grid_clusters(int64_t clusters) {
+  TORCH_CHECK(clusters >= -1 && clusters < (int64_t(1) << 31), "kbit._C._set_wgmma_grid_clusters: clusters must be "
+              "0 (the rule), -1 (a cluster launched per cluster of work) or a count of clusters to launch (clamped to "
+              "the work, and to at least its split units); got ", clusters);
+  return wgmma_grid_clusters_forced.exchange(clusters);
+}
+
 WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
   const auto clusters = [&](int s) { return wgmma_clusters(k, shape, s); };
   const int whole_forced = wgmma_whole_clusters_forced.load(std::memory_order_relaxed);
@@ -284,13 +291,6 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
-int64_t set_wgmma_grid_clusters(int64_t clusters) {
-  TORCH_CHECK(clusters >= -1 && clusters <= (int64_t(1) << 31), "kbit._C._set_wgmma_grid_clusters: clusters must be "
-              "0 (the rule), -1 (a cluster launched per cluster of work) or a count of clusters to launch (clamped to "
-              "the work, and to at least its split units); got ", clusters);
-  return wgmma_grid_clusters_forced.exchange(clusters);
-}
-
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
@@ -300,10 +300,12 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const int64_t split_clusters = p.splits == 1 ? 0 : work - p.whole_clusters;
   const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
   p.grid_clusters = work;
-  if (forced > 0) {
+  if (!wgmma_persistent_shape(p.shape.tokens)) {  // one cluster launched per cluster of work
+  } else if (forced > 0) {
     p.grid_clusters = std::clamp<int64_t>(forced, std::max<int64_t>(split_clusters, 1), work);
   } else if (forced == 0) {
-    const int64_t at_once = std::min<int64_t>(wgmma_clusters(k, p.shape, p.splits), work);
+    // (as the split model and _wgmma_launch_plan count them: one CTA per SM without splits)
+    const int64_t at_once = std::min<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), work);
     if (at_once > 0 && split_clusters <= at_once) p.grid_clusters = at_once;
   }
   return p;

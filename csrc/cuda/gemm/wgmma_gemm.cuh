@@ -131,20 +131,27 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256, chunks = (M + TN - 1) / TN;
   // The CTA's share of work cluster v (the partition above): a whole cluster's CTAs run `cluster_ctas` whole units
-  // side by side.
-  const int cluster_ctas = gridDim.y, rank = blockIdx.y;
+  // side by side. In 32-bit arithmetic (units < 2^31 and K < 2^31: the launcher's checks): a 64-bit division is a
+  // subroutine call, and calls inside the work loops made ptxas keep the wgmma descriptors out of uniform registers
+  // (two R2UR a step, +21% instructions in a group's loop, ~8% a call; session 44).
+  const uint32_t cluster_ctas = gridDim.y, rank = blockIdx.y;
+  const uint32_t whole_clusters = static_cast<uint32_t>(args.wgmma_whole_clusters);
+  const uint32_t groups32 = static_cast<uint32_t>(G), chunks32 = static_cast<uint32_t>(chunks);
+  constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches one CTA a work cluster)
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
   const auto work_of = [&](int64_t v) {
     WgmmaWork w;
-    const bool whole = v < args.wgmma_whole_clusters;
-    w.split = whole ? 0 : rank;
-    w.splits = whole ? 1 : cluster_ctas;
-    const int64_t unit = whole ? v * cluster_ctas + rank : v + int64_t(args.wgmma_whole_clusters) * (cluster_ctas - 1);
-    w.grp_begin = div_nonneg(G * w.split, w.splits);
-    w.n_groups = static_cast<int>(div_nonneg(G * (w.split + 1), w.splits) - w.grp_begin);
-    const int64_t row_block = div_nonneg(unit, chunks);
-    w.tok0 = (unit - row_block * chunks) * TN;
-    w.cta_tile0 = row_block * kRowTiles;
+    const uint32_t v32 = static_cast<uint32_t>(v);
+    const bool whole = v32 < whole_clusters;
+    w.split = whole ? 0 : static_cast<int>(rank);
+    w.splits = whole ? 1 : static_cast<int>(cluster_ctas);
+    const uint32_t unit = whole ? v32 * cluster_ctas + rank : v32 + whole_clusters * (cluster_ctas - 1);
+    const uint32_t grp_begin = groups32 * w.split / w.splits;  // (< 2^23 groups x 8 splits)
+    w.grp_begin = grp_begin;
+    w.n_groups = static_cast<int>(groups32 * (w.split + 1) / w.splits - grp_begin);
+    const uint32_t row_block = unit / chunks32;
+    w.tok0 = int64_t(unit - row_block * chunks32) * TN;
+    w.cta_tile0 = int64_t(row_block) * kRowTiles;
     w.live_tiles = static_cast<int>(std::min<int64_t>(NT - w.cta_tile0, kRowTiles));
     return w;
   };
@@ -242,11 +249,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       // the first stage alone: group 0 landed, then the rest, then the later work clusters' groups
       if (early_stages < S && early_stages < first.n_groups) mbarrier_wait(&full[0], 0);
       for (int j = early_stages; j < first.n_groups; ++j) copy_stage(first, j, j);
-      uint32_t J = first.n_groups;
-      for (int64_t v = blockIdx.x + launched; v < work_clusters; v += launched) {
-        const WgmmaWork w = work_of(v);
-        for (int j = 0; j < w.n_groups; ++j) copy_stage(w, j, J + j);
-        J += w.n_groups;
+      if constexpr (kPersistent) {
+        uint32_t J = first.n_groups;
+        for (int64_t v = blockIdx.x + launched; v < work_clusters; v += launched) {
+          const WgmmaWork w = work_of(v);
+          for (int j = 0; j < w.n_groups; ++j) copy_stage(w, j, J + j);
+          J += w.n_groups;
+        }
       }
     }
     return;
@@ -256,8 +265,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   named_barrier_sync(3, kConsumerThreads);  // the table
 
   const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
-  uint32_t J0 = 0;  // the CTA's groups in its earlier work clusters (the pipeline's count runs on across them)
-  for (int64_t v = blockIdx.x;; v += launched) {
+  // Work cluster v, the CTA's groups before it J0 (the pipeline's count runs on across units): its groups and its
+  // tile out. Returns its groups.
+  const auto consume = [&](int64_t v, uint32_t J0) {
     const WgmmaWork w = work_of(v);
     if (v != blockIdx.x) load_row_scales(w);  // (used at the end: their latency hides under the loop)
     // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
@@ -336,7 +346,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
       named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the last stage is free
       T* tile = reinterpret_cast<T*>(stages + last_stage * kStageBytes);
-      // lane 8 q + r addresses row r (token 8 (n + q / 2) + r) of matrix q of the x4: rows 8 (q % 2) .. of the warp's
+      // lane 8 q + r addresses row r of matrix q of the x4: token 8 (n + q / 2) + r, W rows 16 warp + 8 (q % 2) ..
       T* const lane_row = tile + (8 * ((lane >> 3) >> 1) + (lane & 7)) * kYStride + warp * 16 + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int n = 0; n < TN / 8; n += 2) {
@@ -364,14 +374,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
           y[(tok0 + tok) * N + row0 + r] = tile[tok * kYStride + r];
         }
       }
-      if (!more) return;
-      // The stage back to the producers once every consumer thread read its share of the tile (its reads, then
-      // the copy engine's writes: the proxy fence), and on to the next unit with the pipeline's count.
-      fence_shared_for_async_proxy();
-      mbarrier_arrive(&empty[last_stage]);
-      J0 += w.n_groups;
-      continue;
-    }
+      if (more) {
+        // The stage back to the producers once every consumer thread read its share of the tile (its reads, then
+        // the copy engine's writes: the proxy fence), and on to the next unit with the pipeline's count.
+        fence_shared_for_async_proxy();
+        mbarrier_arrive(&empty[last_stage]);
+      }
+    } else {
     // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (clusters, splits), so
     // blockIdx.y = split = the CTA's cluster rank (cluster_cta_rank()). Each writes its partials,
     // times the row scale, into its own (now idle) stages, then reduces 1/splits of the tile from
@@ -417,7 +426,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       }
     }
     cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
-    return;
+    }
+    return w.n_groups;
+  };
+  // A loop over work clusters only where persistent (its loop-carried state costs registers), and a plain loop
+  // (the condition at its head, no exit inside): with a return inside it ptxas kept the stage index in ordinary
+  // registers, and every wgmma's descriptor took two R2UR (+21% instructions in a group's loop; session 44).
+  if constexpr (kPersistent) {
+    uint32_t J0 = 0;
+    for (int64_t v = blockIdx.x; v < work_clusters; v += launched) J0 += consume(v, J0);
+  } else {
+    consume(blockIdx.x, 0);
   }
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
@@ -457,8 +476,11 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   // The kernel's persistent CTAs (WgmmaPlan::grid_clusters): each split unit must be its CTA's last work cluster.
   const int64_t work = wgmma_work_clusters(args.M, args.N, shape, args.splits, whole_clusters);
   const int64_t split_clusters = args.splits == 1 ? 0 : work - whole_clusters;
+  // (the kernel takes a work cluster's unit and K range in 32-bit arithmetic: units < 2^31, and K < 2^31 - 256 by
+  // wgmma_x_tensor_map's check)
   TORCH_CHECK(args.wgmma_work_clusters == work && args.wgmma_grid_clusters >= 1 && args.wgmma_grid_clusters <= work &&
-                  split_clusters <= args.wgmma_grid_clusters && args.wgmma_grid_clusters < (int64_t(1) << 31),
+                  split_clusters <= args.wgmma_grid_clusters && wgmma_units(args.M, args.N, shape) < (int64_t(1) << 31) &&
+                  (wgmma_persistent_shape(TN) || args.wgmma_grid_clusters == work),
               "kbit: wgmma_gemm: internal error: ", args.wgmma_grid_clusters, " clusters launched for ",
               args.wgmma_work_clusters, " of work (", work, ", ", split_clusters, " of them split)");
   const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);

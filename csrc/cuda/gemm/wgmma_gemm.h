@@ -79,16 +79,21 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // first_stage_alone (the rule: always; session 32, measured with x from the image pass of layout version 3): the
 // first stage's copies requested alone, the others' once it landed (wgmma_gemm.cuh, early_stages);
 // kbit._C._set_wgmma_first_stage_alone.
-// whole_clusters (splits > 1): the split tail. A unit is one output tile (row block x token chunk, grid order: chunk
+// whole_clusters (splits > 1): the split tail. A unit is one output tile (row block x token chunk, work order: chunk
 // fastest). The first whole_clusters x splits units run whole (a CTA each, all of K; `splits` of them a cluster), the
 // rest split `splits` ways (a cluster each): the full CTA waves stay unsplit and only the last, partial wave's units
 // are split to fill the SMs (Qwen3 gate/up M = 512: 160 units on 132 SMs ran as two waves of whole units).
-// grid_clusters (persistent CTAs): the clusters launched, each running work clusters (wgmma_work_clusters: whole
-// units, then split ones) b, b + grid_clusters, ... in turn. The rule: as many as the GPU runs at once, unless a
-// split unit would then not be its CTA's last (its reduction takes every stage and cluster barriers the producers,
-// still copying the next unit, would miss): then one per work cluster. kbit._C._set_wgmma_grid_clusters forces a
-// count (-1: one per work cluster). A persistent CTA builds the pair table once, its producers copy the next unit's first groups while
-// the consumers finish the current one, and the next unit's start costs no CTA launch and prologue (session 44).
+// grid_clusters (persistent CTAs): the clusters launched, each running work clusters (wgmma_work_clusters: whole units,
+// then split ones) b, b + grid_clusters, ... in turn (128-token CTAs only: wgmma_persistent_shape). The rule: as many
+// as the GPU runs at once, unless a split unit would then not be its CTA's last (its reduction takes every stage and
+// cluster barriers the producers, still copying the next unit, would miss): then one per work cluster.
+// kbit._C._set_wgmma_grid_clusters forces a count (-1: one per work cluster). A persistent CTA builds the pair table
+// once, its producers copy the next unit's first groups while the consumers finish the current one, and the next unit's
+// start costs no CTA launch and prologue (session 44).
+// Persistent CTAs run only in the 128-token shape (M > 64, where units outnumber the SMs): the loop over work clusters
+// adds registers (128 x 8: 143 -> 167-168 of 168), and the 64 x 16 shape then spilled in its group loop (session 44); the
+// shapes below M = 65 (one unit per CTA in every benchmark shape) keep session 43's code.
+constexpr bool wgmma_persistent_shape(int tokens) { return tokens == 128; }
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
