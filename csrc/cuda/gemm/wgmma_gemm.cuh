@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
 
     for (int j = 0; j < w.n_groups; ++j) {
-      const uint32_t J = J0 + j;  // the CTA's group: stage J % S, phase J / S
+      const uint32_t J = J0 + j;  // the CTA's group: stage J % S, phase J / S (2^32 groups a CTA: never)
       const int stage = static_cast<int>(J % S);
       mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
       const unsigned char* st = stages + stage * kStageBytes;
