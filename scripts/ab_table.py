@@ -2,6 +2,8 @@
 
     python scripts/ab_table.py base-1=DIR new-1=DIR base-2=DIR ... [--path wgmma_gemm]
 
+(a label may name one ab_paths JSON instead of a directory: LABEL=path/to/run.json)
+
 Prints a Markdown table: each label's time of `--path` (us) and cuBLAS's (fp16, or bf16 in a --dtype bfloat16 run)
 from the first label's run,
 then each later label's time over the first's (rounds of the same build are labels of their own).
@@ -13,9 +15,10 @@ import json
 
 def load(directory, path):
     """{(shape, k, M): us} of `path` and {(shape, M): us} of cuBLAS (fp16 or bf16) in the directory's ab-*.json (one
-    run's)."""
+    run's), or in the JSON `directory` names."""
     times, fp16 = {}, {}
-    for name in sorted(glob.glob(f"{directory}/ab-*.json")):
+    names = [directory] if directory.endswith(".json") else sorted(glob.glob(f"{directory}/ab-*.json"))
+    for name in names:
         with open(name) as f:
             rows = json.load(f)["rows"]
         for r in rows:
