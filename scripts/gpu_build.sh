@@ -57,3 +57,31 @@ tune_and_rebuild() {
   cp "$1/tc_dispatch_table.h" csrc/cuda/gemm/tc_dispatch_table.h
   build_tree "$(pwd)" "$1-build.log" || exit 1
 }
+
+# tune_sweep DIR NAME LIMIT ARGS...: benchmarks.tune_dispatch ARGS into DIR/NAME (its log DIR/NAME.log) within LIMIT
+# seconds; prints its exit status and the time (sessions 43-44 repeated this in every sweep script).
+tune_sweep() {
+  local dir=$1 name=$2 limit=$3; shift 3
+  timeout "$limit" python3 -m benchmarks.tune_dispatch "$@" --out "$dir/$name" > "$dir/$name.log" 2>&1
+  echo "$name rc=$? $(date +%T)"
+}
+
+# gemm_records LABEL SHAPES MS: kbit.gemm against cuBLAS at k = 4 (benchmarks.ab_paths --ops gemm), fp16 and bf16
+# activations, into $OUT/gemm-{float16,bfloat16} (+ .log) and their tables $OUT/gemm-*-table.md (column LABEL).
+gemm_records() {
+  local dt
+  for dt in float16 bfloat16; do
+    timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes "$2" --ms "$3" --ks 4 --dtype $dt \
+      --out "$OUT/gemm-$dt" > "$OUT/gemm-$dt.log" 2>&1; echo "gemm $dt rc=$?"
+    python3 scripts/ab_table.py "$1=$OUT/gemm-$dt" --path gemm > "$OUT/gemm-$dt-table.md"
+  done
+}
+
+# other_test_files: every tests/test_*.py but test_cuda_gemm.py (a run of its own), the slowest first (a timeout
+# then loses the quick ones' results, not theirs).
+other_test_files() {
+  local first="tests/test_fuzz.py tests/test_numerics.py tests/test_opcheck.py tests/test_quality.py
+    tests/test_reference.py tests/test_large_tensors.py tests/test_integration_transformers.py
+    tests/test_dependent_launch.py tests/test_cuda_format.py"
+  echo $first $(ls tests/test_*.py | grep -v "test_cuda_gemm\.py" | grep -vF "$(echo $first | tr ' ' '\n')")
+}

@@ -9,15 +9,10 @@ cd "$(dirname "$0")/.."
 R=${OUT:-out}/r${RUN:-3}; mkdir -p $R; start_device_run || exit 1
 QWEN=gateup,Q,glm_shared_gu; LLAMA=llama8b_gu,llama70b_gu
 FP16_MS=512,768,1024,1536,2048; BF16_MS=384,512,768,1024,1536
-sweep() {  # name, timeout, args...
-  local name=$1 limit=$2; shift 2
-  timeout $limit python3 -m benchmarks.tune_dispatch "$@" --out $R/$name > $R/$name.log 2>&1
-  echo "$name rc=$? $(date +%T)"
-}
 date +%T
-sweep tune-qwen 100 --shapes $QWEN --ms $FP16_MS
-sweep tune-llama 130 --shapes $LLAMA --ms $FP16_MS
-sweep bf16-qwen 90 --dtype bfloat16 --shapes $QWEN --ms $BF16_MS
-sweep bf16-llama 120 --dtype bfloat16 --shapes $LLAMA --ms $BF16_MS
+tune_sweep $R tune-qwen 100 --shapes $QWEN --ms $FP16_MS
+tune_sweep $R tune-llama 130 --shapes $LLAMA --ms $FP16_MS
+tune_sweep $R bf16-qwen 90 --dtype bfloat16 --shapes $QWEN --ms $BF16_MS
+tune_sweep $R bf16-llama 120 --dtype bfloat16 --shapes $LLAMA --ms $BF16_MS
 grep -hE "k=4 M=" $R/tune-*.log $R/bf16-*.log | cut -c1-160
 tar -czf $OUT/run${RUN:-3}-tune.tar.gz -C $R .

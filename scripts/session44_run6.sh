@@ -16,13 +16,8 @@ timeout 150 python3 scripts/probe_wgmma_configs.py --one-each --rounds 2 --split
 grep -E "fp16|rule" $OUT/configs.log | sed -E 's/plan \{.tokens.: ([0-9]+), .row_tiles.: ([0-9]+), .splits.: ([0-9]+), .ctas.: ([0-9]+), .grid_ctas.: ([0-9]+).*whole_units.: ([0-9]+)\}/t\1 rt\2 s\3 ctas \4 grid \5 whole \6/' | cut -c1-110
 QWEN=gateup,Q,glm_shared_gu; LLAMA=llama8b_gu,llama70b_gu
 FP16_MS=512,768,1024,1536,2048; BF16_MS=384,512,768,1024,1536
-sweep() {  # name, timeout, args...
-  local name=$1 limit=$2; shift 2
-  timeout $limit python3 -m benchmarks.tune_dispatch "$@" --out $R/$name > $R/$name.log 2>&1
-  echo "$name rc=$? $(date +%T)"
-}
-sweep tune-qwen 60 --shapes $QWEN --ms $FP16_MS
-sweep tune-llama 60 --shapes $LLAMA --ms $FP16_MS
-sweep bf16-qwen 50 --dtype bfloat16 --shapes $QWEN --ms $BF16_MS
-sweep bf16-llama 50 --dtype bfloat16 --shapes $LLAMA --ms $BF16_MS
+tune_sweep $R tune-qwen 60 --shapes $QWEN --ms $FP16_MS
+tune_sweep $R tune-llama 60 --shapes $LLAMA --ms $FP16_MS
+tune_sweep $R bf16-qwen 50 --dtype bfloat16 --shapes $QWEN --ms $BF16_MS
+tune_sweep $R bf16-llama 50 --dtype bfloat16 --shapes $LLAMA --ms $BF16_MS
 tar -czf $OUT/run${RUN:-6}-tune.tar.gz -C $R .

@@ -1,17 +1,5 @@
 #!/usr/bin/env bash
-# Session 44, device run 7 (the final csrc: persistent CTAs in the 128-token shape, the table re-merged with run 6's sweeps):
-# test_cuda_gemm.py whole and benchmarks/tests; kbit.gemm against cuBLAS at M = 128-4096 on the Qwen3, GLM shared and
-# Llama-3 8B shapes, k = 4, fp16 and bf16.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-. scripts/gpu_build.sh
-start_device_run || exit 1
-timeout 330 python3 -m pytest tests/test_cuda_gemm.py benchmarks/tests -q > $OUT/tests-gemm.log 2>&1
-echo "tests-gemm rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-gemm.log | head -12 | cut -c1-300
-SHAPES=KV,Q,O,gateup,down,glm_shared_gu,glm_shared_dn,llama8b_gu; MS=128,192,256,384,512,768,1024,1536,2048,3072,4096
-for dt in float16 bfloat16; do
-  timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes $SHAPES --ms $MS --ks 4 --dtype $dt \
-    --out $OUT/gemm-$dt > $OUT/gemm-$dt.log 2>&1; echo "gemm $dt rc=$?"
-  python3 scripts/ab_table.py s44=$OUT/gemm-$dt --path gemm > $OUT/gemm-$dt-table.md
-done
-cat $OUT/gemm-float16-table.md | head -40
+# Session 44, device run 7: run 5's script (test_cuda_gemm.py whole and benchmarks/tests; kbit.gemm against cuBLAS at
+# M = 128-4096, fp16 and bf16) on the final csrc: persistent CTAs in the 128-token shape, the table re-merged with run
+# 6's sweeps.
+exec bash "$(dirname "$0")/session44_run5.sh" "$@"

@@ -1164,6 +1164,24 @@ def wgmma_under(aids, fn):
             setters[name](value)
 
 
+def wgmma_plan_runs(x, qw, k, tag):
+    """A function of no arguments that runs wgmma_gemm on x twice and in a graph replay (new x, `tag`-replay) under
+    the tuning aids then set: (its plan with _M, y, y again)."""
+    M, K = x.shape
+    N = qw.shape[0]
+    op = torch.ops.kbit.wgmma_gemm
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
+
+    def run():
+        plan = dict(kbit._C._wgmma_launch_plan(M, N, K, k), _M=M)
+        y = op(x, *args)
+        again = op(x.clone(), *args)
+        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, K, x.dtype, f"{tag}-replay")])
+        return plan, y, again
+
+    return run
+
+
 def unit_slices(plan, unit, N):
     """y's (tokens, rows) of output tile `unit` (row block x token chunk, chunk fastest) of a wgmma plan."""
     chunks = -(-plan["_M"] // plan["tokens"])
@@ -1190,16 +1208,7 @@ def test_wgmma_gemm_split_tail(k, dtype, M, splits, whole_clusters, poisoned_cud
     N, K = 520, 2080
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgtail")
-    op = torch.ops.kbit.wgmma_gemm
-    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-
-    def run():
-        plan = dict(kbit._C._wgmma_launch_plan(M, N, K, k), _M=M)
-        y = op(x, *args)
-        again = op(x.clone(), *args)
-        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, K, dtype, "wgtail-replay")])
-        return plan, y, again
-
+    run = wgmma_plan_runs(x, qw, k, "wgtail")
     plan, y, again = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}, run)
     plan_split, y_split, _ = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": 0}, run)
     plan_whole, y_whole, _ = wgmma_under({"wgmma_splits": 1}, run)
@@ -1298,17 +1307,8 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
-    op = torch.ops.kbit.wgmma_gemm
-    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}
-
-    def run():
-        plan = dict(kbit._C._wgmma_launch_plan(M, N, K, k), _M=M)
-        y = op(x, *args)
-        again = op(x.clone(), *args)
-        check_graph_replay(lambda xx: op(xx, *args), [x.clone()], [acts(M, K, dtype, "wgpersist-replay")])
-        return plan, y, again
-
+    run = wgmma_plan_runs(x, qw, k, "wgpersist")
     plan, y, again = wgmma_under({**aids, "wgmma_grid_clusters": grid}, run)
     plan_one_each, y_one_each, _ = wgmma_under({**aids, "wgmma_grid_clusters": -1}, run)
     check(y, x, W_hat, dtype)
