@@ -227,7 +227,8 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the clusters wgmma_gemm launches, each running clusters of work in turn (persistent CTAs where "
         "fewer than the work): 0, the default: the rule (as many as the GPU runs at once, where every split unit is "
         "then its CTA's last; else one per cluster of work), -1: one per cluster of work, n: n, clamped to the work "
-        "and to at least its split units; returns the previous value");
+        "and to at least its split units (128-token CTAs only: others are launched one per cluster of work); "
+        "returns the previous value");
   m.def("_set_wgmma_whole_clusters", &kbit::cuda::set_wgmma_whole_clusters, pybind11::arg("clusters"),
         "Tuning aid: the split tail of wgmma_gemm launches with splits: -1, the default: the rule (the full CTA waves "
         "of units run whole, the units past them split); 0 none (every unit split: the split model without the tail); "

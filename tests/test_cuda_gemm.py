@@ -1301,7 +1301,7 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     # units, y's tile through the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail) or
     # 512 (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 /
     # 1032 / 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 200 / 300 (tokens
-    # past M; 129: a chunk of one token): 5-18 units, so CTAs of several whole units, and of whole units then a split
+    # past M; 129: a chunk of one token): 10-18 units, so CTAs of several whole units, and of whole units then a split
     # one. Bitwise the same as a cluster launched per cluster of work (the same steps in the same order), against the
     # reference, the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
@@ -1318,7 +1318,7 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     assert plan["tokens"] == 128 and plan["splits"] == min(splits, -(-K // 256)), plan
     assert plan["ctas"] == work * plan["splits"], plan
     assert plan["grid_ctas"] == launched * plan["splits"] and plan_one_each["grid_ctas"] == plan["ctas"], plan
-    if plan["splits"] == 1:  # every unit whole: `grid` CTAs run them all (5-18 units)
+    if plan["splits"] == 1:  # every unit whole: `grid` CTAs run them all (10-18 units)
         assert launched == grid < work, plan
     elif grid == 1:  # the split units' clusters, the first of them after whole ones
         assert launched < work, plan
@@ -1353,7 +1353,10 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
         check(y, x, W_hat, dtype)
         one_each = wgmma_under({"wgmma_grid_clusters": -1}, lambda: torch.ops.kbit.wgmma_gemm(x, *args))
         assert_bitwise_equal(y, one_each)
-    for bad in (-2, (1 << 31) + 1):
+    # below M = 65 (64-token and smaller CTAs) one cluster per cluster of work, whatever the aid asks
+    small = wgmma_under({"wgmma_grid_clusters": 1}, lambda: plan(40, 520, 2080, 4))
+    assert small["tokens"] < 128 and small["grid_ctas"] == small["ctas"], small
+    for bad in (-2, 1 << 31):
         with pytest.raises(RuntimeError, match="_set_wgmma_grid_clusters: clusters must be 0 .the rule., -1"):
             kbit._C._set_wgmma_grid_clusters(bad)
     assert kbit._C._set_wgmma_grid_clusters(0) == 0

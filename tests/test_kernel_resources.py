@@ -13,7 +13,10 @@ pending (`WARPGROUP.DEPBAR.LE gsb0, 0x3` in the SASS). Where ptxas cannot prove 
 (warning C7513, which a quiet build does not show) and every step waits for its own wgmma (`gsb0, 0x0`). Session
 30 found that in half the kernels (a branch between the wgmmas; it cost no time there, but the next cause may).
 test_wgmma_kernels_keep_wgmmas_in_flight reads each wgmma kernel's SASS (`cuobjdump -sass -fun`) and allows one full
-wait: the drain after the main loop.
+wait: the drain after the main loop. It also finds no R2UR between the group loop's first and last wgmma: each
+wgmma's descriptor is computed in uniform registers. Session 44's first loop over units (an exit inside it, 64-bit
+divisions as subroutine calls) moved the descriptors to ordinary registers, two R2UR a wgmma (+21% instructions a
+group, ~8% slower calls) and no test noticed.
 
 cuobjdump comes with the CUDA toolkit, or from PyPI (`pip install nvidia-cuda-cuobjdump`, .ci/run installs it);
 KBIT_CUOBJDUMP names one explicitly. `cuobjdump -sass` also needs nvdisasm (the toolkit's, or `pip install
@@ -163,6 +166,14 @@ def test_grouped_shared_x_gemv_kernels_do_not_spill():
 _WGMMA = re.compile(r"wgmma_gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)EE")
 
 
+def wgmma_loop_r2ur(sass):
+    """R2UR instructions (a value moved from an ordinary register to a uniform one) from the first wgmma of a kernel's
+    SASS to its last: the group loop's wgmmas, unrolled."""
+    lines = sass.split("\n")
+    at = [i for i, line in enumerate(lines) if re.search(r"\bHGMMA\.", line)]
+    return sum(1 for line in lines[at[0]:at[-1] + 1] if re.search(r"\bR2UR\b", line)) if at else 0
+
+
 def wgmma_waits(sass):
     """One kernel's SASS -> (wgmma instructions, waits for all of them to complete, waits leaving some pending)."""
     mmas = len(re.findall(r"\bHGMMA\.", sass))
@@ -189,14 +200,18 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
     assert sorted(sass_of) == sorted(names), "cuobjdump -sass listed other functions than those asked for"
-    serialized = {}
+    serialized, moved = {}, {}
     for name, sass in sass_of.items():
         mmas, full, partial = wgmma_waits(sass)
         assert mmas >= 16, (name, mmas)  # a group's 16 steps, unrolled
         if full > 1 or partial == 0:
             serialized[name] = (mmas, full, partial)
+        if r2ur := wgmma_loop_r2ur(sass):
+            moved[name] = r2ur
     assert not serialized, ("wgmma kernels whose wgmmas ptxas serialized (every step waits for its own: C7513; "
                             f"build with -Xptxas -v to see why), name: (wgmmas, full waits, partial waits): {serialized}")
+    assert not moved, ("wgmma kernels whose group loop moves values into uniform registers (the wgmma descriptors out "
+                       f"of uniform registers: a call or an exit inside a loop around it?), name: R2UR count: {moved}")
 
 
 def test_wgmma_wait_parser():
@@ -207,6 +222,11 @@ def test_wgmma_wait_parser():
     assert wgmma_waits(serialized) == (16, 16, 0)
     name = "_ZN4kbit4cuda17wgmma_gemm_kernelIN3c104HalfELi4ELi16ELi16EEEvNS0_10TcGemmArgsE14CUtensorMap_st"
     assert _WGMMA.search(name).groups() == ("4", "16", "16")
+    # R2UR between the first and the last wgmma only (session 44's regression: two a wgmma)
+    step = "IMAD.MOV.U32 R41, RZ, RZ, 0x40000040 ;\nR2UR UR19, R41 ;\nHGMMA.64x16x16.F32 R24, R40, gdesc[UR16], R24, gsb0 ;\n"
+    assert wgmma_loop_r2ur("R2UR UR4, R2 ;\n" + pipelined) == 0
+    assert wgmma_loop_r2ur("HGMMA.64x16x16.F32 R24, R32, gdesc[UR8], R24, gsb0 ;\n" + step * 15) == 15
+    assert wgmma_loop_r2ur("no wgmma") == 0
 
 
 def test_parser_reads_resource_lines():

@@ -19,7 +19,8 @@
 //            through distributed shared memory at the end (no workspace). Without splits every work cluster is
 //            one CTA, one whole unit.
 //   grid   = (args.wgmma_grid_clusters, splits): launched cluster b runs work clusters b, b + gridDim.x, ... in
-//            turn (persistent where fewer are launched than there is work, WgmmaPlan): the pair table is built
+//            turn (persistent where fewer are launched than there is work, WgmmaPlan; 128-token CTAs only,
+//            wgmma_persistent_shape: the others are launched one cluster per cluster of work): the pair table is built
 //            once, the producers fill the next unit's first stages while the consumers finish the current one,
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
 //            (the host's rule), so the split reduction keeps every stage and the cluster barriers as before.
@@ -137,7 +138,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const uint32_t cluster_ctas = gridDim.y, rank = blockIdx.y;
   const uint32_t whole_clusters = static_cast<uint32_t>(args.wgmma_whole_clusters);
   const uint32_t groups32 = static_cast<uint32_t>(G), chunks32 = static_cast<uint32_t>(chunks);
-  constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches one CTA a work cluster)
+  constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches a cluster per work cluster)
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
   const auto work_of = [&](int64_t v) {
     WgmmaWork w;
@@ -479,7 +480,8 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   // (the kernel takes a work cluster's unit and K range in 32-bit arithmetic: units < 2^31, and K < 2^31 - 256 by
   // wgmma_x_tensor_map's check)
   TORCH_CHECK(args.wgmma_work_clusters == work && args.wgmma_grid_clusters >= 1 && args.wgmma_grid_clusters <= work &&
-                  split_clusters <= args.wgmma_grid_clusters && wgmma_units(args.M, args.N, shape) < (int64_t(1) << 31) &&
+                  split_clusters <= args.wgmma_grid_clusters &&
+                  wgmma_units(args.M, args.N, shape) < (int64_t(1) << 31) &&
                   (wgmma_persistent_shape(TN) || args.wgmma_grid_clusters == work),
               "kbit: wgmma_gemm: internal error: ", args.wgmma_grid_clusters, " clusters launched for ",
               args.wgmma_work_clusters, " of work (", work, ", ", split_clusters, " of them split)");

@@ -90,7 +90,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // kbit._C._set_wgmma_grid_clusters forces a count (-1: one per work cluster). A persistent CTA builds the pair table
 // once, its producers copy the next unit's first groups while the consumers finish the current one, and the next unit's
 // start costs no CTA launch and prologue (session 44).
-// Persistent CTAs run only in the 128-token shape (M > 64, where units outnumber the SMs): the loop over work clusters
+// Persistent CTAs run only in the 128-token shape (the rule's above M = 64, where units can outnumber the SMs): the loop over work clusters
 // adds registers (128 x 8: 143 -> 167-168 of 168), and the 64 x 16 shape then spilled in its group loop (session 44); the
 // shapes below M = 65 (one unit per CTA in every benchmark shape) keep session 43's code.
 constexpr bool wgmma_persistent_shape(int tokens) { return tokens == 128; }
