@@ -6,8 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
-export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
-OUT=${OUT:-out}; mkdir -p $OUT; start_device_run || exit 1
+start_device_run || exit 1
 timeout 170 python3 -m pytest tests/test_cuda_gemm.py -q -x -k "split_tail or wgmma_launch or forced_splits or \
 row_tiles or forced_token_chunks" > $OUT/tests.log 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests.log | head -12 | cut -c1-300

@@ -4,13 +4,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
-export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
-OUT=${OUT:-out}; start_device_run || exit 1
+start_device_run || exit 1
 timeout 330 python3 -m pytest tests/test_cuda_gemm.py -q > $OUT/tests-gemm.log 2>&1
 echo "tests-gemm rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-gemm.log | head -12 | cut -c1-300
 SHAPES=KV,Q,O,gateup,down,glm_shared_gu,glm_shared_dn,llama8b_gu; MS=192,256,384,512,768,1024,1536,2048,3072,4096
-for dt in float16 bfloat16; do
-  timeout 100 python3 -m benchmarks.ab_paths --ops gemm --shapes $SHAPES --ms $MS --ks 4 --dtype $dt \
-    --out $OUT/gemm-$dt > $OUT/gemm-$dt.log 2>&1; echo "gemm $dt rc=$?"
-  python3 scripts/ab_table.py s43=$OUT/gemm-$dt --path gemm > $OUT/gemm-$dt-table.md
-done
+gemm_records s43 $SHAPES $MS

@@ -4,7 +4,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
-export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown}
-OUT=${OUT:-out}; start_device_run || exit 1
+start_device_run || exit 1
 timeout 330 python3 -m pytest tests/test_cuda_gemm.py benchmarks/tests -q > $OUT/tests.log 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests.log | head -12 | cut -c1-300

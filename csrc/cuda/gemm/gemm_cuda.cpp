@@ -294,16 +294,16 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
-  // Persistent (WgmmaPlan::grid_clusters): the clusters the GPU runs at once, where the split units (the work
-  // clusters from whole_clusters on) fit in them, so that each is its CTA's last.
+  // Persistent (WgmmaPlan::grid_clusters; 128-token CTAs only, else one cluster launched per cluster of work): the
+  // clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them, so
+  // that each is its CTA's last.
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
   const int64_t split_clusters = p.splits == 1 ? 0 : work - p.whole_clusters;
   const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
   p.grid_clusters = work;
-  if (!wgmma_persistent_shape(p.shape.tokens)) {  // one cluster launched per cluster of work
-  } else if (forced > 0) {
+  if (wgmma_persistent_shape(p.shape.tokens) && forced > 0) {
     p.grid_clusters = std::clamp<int64_t>(forced, std::max<int64_t>(split_clusters, 1), work);
-  } else if (forced == 0) {
+  } else if (wgmma_persistent_shape(p.shape.tokens) && forced == 0) {
     // (as the split model and _wgmma_launch_plan count them: one CTA per SM without splits)
     const int64_t at_once = std::min<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), work);
     if (at_once > 0 && split_clusters <= at_once) p.grid_clusters = at_once;
