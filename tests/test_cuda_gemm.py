@@ -495,10 +495,7 @@ def test_gemv_staged_layouts(k, dtype, nk, M, poisoned_cuda):
             plan = kbit._C._gemv_launch_plan(M, *nk, k)
             assert plan["split_cluster"] == 0 and plan["staged_layout"] in (layout, 0)
             if _is_h100():  # (elsewhere fewer stages or slots where the shared memory cannot hold them)
-                # (unit slots: up to 24 warps, at most 8 slots; the wide table: 8 warps)
-                wpu = plan["warps_per_unit"]
-                warps = wpu * min(24 // wpu, 8) if layout == 1 else 8
-                assert (plan["staged_layout"], plan["warps"], plan["ring_stages"]) == (layout, warps, stages or 2)
+                assert (plan["staged_layout"], plan["warps"], plan["ring_stages"]) == (layout, 8, stages or 2)
             y = check_call(fn, x, W_hat, dtype)
             assert_bitwise_equal(y, single, f"layout {layout}, {stages} stages, against one unit per CTA")
             assert_bitwise_equal(fn(x), y)
@@ -530,7 +527,7 @@ def test_gemv_staged_layout_plan():
         assert all(plan(1, 14336, 4096, k)["staged_layout"] == 1 for k in (2, 3, 4, 5))
         kbit._C._set_gemv_staged_stages(3)
         p = plan(2, 14336, 4096, 3)
-        assert (p["staged_layout"], p["ring_stages"], p["warps"], p["warps_per_unit"]) == (1, 3, 24, 4)
+        assert (p["staged_layout"], p["ring_stages"], p["warps"], p["warps_per_unit"]) == (1, 3, 8, 4)
         kbit._C._set_gemv_x_resident(2)
         p = plan(4, 14336, 4096, 4)
         assert p["x_resident"] and p["staged_layout"] == 0

@@ -454,10 +454,8 @@ template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, boo
           GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kSharedX ? 32 * kGemvSharedXMaxWarps
-                                  : kLayout == GemvStagedLayout::kSlots ? 32 * kGemvSlotsMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
-                                  kXResident || kSharedX || kLayout == GemvStagedLayout::kSlots ? 1
-                                  : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
+                                  kXResident || kSharedX ? 1 : kDecode == GemvDecode::kMma || kTokens <= 2 ? 2 : 1)
     scalar_gemv_kernel(const TcGemmArgs args) {
   static_assert(!kXResident || (!kGrouped && kDecode == GemvDecode::kMma), "x-resident: dense, mma decode");
   constexpr bool kWide = kLayout == GemvStagedLayout::kWide;

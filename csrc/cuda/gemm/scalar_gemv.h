@@ -92,11 +92,10 @@ int gemv_resident_stages();
 int gemv_split_cluster();
 // The CTA layout of dense x-staged mma-decode launches of 1..kGemvShuffleMaxTokens token slots (scalar_gemv.cuh):
 //   kSingle: one unit at a time per CTA (gemv_mma_warps' 4 or 8 warps), kGemvStages ring stages;
-//   kSlots:  unit slots of that many warps making up to kGemvSlotsMaxWarps warps (at most gemv_max_unit_slots
-//            slots), sharing one pair table, in one CTA per SM (its registers capped for that many warps: 80 a thread),
-//            and 2 .. kGemvResidentMaxStages ring stages (TcGemmArgs::ring_stages);
-//   kWide:   unit slots making up kGemvMmaMaxWarps warps with the wide pair table (k = 4: a lookup's address one
-//            PRMT), the rings in its gaps, 2 stages.
+//   kSlots:  unit slots of that many warps making up kGemvMmaMaxWarps warps, sharing one pair table (two
+//            slots of 4 warps: 16 warps per SM at M = 2-4, where kSingle's rings fit three 4-warp CTAs), and
+//            2 .. kGemvResidentMaxStages ring stages (TcGemmArgs::ring_stages);
+//   kWide:   kSlots with the wide pair table (k = 4: a lookup's address one PRMT), the rings in its gaps, 2 stages.
 enum class GemvStagedLayout : int { kSingle = 0, kSlots = 1, kWide = 2 };
 // Tuning aids: the layout (-1, the default: the rule, kSingle everywhere (the slot layouts won nowhere, session
 // 28); 0, 1, 2: that layout wherever it applies, kWide at k = 4 only) and kSlots' ring stages (0, the default:
@@ -110,9 +109,6 @@ int gemv_staged_stages();
 // memory per block cannot hold that many warps' copy rings.
 constexpr int kGemvMaxWarps = 16;
 constexpr int kGemvMmaMaxWarps = 8;  // the mma decode: its CTA also holds a 32 KB pair table (k = 4)
-// The kSlots layout's CTA (one per SM): 24 warps, 6 slots of 4 (a tuning aid's layout; session 45: more warps per SM at
-// fewer registers each than kSingle's 16 at 127).
-constexpr int kGemvSlotsMaxWarps = 24;
 inline int gemv_warps(int64_t K) {
   const int64_t groups = (K + 255) / 256;
   return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);

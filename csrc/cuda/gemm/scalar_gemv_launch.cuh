@@ -298,8 +298,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if (!grouped && !x_resident && chunks == 1) {
       const int asked = gemv_staged_layout();
       if (asked == 1 || (asked == 2 && K == 4)) {
-        int s = asked == 1 ? std::max(1, std::min(kGemvSlotsMaxWarps / chosen.warps, gemv_max_unit_slots()))
-                           : std::max(1, kGemvMmaMaxWarps / chosen.warps);
+        int s = std::max(1, kGemvMmaMaxWarps / chosen.warps);
         int st = asked == 1 && gemv_staged_stages() > 0 ? gemv_staged_stages() : kGemvStages;
         const auto fits = [&] {
           return gemv_smem_bytes(K, kTokens, chosen.warps * s, experts, kDecode, st, false, args.K, asked == 2) <= optin;
