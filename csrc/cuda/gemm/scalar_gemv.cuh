@@ -166,24 +166,11 @@ constexpr int gemv_smem_bytes(int k, int tokens, int warps, int experts_or_dense
 constexpr int kGemvRoundBarrier = kGemvMmaMaxWarps + 1;
 
 // A 16-byte copy that keeps x in L1 (.ca): with x staged every unit of a CTA re-reads the same x
-// groups (x resident copies each once). And its 4-byte form (the t-major slot below).
+// groups (x resident copies each once).
 __device__ __forceinline__ void cp_async_16_keep(void* smem_dst, const void* gmem_src) {
   const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
 }
-__device__ __forceinline__ void cp_async_4_keep(void* smem_dst, const void* gmem_src) {
-  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem_src) : "memory");
-}
-
-// The t-major x slot (one token, x staged, mma decode; gemv_x_t_major): the group's 128 4-byte words of x (columns
-// 2 w, 2 w + 1 in word w = 16 blk + 4 i + t: block blk, 8-column vector i, word t of it) at word 16 blk + 4 t + i, so
-// that lane (g, t)'s B fragments of block blk (the words 4 i + t, i = 0..3, that ldmatrix.x4 of gemv_x_at's slot gives
-// it for token 0) are one 16-byte vector at 64 blk + 16 t: one LDS.128 that all 32 lanes read as 4 vectors of one
-// 64-byte line (a wavefront a block, where the x4 takes 4). Every lane's B columns are then token 0's, as in
-// gemv_x_at's slot at one token (the rows past kTokens repeat slot 0): the same registers, the same bits.
-__host__ __device__ constexpr int gemv_x_t_major_word(int w) { return (w & ~15) | ((w & 3) << 2) | ((w >> 2) & 3); }
-static_assert(gemv_x_t_major_word(16 * 5 + 4 * 2 + 3) == 16 * 5 + 4 * 3 + 2, "t-major: word 16 blk + 4 i + t at 16 blk + 4 t + i");
 
 // (The mma decode's x loads, ldmatrix_x4 with `after` = the lane's first stream word, read from the same stage after
 // the ring's cp.async wait. The stage is refilled only after the warp's __syncwarp that follows its decode, which
@@ -227,20 +214,9 @@ __device__ __forceinline__ void gemv_stage_fill_codes(unsigned char* stage, cons
 }
 // x_slots: a stage's x slots (GemvStage::kXAt) or the group's place in the x image.
 // (kWide: x_slots in gap space; slot m's vector lane ^ (m % 8) stays in the lane's chunk, lane / 8.)
-// kTMajor (one token): the t-major slot (gemv_x_t_major_word), four 4-byte copies a lane, words lane + 32 j.
-template <typename T, int kTokens, bool kWide = false, bool kTMajor = false>
+template <typename T, int kTokens, bool kWide = false>
 __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const T* x_grp, int rows, int64_t cols,
                                                   int64_t cols_left, int lane) {
-  static_assert(!kTMajor || (kTokens == 1 && !kWide), "the t-major x slot: one token, not the wide layout");
-  if constexpr (kTMajor) {
-    if (rows < 1) return;  // (a grouped unit without rows: nothing read, as below)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int w = lane + 32 * j;
-      if (2 * w < cols_left) cp_async_4_keep(x_slots + 4 * gemv_x_t_major_word(w), x_grp + 2 * w);
-    }
-    return;
-  }
   if (8 * lane < cols_left) {
 #pragma unroll
     for (int m = 0; m < kTokens; ++m)
@@ -336,13 +312,11 @@ __device__ __forceinline__ void gemv_decode_stage(const unsigned char* stage, co
 // kWide: stage and x_slots in gap space, the wide table (lut_offset_wide): the vector 4 blk + i of slot m at
 // gemv_gap(512 m + 64 (blk ^ odd) + 16 s) = 1024 m + 256 (blk / 2) + 64 ((blk & 1) ^ odd) + 16 s, with s = i ^ (m
 // % 8) % 4 and odd = (i ^ (m % 8)) / 4.
-// kTMajor (one token): x_slots is the t-major slot (gemv_x_t_major_word): block blk's B words at 64 blk + 16 t.
-template <typename T, int K, int kTokens, bool kWide = false, bool kAhead = (kTokens >= 8), bool kTMajor = false>
+template <typename T, int K, int kTokens, bool kWide = false, bool kAhead = (kTokens >= 8)>
 __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage, const unsigned char* x_slots,
                                                       int blocks, const unsigned char* table, uint32_t lane4, int lane,
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
-  static_assert(!kTMajor || (kTokens == 1 && !kWide && !kAhead), "the t-major x slot: one token");
   constexpr int kNTiles = (kTokens + 7) / 8;
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
@@ -359,15 +333,11 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
   const unsigned char* xs_even = xs + 64 * odd;
   const unsigned char* xs_odd = xs + 64 * (odd ^ 1);
   const auto load_x = [&](int blk, uint4 (&xv)[kNTiles]) {
-    if constexpr (kTMajor) {
-      xv[0] = *reinterpret_cast<const uint4*>(x_slots + 64 * blk + 16 * (lane & 3));
-    } else {
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) {
-        const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
-                                        : xs + n * 8 * 512 + 64 * (blk ^ odd);
-        xv[n] = ldmatrix_x4(at, stream[0]);
-      }
+    for (int n = 0; n < kNTiles; ++n) {
+      const unsigned char* at = kWide ? (blk & 1 ? xs_odd : xs_even) + 256 * (blk >> 1) + n * 8 * 1024
+                                      : xs + n * 8 * 512 + 64 * (blk ^ odd);
+      xv[n] = ldmatrix_x4(at, stream[0]);
     }
   };
   // kAhead (8 or more tokens by default): each block's x is loaded a block ahead (the asm loads are not hoisted by the
@@ -503,9 +473,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                 "x shared: grouped, mma decode, 4-8 token slots, not the row schedule's kernel");
   constexpr bool share_x = kSharedX;
   constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kSharedX;
-  // One token slot with x staged in each stage (mma decode, not the wide layout): the t-major x slot
-  // (gemv_x_t_major_word; one wavefront a block's x load where ldmatrix.x4 takes 4).
-  constexpr bool kXTMajor = kDecode == GemvDecode::kMma && kTokens == 1 && !kXResident && !kSharedX && !kWide;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
   constexpr bool kMma = kDecode == GemvDecode::kMma;
@@ -682,8 +649,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
       if constexpr (!kXResident)
         if (!share_x)
-          gemv_fill_x_slots<T, kTokens, false, kXTMajor>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256,
-                                                         fill_w.rows, cols,
+          gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
                                         cols - grp * 256, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
@@ -699,7 +665,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     } else {
       if (!codes_copied) gemv_stage_fill_codes<K, kWide>(stage, args.packed, args.absmax, fill_tix, lane);
       if constexpr (!kXResident)
-        gemv_fill_x_slots<T, kTokens, kWide, kXTMajor>(stage + gemv_ring_at<kWide>(Stage::kXAt), x_chunk + fill_col, chunk_rows,
+        gemv_fill_x_slots<T, kTokens, kWide>(stage + gemv_ring_at<kWide>(Stage::kXAt), x_chunk + fill_col, chunk_rows,
                                              cols, cols - fill_col, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
@@ -816,10 +782,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     // (Shuffle decode: not done, it spills under its 64-register cap.)
     if constexpr (kMma) {
       if (blocks == kBlocksPerTile)
-        gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead, kXTMajor>(stage, x_slots, kBlocksPerTile, smem, lane4,
-                                                                       lane, acc.v);
-      else gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead, kXTMajor>(stage, x_slots, blocks, smem, lane4, lane,
-                                                                          acc.v);
+        gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead>(stage, x_slots, kBlocksPerTile, smem, lane4, lane, acc.v);
+      else gemv_mma_decode_stage<T, K, kTokens, kWide, kXAhead>(stage, x_slots, blocks, smem, lane4, lane, acc.v);
     } else {
       gemv_decode_stage<T, K, kTokens>(stage, x_slots, blocks, cb_value, lane, acc.v);
     }
