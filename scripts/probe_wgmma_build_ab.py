@@ -24,6 +24,7 @@ def main():
     p.add_argument("--out", required=True)
     a = p.parse_args()
     dev, info, timer = tuning_setup()
+    print(f"{a.label}: kbit from {kbit.__file__}, extension {kbit._C.__file__}", flush=True)
     rows = []
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
@@ -40,7 +41,8 @@ def main():
             print(f"{a.label} | {name} | {M} | {us:.2f}", flush=True)
         del copies
     with open(a.out, "w") as f:
-        json.dump({"label": a.label, "device": info, "rows": rows}, f, indent=1)
+        json.dump({"label": a.label, "kbit": kbit.__file__, "extension": kbit._C.__file__, "device": info, "rows": rows}, f,
+                  indent=1)
 
 
 if __name__ == "__main__":

@@ -27,4 +27,4 @@ else
     done
   fi
 fi
-grep "|" $OUT/ab-$LABEL.log
+grep -E "\||kbit from" $OUT/ab-$LABEL.log
