@@ -14,7 +14,6 @@ if [ "${BUILD:-main}" = s43 ]; then
   xz -d -k -f .s43/kbit/_C.cpython-312-x86_64-linux-gnu.so.xz
   PYTHONPATH=$(pwd)/.s43:$(pwd) timeout 150 python3 scripts/probe_wgmma_build_ab.py --shapes $SH --ms $MS \
     --label $LABEL --out $OUT/ab-$LABEL.json > $OUT/ab-$LABEL.log 2>&1; echo "$LABEL rc=$?"
-  PYTHONPATH=$(pwd)/.s43:$(pwd) python3 -c "import kbit, os; print('kbit from', os.path.dirname(kbit.__file__))"
 else
   start_device_run || exit 1
   timeout 150 python3 scripts/probe_wgmma_build_ab.py --shapes $SH --ms $MS --label $LABEL \
