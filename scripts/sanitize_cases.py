@@ -13,7 +13,8 @@ capped row scales: `... cuda dequant-cublas`), grouped gemm with empty experts, 
 resident in CTAs of several unit slots and the decode layouts of session 28 (`python3 scripts/sanitize_cases.py cuda
 gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
-the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone); the
+the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone; `... cuda
+wgmma-persistent`: four launches of its persistent CTAs, for racecheck); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
 and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
@@ -101,6 +102,36 @@ def gemv_cluster_split_cases(dev="cuda"):
                       f"gemv cluster split N={N} K={K} M={M} k={k} {dt} cluster={p['split_cluster']}")
     finally:
         kbit._C._set_gemv_split_cluster(prev)
+
+
+def wgmma_persistent_cases(dev="cuda"):
+    """A short subset of wgmma_split_cases for the slow tools (racecheck): persistent CTAs only, one cluster launched
+    (kbit._C._set_wgmma_grid_clusters(1): every whole unit in turn on one CTA, then, with 2 splits, the split units),
+    128-token CTAs (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows), the first stage alone and every stage at the
+    start: four launches."""
+    if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
+        return
+    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(8), kbit._C._set_wgmma_first_stage_alone(0),
+            kbit._C._set_wgmma_grid_clusters(1))
+    try:
+        N, K, M = 1024, 2080, 130
+        qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+        x = torch.randn(M, K, device=dev, dtype=torch.float16)
+        ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
+        for splits in (1, 2):
+            for alone in (1, 2):
+                kbit._C._set_wgmma_splits(splits)
+                kbit._C._set_wgmma_first_stage_alone(alone)
+                plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
+                if plan["grid_ctas"] >= plan["ctas"]:
+                    sys.exit(f"wgmma persistent case: the plan launches {plan['grid_ctas']} CTAs for {plan['ctas']}")
+                y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+                check(y, ref, f"wgmma_gemm persistent N={N} K={K} M={M} splits={splits} alone={alone}")
+    finally:
+        kbit._C._set_wgmma_splits(prev[0])
+        kbit._C._set_wgmma_row_tiles(prev[1])
+        kbit._C._set_wgmma_first_stage_alone(prev[2])
+        kbit._C._set_wgmma_grid_clusters(prev[3])
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
@@ -404,6 +435,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
+    elif sys.argv[2:] == ["wgmma-persistent"]:  # only these cases (a quick racecheck)
+        wgmma_persistent_cases(sys.argv[1])
+        print("sanitize_cases: wgmma-persistent ran")
     elif sys.argv[2:3] == ["wgmma-splits"]:  # only these cases (optionally: a comma list of its shape indices, 0-3)
         if len(sys.argv) > 4:
             sys.exit("sanitize_cases: wgmma-splits takes one comma list of shape indices, e.g. 0,3; got "
