@@ -106,13 +106,14 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 def wgmma_persistent_cases(dev="cuda"):
     """A short subset of wgmma_split_cases for the slow tools (racecheck): persistent CTAs only, one cluster launched
-    (kbit._C._set_wgmma_grid_clusters(1): every whole unit in turn on one CTA, then, with 2 splits, the split units),
-    128-token CTAs (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows), the first stage alone and every stage at the
-    start: four launches."""
+    (kbit._C._set_wgmma_grid_clusters(1): every whole unit in turn on one CTA; with 2 splits, one cluster of whole
+    units (kbit._C._set_wgmma_whole_clusters(1)) and then a split unit on the first of the split units' clusters),
+    128-token CTAs (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks), the first stage alone and
+    every stage at the start: four launches."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(8), kbit._C._set_wgmma_first_stage_alone(0),
-            kbit._C._set_wgmma_grid_clusters(1))
+            kbit._C._set_wgmma_grid_clusters(1), kbit._C._set_wgmma_whole_clusters(0))
     try:
         N, K, M = 1024, 2080, 130
         qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
@@ -121,6 +122,7 @@ def wgmma_persistent_cases(dev="cuda"):
         for splits in (1, 2):
             for alone in (1, 2):
                 kbit._C._set_wgmma_splits(splits)
+                kbit._C._set_wgmma_whole_clusters(1 if splits > 1 else 0)
                 kbit._C._set_wgmma_first_stage_alone(alone)
                 plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
                 if plan["grid_ctas"] >= plan["ctas"]:
@@ -132,6 +134,7 @@ def wgmma_persistent_cases(dev="cuda"):
         kbit._C._set_wgmma_row_tiles(prev[1])
         kbit._C._set_wgmma_first_stage_alone(prev[2])
         kbit._C._set_wgmma_grid_clusters(prev[3])
+        kbit._C._set_wgmma_whole_clusters(prev[4])
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
