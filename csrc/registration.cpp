@@ -205,7 +205,6 @@ PYBIND11_MODULE(_C, m) {
           pybind11::dict d;
           d["tokens"] = q.tokens;
           d["row_tiles"] = q.row_tiles;
-          d["unit_tiles"] = q.unit_tiles;
           d["splits"] = q.splits;
           d["ctas"] = q.ctas;
           d["grid_ctas"] = q.grid_ctas;
@@ -217,14 +216,10 @@ PYBIND11_MODULE(_C, m) {
         },
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("device") = 0,
         "What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits, without launching: tokens and row_tiles "
-        "(16-row tiles) per CTA, unit_tiles (the row tiles of one output tile: row_tiles or fewer), splits along K, ctas (of work), grid_ctas (launched: fewer where the CTAs are "
+        "(16-row tiles) per CTA, splits along K, ctas (of work), grid_ctas (launched: fewer where the CTAs are "
         "persistent, each running work CTAs in turn), first_stage_alone (the first stage's copies requested alone), "
         "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one), units (output "
         "tiles) and whole_units (those one CTA runs over all of K; every unit without splits)");
-  m.def("_set_wgmma_unit_tiles", &kbit::cuda::set_wgmma_unit_tiles, pybind11::arg("tiles"),
-        "Tuning aid: the 16-row tiles of one wgmma_gemm output tile (unit): 0, the default: the rule (fewer than the "
-        "CTA's row tiles where one partial wave of units leaves SMs idle), -1: the CTA's row tiles, n: n (clamped to "
-        "them; the CTA's consumer warps past them feed zeros); returns the previous value");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");

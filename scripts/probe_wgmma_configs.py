@@ -5,9 +5,7 @@ chunks of 64); each row's `plan` says what ran. --tail: also the rule without th
 kbit._C._set_wgmma_whole_clusters(0)) and, per forced split count, its tail ("... tail": the units' full waves of
 clusters run whole, the rest split). --one-each: also the rule with a cluster launched per cluster of work ("rule
 one each", kbit._C._set_wgmma_grid_clusters(-1); the rule's persistent CTAs run several units each where the work
-exceeds the clusters the GPU runs at once), alternating with the rule over --rounds rounds. --whole-tiles: also the
-rule with units of the CTA's row tiles ("rule whole tiles", kbit._C._set_wgmma_unit_tiles(-1); the rule's units are
-fewer tiles where one partial wave leaves SMs idle).
+exceeds the clusters the GPU runs at once), alternating with the rule over --rounds rounds.
 Prints one line per cell and writes a JSON of rows (shape, M, k, config, plan, us).
 
     python scripts/probe_wgmma_configs.py --shapes Q,O --ms 64 --out $OUT/configs.json
@@ -37,7 +35,6 @@ def main():
     p.add_argument("--k", type=int, default=4, choices=(2, 3, 4, 5), help="bits per weight")
     p.add_argument("--tail", action="store_true", help="also the rule without the split tail and each split's tail")
     p.add_argument("--one-each", action="store_true", help="also the rule with a cluster launched per cluster of work")
-    p.add_argument("--whole-tiles", action="store_true", help="also the rule with units of the CTA's row tiles")
     p.add_argument("--rounds", type=int, default=1, help="times each config is timed, alternating (the rows keep each)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
@@ -53,16 +50,15 @@ def main():
             rows.append({"shape": name, "M": M, "k": a.k, "config": "fp16", "us": t.median_us})
             print(f"{name} M={M} fp16 {t.median_us:.2f} us", flush=True)
             # (label, row tiles, splits, first stage alone, whole clusters: -1 the rule, 0 none, -2 the full waves',
-            #  clusters launched: 0 the rule, -1 one per cluster of work, a unit's row tiles: 0 the rule, -1 the CTA's)
-            configs = [("rule", 0, 0, 0, -1, 0, 0)] + ([("rule one each", 0, 0, 0, -1, -1, 0)] if a.one_each else []) + (
-                [("rule whole tiles", 0, 0, 0, -1, 0, -1)] if a.whole_tiles else []) + (
-                [("no tail", 0, 0, 0, 0, 0, 0)] if a.tail else []) + [
-                (f"rt{rt} s{s}" + (f" a{al}" if al else "") + (" tail" if wc == -2 else ""), rt, s, al, wc, 0, 0)
+            #  clusters launched: 0 the rule, -1 one per cluster of work)
+            configs = [("rule", 0, 0, 0, -1, 0)] + ([("rule one each", 0, 0, 0, -1, -1)] if a.one_each else []) + (
+                [("no tail", 0, 0, 0, 0, 0)] if a.tail else []) + [
+                (f"rt{rt} s{s}" + (f" a{al}" if al else "") + (" tail" if wc == -2 else ""), rt, s, al, wc, 0)
                 for rt in map(int, a.row_tiles.split(",")) for s in map(int, a.splits.split(",") if a.splits else [])
                 for al in map(int, a.alone.split(",")) for wc in ((0, -2) if a.tail and s > 1 else (0,))]
-            for label, rt, s, al, wc, grid, ut in configs * a.rounds:
+            for label, rt, s, al, wc, grid in configs * a.rounds:
                 C._set_wgmma_row_tiles(rt); C._set_wgmma_splits(s); C._set_wgmma_first_stage_alone(al)
-                C._set_wgmma_grid_clusters(grid); C._set_wgmma_unit_tiles(ut)
+                C._set_wgmma_grid_clusters(grid)
                 try:
                     if wc == -2:  # the full waves of clusters of s CTAs run whole
                         C._set_wgmma_whole_clusters(0)
@@ -76,7 +72,7 @@ def main():
                     continue
                 finally:
                     C._set_wgmma_row_tiles(0); C._set_wgmma_splits(0); C._set_wgmma_first_stage_alone(0)
-                    C._set_wgmma_whole_clusters(-1); C._set_wgmma_grid_clusters(0); C._set_wgmma_unit_tiles(0)
+                    C._set_wgmma_whole_clusters(-1); C._set_wgmma_grid_clusters(0)
                 rows.append({"shape": name, "M": M, "k": a.k, "config": label, "plan": plan, "us": t.median_us})
                 print(f"{name} M={M} {label:22s} {t.median_us:7.2f} us  plan {plan}", flush=True)
         del copies, fp16

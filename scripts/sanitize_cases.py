@@ -14,8 +14,7 @@ resident in CTAs of several unit slots and the decode layouts of session 28 (`py
 gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
 the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone; `... cuda
-wgmma-persistent`: four launches of its persistent CTAs, for racecheck; `... cuda wgmma-unit-tiles`: units of fewer
-row tiles than the CTA's warps); the
+wgmma-persistent`: four launches of its persistent CTAs, for racecheck); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
 and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
@@ -136,38 +135,6 @@ def wgmma_persistent_cases(dev="cuda"):
         kbit._C._set_wgmma_first_stage_alone(prev[2])
         kbit._C._set_wgmma_grid_clusters(prev[3])
         kbit._C._set_wgmma_whole_clusters(prev[4])
-
-
-def wgmma_unit_tiles_cases(dev="cuda"):
-    """Units of fewer row tiles than the CTA's warps (kbit._C._set_wgmma_unit_tiles): the warps past them feed zeros
-    and store nothing, the next unit's rows. N = 300 (19 tiles) at M = 40 (64 tokens) in units of 7 tiles, whole and
-    split 3 ways, and at M = 130 (128 tokens, one cluster launched: persistent) in units of 5, whole and split 2 ways
-    after one cluster of whole units: four launches."""
-    if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
-        return
-    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_unit_tiles(0), kbit._C._set_wgmma_grid_clusters(0),
-            kbit._C._set_wgmma_whole_clusters(0))
-    try:
-        N, K = 300, 2080
-        qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
-        w_ref = kbit.dequantize(qw, torch.float32).double()
-        for M, tiles, grid, whole_splits in ((40, 7, 0, ((1, 0), (3, 0))), (130, 5, 1, ((1, 0), (2, 1)))):
-            x = torch.randn(M, K, device=dev, dtype=torch.float16)
-            for splits, whole in whole_splits:
-                kbit._C._set_wgmma_splits(splits)
-                kbit._C._set_wgmma_whole_clusters(whole)
-                kbit._C._set_wgmma_unit_tiles(tiles)
-                kbit._C._set_wgmma_grid_clusters(grid)
-                plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
-                if plan["unit_tiles"] != tiles:
-                    sys.exit(f"wgmma unit-tiles case: the plan's units are {plan['unit_tiles']} tiles, not {tiles}")
-                y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
-                check(y, x.double() @ w_ref.T, f"wgmma_gemm units of {tiles} tiles M={M} splits={splits}")
-    finally:
-        kbit._C._set_wgmma_splits(prev[0])
-        kbit._C._set_wgmma_unit_tiles(prev[1])
-        kbit._C._set_wgmma_grid_clusters(prev[2])
-        kbit._C._set_wgmma_whole_clusters(prev[3])
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
@@ -471,9 +438,6 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
-    elif sys.argv[2:] == ["wgmma-unit-tiles"]:  # only these cases (a quick racecheck)
-        wgmma_unit_tiles_cases(sys.argv[1])
-        print("sanitize_cases: wgmma-unit-tiles ran")
     elif sys.argv[2:] == ["wgmma-persistent"]:  # only these cases (a quick racecheck)
         wgmma_persistent_cases(sys.argv[1])
         print("sanitize_cases: wgmma-persistent ran")

@@ -1186,7 +1186,7 @@ def unit_slices(plan, unit, N):
     """y's (tokens, rows) of output tile `unit` (row block x token chunk, chunk fastest) of a wgmma plan."""
     chunks = -(-plan["_M"] // plan["tokens"])
     row_block, chunk = divmod(unit, chunks)
-    rows = 16 * plan["unit_tiles"]
+    rows = 16 * plan["row_tiles"]
     return (slice(chunk * plan["tokens"], (chunk + 1) * plan["tokens"]),
             slice(row_block * rows, min((row_block + 1) * rows, N)))
 
@@ -1576,7 +1576,7 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
         assert kbit._C._set_wgmma_tokens(previous) == tokens
     assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens == 128 else 16 if tokens < 64 else
                                                               plan["row_tiles"]), plan
-    row_blocks = -(-19 // plan["unit_tiles"])  # 19 row tiles
+    row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles
     assert plan["units"] == -(-M // tokens) * row_blocks and plan["whole_units"] in (0, plan["units"]), plan
     assert plan["ctas"] == plan["whole_units"] + (plan["units"] - plan["whole_units"]) * plan["splits"], plan
     check(y, x, W_hat, dtype)
@@ -1592,8 +1592,8 @@ def test_wgmma_launch_plan_shapes():
     if not kbit._C.wgmma_gemm_runs(4, 64):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
-    assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "unit_tiles", "splits", "ctas", "grid_ctas",
-                                            "first_stage_alone", "resident_clusters", "units", "whole_units"}
+    assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "grid_ctas", "first_stage_alone",
+                                            "resident_clusters", "units", "whole_units"}
     for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
@@ -1608,8 +1608,7 @@ def test_wgmma_launch_plan_shapes():
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
             p = plan(M, N, K, 4)
             assert p["tokens"] == 64 and p["row_tiles"] in (8, 16) and 1 <= p["splits"] <= 8, (M, N, K, p)
-            assert 4 * p["unit_tiles"] >= 3 * p["row_tiles"] and p["unit_tiles"] <= p["row_tiles"], p
-            assert p["units"] == cdiv(cdiv(N, 16), p["unit_tiles"])
+            assert p["units"] == cdiv(cdiv(N, 16), p["row_tiles"])
             assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # the H100 / H200 the rule was measured on
         assert plan(64, 4096, 2048, 4)["row_tiles"] == 8     # Qwen3 Q
@@ -1619,15 +1618,6 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
         assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
-        # units of fewer row tiles where one partial wave left SMs idle (session 45): Llama-3 8B gate/up at M = 16-64
-        # (56 units x 2 splits: 112 CTAs), 70B at M = 16-64 (112 units); units of 14 tiles run 128 CTAs
-        for M in (16, 32, 64):
-            for N, K in ((14336, 4096), (28672, 8192)):
-                p = plan(M, N, K, 4)
-                assert p["unit_tiles"] == 14 and p["ctas"] == 128 and p["units"] == cdiv(N // 16, 14), (M, N, K, p)
-        for N, K in ((4096, 2048), (2048, 5120), (2048, 512)):  # Qwen3 Q, down, KV: no such gap
-            assert plan(64, N, K, 4)["unit_tiles"] == plan(64, N, K, 4)["row_tiles"], (N, K)
-        assert plan(1024, 14336, 4096, 4)["unit_tiles"] == 8  # several waves: whole CTAs
     previous = kbit._C._set_wgmma_row_tiles(16)
     try:
         assert plan(100, 4096, 2048, 4)["row_tiles"] == 16 and plan(100, 4096, 2048, 4)["tokens"] == 64
@@ -1640,36 +1630,6 @@ def test_wgmma_launch_plan_shapes():
         plan(0, 4096, 2048, 4)
 
 
-@pytest.mark.parametrize("tiles", [1, 5, 7, 13, 15])
-@pytest.mark.parametrize("M,N,K,splits", [(16, 300, 2080, 2), (40, 2056, 512, 1), (40, 300, 2080, 3), (100, 2056, 2080, 2),
-                                          (200, 517, 512, 1)], ids=lambda v: str(v))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-@pytest.mark.parametrize("k", [2, 4, 5])
-def test_wgmma_unit_tiles(k, dtype, M, N, K, splits, tiles, poisoned_cuda):
-    # units of fewer row tiles than the CTA's warps (kbit._C._set_wgmma_unit_tiles; WgmmaShape::unit_tiles): unit u's
-    # rows start at tile (u / chunks) x tiles, the warps past them feed zeros and store nothing (their rows are the
-    # next unit's). Four warpgroups at M = 16 / 40 (16 / 64 tokens), two at 100 / 200 (128 tokens: persistent CTAs,
-    # one cluster launched); N = 300 / 2056 / 517 (19 / 129 / 33 row tiles: a partial last unit, a partial last tile,
-    # y element by element at 517); splits 1-3 (the split reduction's rows, with one cluster of whole units first at
-    # M = 100). Bitwise the same as units of the CTA's row tiles (each row's steps the same, in the same order), against
-    # the reference, the same bits on a rerun and a graph replay.
-    skip_unless_runs("wgmma_gemm", k, M)
-    qw, W_hat = weight(k, N, K, dtype)
-    x = acts(M, K, dtype, "wgunit")
-    aids = {"wgmma_splits": splits, "wgmma_whole_clusters": 1 if M == 100 else 0,
-            "wgmma_grid_clusters": 1 if M > 64 else 0}
-    run = wgmma_plan_runs(x, qw, k, "wgunit")
-    plan, y, again = wgmma_under({**aids, "wgmma_unit_tiles": tiles}, run)
-    plan_full, y_full, _ = wgmma_under({**aids, "wgmma_unit_tiles": -1}, run)
-    check(y, x, W_hat, dtype)
-    assert_bitwise_equal(again, y)
-    assert_bitwise_equal(y, y_full)
-    nt = -(-N // 16)
-    assert plan["unit_tiles"] == min(tiles, plan["row_tiles"]) and plan_full["unit_tiles"] == plan_full["row_tiles"]
-    assert plan["units"] == -(-M // plan["tokens"]) * -(-nt // plan["unit_tiles"]), plan
-    assert plan["splits"] == min(splits, -(-K // 256)), plan
-
-
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
@@ -1680,12 +1640,8 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 8, 48, 256):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
             kbit._C._set_wgmma_tokens(bad)
-    for bad in (-2, 17):
-        with pytest.raises(RuntimeError, match="tiles must be 0 .the rule., -1 .* or 1 to 16 .*; got " + str(bad)):
-            kbit._C._set_wgmma_unit_tiles(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_row_tiles(0) == 0
     assert kbit._C._set_wgmma_tokens(0) == 0 and kbit._C._set_wgmma_first_stage_alone(0) == 0
-    assert kbit._C._set_wgmma_unit_tiles(0) == 0
     with pytest.raises(RuntimeError, match="not a bool"):
         kbit._C._set_wgmma_first_stage_alone(True)
 

@@ -73,8 +73,6 @@ int set_wgmma_whole_clusters(int64_t clusters);
 // rule, -1 = one per cluster of work, else that many (clamped to the work and to at least its split units); returns
 // the previous value.
 int64_t set_wgmma_grid_clusters(int64_t clusters);
-// And the row tiles of a unit (WgmmaShape::unit_tiles): 0 the rule, -1 the CTA's row tiles, n: n (clamped to them).
-int set_wgmma_unit_tiles(int64_t tiles);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 or 128
 // tokens; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
@@ -92,7 +90,7 @@ int set_wgmma_first_stage_alone(int64_t mode);
 // cluster without splits: the SMs), the output tiles (units) and those run whole (one CTA over all of K; every unit
 // without splits). Needs the wgmma kernel (wgmma_gemm_runs).
 struct WgmmaLaunchQuery {
-  int64_t tokens, row_tiles, unit_tiles, splits, ctas, grid_ctas;  // CTAs of work, CTAs launched (fewer: persistent)
+  int64_t tokens, row_tiles, splits, ctas, grid_ctas;  // CTAs of work, CTAs launched (fewer: persistent)
   bool first_stage_alone;
   int64_t resident_clusters;
   int64_t units, whole_units;

@@ -171,7 +171,6 @@ std::atomic<int> wgmma_tokens_forced{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_whole_clusters_forced{-1};
 std::atomic<int64_t> wgmma_grid_clusters_forced{0};
-std::atomic<int> wgmma_unit_tiles_forced{0};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -222,12 +221,6 @@ int64_t set_wgmma_grid_clusters(int64_t clusters) {
               "0 (the rule), -1 (a cluster launched per cluster of work) or a count of clusters to launch (clamped to "
               "the work, and to at least its split units); got ", clusters);
   return wgmma_grid_clusters_forced.exchange(clusters);
-}
-
-int set_wgmma_unit_tiles(int64_t tiles) {
-  TORCH_CHECK(tiles >= -1 && tiles <= 16, "kbit._C._set_wgmma_unit_tiles: tiles must be 0 (the rule), -1 (the CTA's "
-              "row tiles) or 1 to 16 (clamped to the CTA's row tiles); got ", tiles);
-  return wgmma_unit_tiles_forced.exchange(static_cast<int>(tiles));
 }
 
 WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape shape, int sm_count) {
@@ -298,23 +291,8 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
-// The unit's row tiles (WgmmaShape::unit_tiles; the rule in wgmma_gemm.h), for the plan's shape and splits.
-static int wgmma_plan_unit_tiles(int64_t M, int64_t N, const WgmmaPlan& p, int k, int sm_count) {
-  const int row_tiles = p.shape.row_tiles, forced = wgmma_unit_tiles_forced.load(std::memory_order_relaxed);
-  if (forced != 0) return forced < 0 ? row_tiles : std::min(forced, row_tiles);
-  if (p.splits > 1 && p.whole_clusters > 0) return row_tiles;  // (the split tail: full waves of whole units)
-  const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
-  if (wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) >= at_once) return row_tiles;  // a full wave or more
-  const int64_t chunks = (M + p.shape.tokens - 1) / p.shape.tokens;
-  const int64_t row_blocks = at_once / p.splits / chunks;  // the most a wave holds, per token chunk
-  if (row_blocks < 1) return row_tiles;
-  const int64_t tiles = ((N + 15) / 16 + row_blocks - 1) / row_blocks;
-  return 4 * tiles >= 3 * row_tiles && tiles < row_tiles ? static_cast<int>(tiles) : row_tiles;
-}
-
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
-  p.shape.unit_tiles = wgmma_plan_unit_tiles(M, N, p, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
   // Persistent (WgmmaPlan::grid_clusters; 128-token CTAs only, else one cluster launched per cluster of work): the
   // clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them, so
@@ -584,7 +562,6 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_grid_clusters = plan.grid_clusters;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
-    args.wgmma_unit_tiles = wgmma_unit_tiles(plan.shape);
     args.wgmma_first_stage_alone = plan.first_stage_alone;
   });
 }
@@ -762,8 +739,7 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  return {p.shape.tokens, p.shape.row_tiles, wgmma_unit_tiles(p.shape), p.splits,
-          wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
+  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
           p.grid_clusters * p.splits, p.first_stage_alone,
           p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits)),
           wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters)};

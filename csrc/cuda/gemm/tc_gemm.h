@@ -53,8 +53,7 @@ struct TcGemmArgs {
   // wgmma kernel: the CTA's shape (wgmma_plan, wgmma_gemm.h: tokens per CTA, 16-row tiles per CTA), chosen
   // once per call on the host so the split model, x's tensor map and the launch agree; and whether the first
   // stage's weights are requested alone, the other stages' once it landed (wgmma_plan).
-  // wgmma_unit_tiles: the row tiles of one output tile, 1 .. wgmma_row_tiles (WgmmaShape::unit_tiles).
-  int wgmma_tokens, wgmma_row_tiles, wgmma_unit_tiles;
+  int wgmma_tokens, wgmma_row_tiles;
   bool wgmma_first_stage_alone;
   // wgmma kernel with splits > 1 (wgmma_plan): the first wgmma_whole_clusters clusters run `splits` whole units
   // each (one CTA a unit, all of K), the clusters after them one unit each, split along K (wgmma_gemm.cuh).

@@ -94,8 +94,7 @@ namespace cuda {
 struct WgmmaWork {
   int split, splits;        // its K-split of the unit (0 of 1: whole)
   int n_groups;             // its 256-column groups (>= 1: splits <= groups), from grp_begin
-  int live_tiles;           // the unit's row tiles inside N (<= args.wgmma_unit_tiles <= kRowTiles): consumer warps
-                            // 0 .. live_tiles - 1 have one, the others feed zeros
+  int live_tiles;           // its row tiles inside N
   int64_t grp_begin;
   int64_t tok0, cta_tile0;  // the unit's first token and first 16-row tile
 };
@@ -139,7 +138,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const uint32_t cluster_ctas = gridDim.y, rank = blockIdx.y;
   const uint32_t whole_clusters = static_cast<uint32_t>(args.wgmma_whole_clusters);
   const uint32_t groups32 = static_cast<uint32_t>(G), chunks32 = static_cast<uint32_t>(chunks);
-  const int unit_tiles = args.wgmma_unit_tiles;  // a unit's row tiles (1 .. kRowTiles: the launcher's check)
   constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches a cluster per work cluster)
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
   const auto work_of = [&](int64_t v) {
@@ -154,8 +152,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     w.n_groups = static_cast<int>(groups32 * (w.split + 1) / w.splits - grp_begin);
     const uint32_t row_block = unit / chunks32;
     w.tok0 = int64_t(unit - row_block * chunks32) * TN;
-    w.cta_tile0 = int64_t(row_block) * unit_tiles;
-    w.live_tiles = static_cast<int>(std::min<int64_t>(NT - w.cta_tile0, unit_tiles));
+    w.cta_tile0 = int64_t(row_block) * kRowTiles;
+    w.live_tiles = static_cast<int>(std::min<int64_t>(NT - w.cta_tile0, kRowTiles));
     return w;
   };
   const WgmmaWork first = work_of(blockIdx.x);
@@ -172,7 +170,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // us a call shorter than with the image pass before them.
   allow_dependents();
   if (threadIdx.x == 0) prefetch_l2_line(args.codebook);
-  if (warp < kConsumerWarps && lane == 0 && warp < first.live_tiles)
+  if (warp < kConsumerWarps && lane == 0 && first.cta_tile0 + warp < NT)
     prefetch_l2_line(args.row_scale + (first.cta_tile0 + warp) * 16);
   if (const int p = threadIdx.x - kConsumerThreads; p >= 0 && p < 2 * first.live_tiles && first.n_groups > 0) {
     const int64_t tile = (first.cta_tile0 + p / 2) * G + first.grp_begin;
@@ -188,12 +186,11 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // g and g + 8 of its tile, applied at the end). A per-CTA trace (session 19) showed these loads,
   // issued after the copies, landing 2000-5000 cycles late and holding up the table barrier and the epilogue.
   const int g = lane >> 2, t = lane & 3;
-  float row_scale_lo, row_scale_hi;  // consumers: rows g, g + 8 of the row tile (0 past N or the unit's tiles)
+  float row_scale_lo, row_scale_hi;  // consumers: rows g, g + 8 of the row tile (0 past N)
   const auto load_row_scales = [&](const WgmmaWork& w) {
     const int64_t row = (w.cta_tile0 + warp) * 16 + g;
-    const bool live = warp < w.live_tiles;
-    row_scale_lo = live && row < N ? __ldg(args.row_scale + row) : 0.0f;
-    row_scale_hi = live && row + 8 < N ? __ldg(args.row_scale + row + 8) : 0.0f;
+    row_scale_lo = row < N ? __ldg(args.row_scale + row) : 0.0f;
+    row_scale_hi = row + 8 < N ? __ldg(args.row_scale + row + 8) : 0.0f;
   };
   if (warp < kConsumerWarps) load_row_scales(first);
 
@@ -274,8 +271,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const auto consume = [&](int64_t v, uint32_t J0) {
     const WgmmaWork w = work_of(v);
     if (v != blockIdx.x) load_row_scales(w);  // (used at the end: their latency hides under the loop)
-    // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N or the unit's tiles it feeds zeros.
-    const bool has_tile = warp < w.live_tiles;
+    // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
+    const bool has_tile = w.cta_tile0 + warp < NT;
     float acc[TN / 2];
 #pragma unroll
     for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
@@ -332,8 +329,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
     const int rows = static_cast<int>(std::min<int64_t>(TN, M - w.tok0));  // valid tokens of the chunk
     const int64_t row0 = w.cta_tile0 * 16, tok0 = w.tok0;
-    // the unit's rows of y (its live tiles' rows inside N): a CTA with fewer live tiles than warps stores no more
-    const int live_rows = static_cast<int>(std::min<int64_t>(16 * w.live_tiles, N - row0));
     const bool more = v + launched < work_clusters;  // another work cluster follows
     T* const y = static_cast<T*>(args.y);
     if (w.splits == 1) {
@@ -366,6 +361,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
         stmatrix_x4_trans(lane_row + 8 * n * kYStride, words);
       }
       named_barrier_sync(2, kConsumerThreads);
+      const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));
       if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
         for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
           const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
@@ -410,9 +406,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     const int q_begin = w.split * quads / w.splits, q_end = (w.split + 1) * quads / w.splits;
     for (int q = q_begin + static_cast<int>(threadIdx.x); q < q_end; q += kConsumerThreads) {
       const int tok = q / (4 * kRowTiles), r4 = 4 * (q % (4 * kRowTiles));
-      // Rows past the unit's (N, or its live tiles): nothing to store, so nothing is read either; every
+      // Rows past N (a partial last row block): nothing to store, so nothing is read either; every
       // remote load that runs then feeds a store, which the relaxed barrier below relies on.
-      if (r4 >= live_rows) continue;
+      if (row0 + r4 >= N) continue;
       const float* mine = partial + tok * kPartialStride + r4;
       float4 part[kWgMaxSplits];
 #pragma unroll
@@ -426,7 +422,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       // (one 8-byte store of the four rows instead: no faster, the loads bound this loop; session 32 run 5)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        if (r4 + i < live_rows) y[(tok0 + tok) * N + row0 + r4 + i] = from_float<T>(sums[i]);
+        const int64_t row = row0 + r4 + i;
+        if (row < N) y[(tok0 + tok) * N + row] = from_float<T>(sums[i]);
       }
     }
     cluster_sync_relaxed();  // no CTA leaves while another reads its shared memory (their sums fed the stores above)
@@ -472,9 +469,7 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   // not queried again here: the call's host path already asked per split count)
   TORCH_CHECK(args.splits >= 1 && args.splits <= kWgMaxSplits, "kbit: wgmma_gemm: internal error: ", args.splits,
               " K-splits");
-  TORCH_CHECK(args.wgmma_unit_tiles >= 1 && args.wgmma_unit_tiles <= kRowTiles, "kbit: wgmma_gemm: internal error: ",
-              args.wgmma_unit_tiles, " row tiles a unit for CTAs of ", kRowTiles);
-  const WgmmaShape shape{TN, kRowTiles, args.wgmma_unit_tiles};
+  const WgmmaShape shape{TN, kRowTiles};
   const int whole_clusters = args.splits == 1 ? 0 : args.wgmma_whole_clusters;
   TORCH_CHECK(whole_clusters >= 0 && wgmma_whole_units(args.M, args.N, shape, args.splits, whole_clusters) <=
                                          wgmma_units(args.M, args.N, shape),

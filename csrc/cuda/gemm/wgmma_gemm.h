@@ -22,15 +22,10 @@ namespace cuda {
 // warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64 or 128). Compiled: 16 row
 // tiles x 16 / 32 / 64 tokens, 8 x 64 / 128 (128 tokens hold 64 fp32 accumulators per consumer
 // thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups).
-// unit_tiles: the 16-row tiles of one output tile (unit), row_tiles or fewer (0: row_tiles): unit u's rows start at
-// tile (u / chunks) x unit_tiles, and the CTA's consumer warps past unit_tiles feed zeros. Fewer where one partial wave
-// of units leaves SMs idle (wgmma_plan's rule, session 45).
 struct WgmmaShape {
   int tokens;
   int row_tiles;
-  int unit_tiles = 0;
 };
-inline int wgmma_unit_tiles(WgmmaShape s) { return s.unit_tiles > 0 ? s.unit_tiles : s.row_tiles; }
 // Producer warps: one lane of each issues the bulk copies of every kWgProducerWarps-th tile of a
 // stage and the tensor copy of one of x's 4 panels. One lane issuing a stage's ~33 copies took
 // ~2250 cycles (a per-CTA trace, session 17: 68-80 cycles per copy on the uniform datapath), ~9000
@@ -99,11 +94,6 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // adds registers (128 x 8: 143 -> 167-168 of 168), and the 64 x 16 shape then spilled in its group loop (session 44); the
 // shapes below M = 65 (one unit per CTA in every benchmark shape) keep session 43's code.
 constexpr bool wgmma_persistent_shape(int tokens) { return tokens == 128; }
-// unit_tiles (shape.unit_tiles): where every unit runs in one partial wave (no split tail), units of
-// ceil(16-row tiles / the units a wave holds) tiles, if that is at least 3/4 of the CTA's row tiles: Llama-3 8B gate/up
-// at M = 16-64 ran 56 units x 2 splits on 112 of 132 SMs, 70B at M = 16-64 112 units on 112; units of 14 tiles run 128
-// CTAs, each on 1/8 fewer weights. Not below 3/4: a CTA's x and fixed cost then serve too few rows.
-// kbit._C._set_wgmma_unit_tiles forces a count (-1: row_tiles).
 struct WgmmaPlan {
   WgmmaShape shape;
   int splits;
@@ -113,9 +103,9 @@ struct WgmmaPlan {
 };
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
-// The output tiles (units) of y[M, N] in CTAs of `shape` (units of wgmma_unit_tiles row tiles).
+// The output tiles (units) of y[M, N] in CTAs of `shape`.
 inline int64_t wgmma_units(int64_t M, int64_t N, WgmmaShape shape) {
-  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, wgmma_unit_tiles(shape));
+  return (M + shape.tokens - 1) / shape.tokens * cta_row_blocks(N, shape.row_tiles);
 }
 // The units that run whole (one CTA over all of K): every unit without splits.
 inline int64_t wgmma_whole_units(int64_t M, int64_t N, WgmmaShape shape, int splits, int whole_clusters) {
