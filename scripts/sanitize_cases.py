@@ -19,11 +19,25 @@ grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row f
 and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
+import contextlib
 import sys
 
 import torch
 
 import kbit
+
+
+@contextlib.contextmanager
+def tuning_aids(**values):
+    """kbit._C._set_<name>(value) for each name, the previous values restored after (every aid returns its previous
+    value)."""
+    setters = {name: getattr(kbit._C, f"_set_{name}") for name in values}
+    previous = {name: setters[name](value) for name, value in values.items()}
+    try:
+        yield setters
+    finally:
+        for name, value in previous.items():
+            setters[name](value)
 
 
 def check(y, ref, what):
@@ -112,29 +126,22 @@ def wgmma_persistent_cases(dev="cuda"):
     every stage at the start: four launches."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
-    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(8), kbit._C._set_wgmma_first_stage_alone(0),
-            kbit._C._set_wgmma_grid_clusters(1), kbit._C._set_wgmma_whole_clusters(0))
-    try:
+    with tuning_aids(wgmma_splits=1, wgmma_row_tiles=8, wgmma_first_stage_alone=0, wgmma_grid_clusters=1,
+                     wgmma_whole_clusters=0) as aid:
         N, K, M = 1024, 2080, 130
         qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
         for splits in (1, 2):
             for alone in (1, 2):
-                kbit._C._set_wgmma_splits(splits)
-                kbit._C._set_wgmma_whole_clusters(1 if splits > 1 else 0)
-                kbit._C._set_wgmma_first_stage_alone(alone)
+                aid["wgmma_splits"](splits)
+                aid["wgmma_whole_clusters"](1 if splits > 1 else 0)
+                aid["wgmma_first_stage_alone"](alone)
                 plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
                 if plan["grid_ctas"] >= plan["ctas"]:
                     sys.exit(f"wgmma persistent case: the plan launches {plan['grid_ctas']} CTAs for {plan['ctas']}")
                 y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
                 check(y, ref, f"wgmma_gemm persistent N={N} K={K} M={M} splits={splits} alone={alone}")
-    finally:
-        kbit._C._set_wgmma_splits(prev[0])
-        kbit._C._set_wgmma_row_tiles(prev[1])
-        kbit._C._set_wgmma_first_stage_alone(prev[2])
-        kbit._C._set_wgmma_grid_clusters(prev[3])
-        kbit._C._set_wgmma_whole_clusters(prev[4])
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
@@ -149,9 +156,8 @@ def wgmma_split_cases(dev="cuda", shapes=None):
     so a slow tool (racecheck) can take them in parts."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
-    prev = (kbit._C._set_wgmma_splits(1), kbit._C._set_wgmma_row_tiles(0), kbit._C._set_wgmma_first_stage_alone(0),
-            kbit._C._set_wgmma_whole_clusters(0), kbit._C._set_wgmma_grid_clusters(0))
-    try:
+    with tuning_aids(wgmma_splits=1, wgmma_row_tiles=0, wgmma_first_stage_alone=0, wgmma_whole_clusters=0,
+                     wgmma_grid_clusters=0) as aid:
         cases = ((300, 2080, 40), (17, 4096, 5), (300, 2080, 100), (1024, 2080, 130))
         for N, K, M in (cases if shapes is None else [cases[i] for i in shapes]):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
@@ -163,20 +169,14 @@ def wgmma_split_cases(dev="cuda", shapes=None):
                             ((0, 1, 0), (0, 1, 1)) if splits > 1 else ()):
                         # alone: the rule (the first stage alone), every stage at the start; whole: clusters of
                         # whole units before the split ones; grid: clusters launched (0: the rule's)
-                        kbit._C._set_wgmma_row_tiles(row_tiles)
-                        kbit._C._set_wgmma_splits(splits)
-                        kbit._C._set_wgmma_first_stage_alone(alone)
-                        kbit._C._set_wgmma_whole_clusters(whole)
-                        kbit._C._set_wgmma_grid_clusters(grid)
+                        aid["wgmma_row_tiles"](row_tiles)
+                        aid["wgmma_splits"](splits)
+                        aid["wgmma_first_stage_alone"](alone)
+                        aid["wgmma_whole_clusters"](whole)
+                        aid["wgmma_grid_clusters"](grid)
                         y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
                         check(y, x.double() @ ref_w.T, f"wgmma_gemm N={N} K={K} M={M} row_tiles={row_tiles} "
                               f"splits={splits} alone={alone} whole_clusters={whole} grid_clusters={grid}")
-    finally:
-        kbit._C._set_wgmma_splits(prev[0])
-        kbit._C._set_wgmma_row_tiles(prev[1])
-        kbit._C._set_wgmma_first_stage_alone(prev[2])
-        kbit._C._set_wgmma_whole_clusters(prev[3])
-        kbit._C._set_wgmma_grid_clusters(prev[4])
 
 
 def grouped_schedule_cases(dev="cuda"):
