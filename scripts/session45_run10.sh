@@ -12,3 +12,10 @@ for c in "memcheck wgmma-splits" "memcheck wgmma-persistent" "synccheck wgmma-pe
     python3 scripts/sanitize_cases.py cuda $2 > $OUT/$1-$2.log 2>&1
   echo "$1 $2 rc=$?"; tail -2 $OUT/$1-$2.log | cut -c1-300
 done
+# Nsight Compute's stall samples per SASS instruction of the 8B gate/up M = 1 GEMV (for the next look at its rate).
+timeout 150 ncu --clock-control none --kernel-name regex:scalar_gemv --launch-skip 3 --launch-count 1 \
+  --section SourceCounters --section WarpStateStats --import-source no -o $OUT/gemv8b-m1 \
+  python3 scripts/ncu_gemm.py --op gemv_gemm --k 4 --M 1 --N 14336 --K 4096 > $OUT/ncu-run.log 2>&1
+echo "ncu rc=$?"
+timeout 60 ncu --import $OUT/gemv8b-m1.ncu-rep --page source --csv --print-source sass > $OUT/gemv8b-m1-sass.csv 2> $OUT/ncu-page.log
+echo "ncu page rc=$? $(wc -l < $OUT/gemv8b-m1-sass.csv) lines"; head -c 600 $OUT/gemv8b-m1-sass.csv; tail -3 $OUT/ncu-page.log
