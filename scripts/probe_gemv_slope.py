@@ -3,7 +3,8 @@ torch.ops.kbit.gemv_gemm (mma decode, the launcher's rule) and cuBLAS fp16 (F.li
 weights of growing N at fixed K, hot (one copy, L2-resident where it fits) and cold (rotated copies,
 > 4x L2), with and without programmatic dependent launch. A line fitted to the cold times over the
 weights' bytes gives the per-call intercept (launch, prologue, first latency, tail) and the slope
-(the streaming rate); hot against cold says whether DRAM or the SM binds. Writes <out>/gemv-slope.json.
+(the streaming rate); hot against cold says whether DRAM or the SM binds. (The rule's launch plan
+changes with N, so the fit spans plans: each row records its plan.) Writes <out>/gemv-slope.json.
 
     python3 scripts/probe_gemv_slope.py --ks 4096,8192 --ns 2048,4096,7168,14336,28672,57344 --out DIR
 """
@@ -54,17 +55,18 @@ def main():
             nb = sum(v.numel() * v.element_size() for v in a)
             copies = [a] + [tuple(v.clone() for v in a) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
             op = lambda c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma")
-            hot = t([lambda: op(a)], "hot")
-            cold = t([lambda c=c: op(c) for c in copies], "cold")
-            kbit._C.set_dependent_launch(False)
+            at = f"{N}x{K}"  # (a label per cell: the timer remembers a failed capture by label)
+            hot = t([lambda: op(a)], f"hot {at}")
+            cold = t([lambda c=c: op(c) for c in copies], f"cold {at}")
+            pdl = kbit._C.set_dependent_launch(False)
             try:
-                cold_nopdl = t([lambda c=c: op(c) for c in copies], "cold no pdl")
+                cold_nopdl = t([lambda c=c: op(c) for c in copies], f"cold no pdl {at}")
             finally:
-                kbit._C.set_dependent_launch(True)
+                kbit._C.set_dependent_launch(pdl)
             del copies
             w16s = [W] + [W.clone() for _ in range(cold_copies(W.numel() * 2, info["l2_bytes"]) - 1)]
-            f16_hot = t([lambda: torch.nn.functional.linear(x, W)], "f16 hot")
-            f16_cold = t([lambda w=w: torch.nn.functional.linear(x, w) for w in w16s], "f16 cold")
+            f16_hot = t([lambda: torch.nn.functional.linear(x, W)], f"f16 hot {at}")
+            f16_cold = t([lambda w=w: torch.nn.functional.linear(x, w) for w in w16s], f"f16 cold {at}")
             del w16s
             row = {"K": K, "N": N, "bytes": nb, "fp16_bytes": N * K * 2, "kbit_hot": hot, "kbit_cold": cold,
                    "kbit_cold_no_pdl": cold_nopdl, "fp16_hot": f16_hot, "fp16_cold": f16_cold,

@@ -119,11 +119,11 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 
 def wgmma_persistent_cases(dev="cuda"):
-    """A short subset of wgmma_split_cases for the slow tools (racecheck): persistent CTAs only, one cluster launched
-    (kbit._C._set_wgmma_grid_clusters(1): every whole unit in turn on one CTA; with 2 splits, one cluster of whole
-    units (kbit._C._set_wgmma_whole_clusters(1)) and then a split unit on the first of the split units' clusters),
-    128-token CTAs (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks), the first stage alone and
-    every stage at the start: four launches."""
+    """Persistent wgmma CTAs in four launches, for the slow tools (racecheck): 128-token CTAs (M = 130, N = 1024, K =
+    2080: 8 row blocks of 128 rows x 2 token chunks, 16 units), kbit._C._set_wgmma_grid_clusters(1): one split, one
+    cluster launched, running every unit in turn; two splits after one cluster of whole units
+    (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the 14 split units' clusters, so cluster 0 runs the
+    whole units' cluster and then the last split unit. The first stage's copies alone (2) and never alone (1)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_splits=1, wgmma_row_tiles=8, wgmma_first_stage_alone=0, wgmma_grid_clusters=1,

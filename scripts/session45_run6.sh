@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 45, device run 6 (three calls on one warm machine; the two builds do not fit one call's 64 MiB): session 44's
+# Session 45, device run 6 (four calls on one warm machine; the two builds do not fit one call's 64 MiB): session 44's
 # open question, the wgmma op at 128-token calls (Qwen3 down, O, Q, gate/up at M = 128-1024) under main's build
 # against session 43's (7f983db, before the persistent loop): BUILD=main (the carried build), BUILD=s43 (session 43's
 # kbit package and extension in .s43/, git-ignored), BUILD=main again; LABEL names the JSON. SANITIZE=1 (a main call):
