@@ -19,3 +19,6 @@ timeout 150 ncu --clock-control none --kernel-name regex:scalar_gemv --launch-sk
 echo "ncu rc=$?"
 timeout 60 ncu --import $OUT/gemv8b-m1.ncu-rep --page source --csv --print-source sass > $OUT/gemv8b-m1-sass.csv 2> $OUT/ncu-page.log
 echo "ncu page rc=$? $(wc -l < $OUT/gemv8b-m1-sass.csv) lines"; head -c 600 $OUT/gemv8b-m1-sass.csv; tail -3 $OUT/ncu-page.log
+# probe_gemv_slope.py after its review mends (PDL's previous setting restored, a label per cell): a short run.
+timeout 90 python3 scripts/probe_gemv_slope.py --ks 4096 --ns 2048,14336 --out $OUT > $OUT/slope.log 2>&1
+echo "slope rc=$?"; grep -E "^\||intercept" $OUT/slope.log | cut -c1-160
