@@ -58,6 +58,16 @@ tune_and_rebuild() {
   build_tree "$(pwd)" "$1-build.log" || exit 1
 }
 
+# sanitize_run TOOL LIMIT CASES...: compute-sanitizer --tool TOOL on `scripts/sanitize_cases.py cuda CASES...` within
+# LIMIT seconds into $OUT/TOOL-CASES.log (CASES' first word), then its exit status and the log's last SAN_TAIL (default 3)
+# lines (sessions 44-45 repeated this in every sanitizer run).
+sanitize_run() {
+  local tool=$1 limit=$2 log="$OUT/$1-$3.log"; shift 2
+  timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 --num-cuda-barriers 100000 \
+    python3 scripts/sanitize_cases.py cuda "$@" > "$log" 2>&1
+  echo "$tool $1 rc=$?"; tail -"${SAN_TAIL:-3}" "$log" | cut -c1-300
+}
+
 # tune_sweep DIR NAME LIMIT ARGS...: benchmarks.tune_dispatch ARGS into DIR/NAME (its log DIR/NAME.log) within LIMIT
 # seconds; prints its exit status and the time (sessions 43-44 repeated this in every sweep script).
 tune_sweep() {

@@ -11,9 +11,7 @@ start_device_run || exit 1
 timeout 150 python3 -m pytest tests/test_cuda_gemm.py -q -x -k "persistent or split_tail or wgmma_launch or \
 wgmma_aids or wgmma_gemm_graph" > $OUT/tests.log 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests.log | head -12 | cut -c1-300
-timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 --num-cuda-barriers 100000 \
-  python3 scripts/sanitize_cases.py cuda wgmma-splits > $OUT/memcheck-wgmma-splits.log 2>&1
-echo "memcheck rc=$?"; tail -2 $OUT/memcheck-wgmma-splits.log | cut -c1-300
+SAN_TAIL=2 sanitize_run memcheck 100 wgmma-splits
 timeout 280 python3 scripts/probe_wgmma_configs.py --one-each --rounds 2 --splits "" \
   --shapes gateup,Q,glm_shared_gu,llama8b_gu,O,down --ms 256,384,512,768,1024 \
   --out $OUT/configs.json > $OUT/configs.log 2>&1; echo "probe rc=$?"

@@ -7,6 +7,4 @@ cd "$(dirname "$0")/.."
 start_device_run || exit 1
 timeout 400 python3 -m pytest $(other_test_files) -q > $OUT/tests-b.log 2>&1
 echo "tests-b rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-b.log | head -12 | cut -c1-300
-timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 --num-cuda-barriers 100000 \
-  python3 scripts/sanitize_cases.py cuda wgmma-splits > $OUT/memcheck-wgmma-splits.log 2>&1
-echo "memcheck rc=$?"; tail -2 $OUT/memcheck-wgmma-splits.log | cut -c1-300
+SAN_TAIL=2 sanitize_run memcheck 100 wgmma-splits

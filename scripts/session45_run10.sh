@@ -7,10 +7,7 @@ cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 start_device_run || exit 1
 for c in "memcheck wgmma-splits" "memcheck wgmma-persistent" "synccheck wgmma-persistent"; do
-  set -- $c
-  timeout 150 compute-sanitizer --tool $1 --error-exitcode 9 --num-cuda-barriers 100000 \
-    python3 scripts/sanitize_cases.py cuda $2 > $OUT/$1-$2.log 2>&1
-  echo "$1 $2 rc=$?"; tail -2 $OUT/$1-$2.log | cut -c1-300
+  SAN_TAIL=2 sanitize_run ${c% *} 150 ${c#* }
 done
 # Nsight Compute's stall samples per SASS instruction of the 8B gate/up M = 1 GEMV (for the next look at its rate).
 timeout 150 ncu --clock-control none --kernel-name regex:scalar_gemv --launch-skip 3 --launch-count 1 \

@@ -19,11 +19,7 @@ else
   timeout 150 python3 scripts/probe_wgmma_build_ab.py --shapes $SH --ms $MS --label $LABEL \
     --out $OUT/ab-$LABEL.json > $OUT/ab-$LABEL.log 2>&1; echo "$LABEL rc=$?"
   if [ -n "${SANITIZE:-}" ]; then
-    for tool in racecheck synccheck; do
-      timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 --num-cuda-barriers 100000 \
-        python3 scripts/sanitize_cases.py cuda wgmma-splits 2,3 > $OUT/$tool-wgmma-splits.log 2>&1
-      echo "$tool rc=$?"; tail -3 $OUT/$tool-wgmma-splits.log | cut -c1-300
-    done
+    for tool in racecheck synccheck; do sanitize_run $tool 200 wgmma-splits 2,3; done
   fi
 fi
 grep -E "\||kbit from" $OUT/ab-$LABEL.log

@@ -6,11 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 start_device_run || exit 1
-for tool in racecheck memcheck; do
-  timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 --num-cuda-barriers 100000 \
-    python3 scripts/sanitize_cases.py cuda wgmma-persistent > $OUT/$tool-wgmma-persistent.log 2>&1
-  echo "$tool rc=$?"; tail -3 $OUT/$tool-wgmma-persistent.log | cut -c1-300
-done
+for tool in racecheck memcheck; do sanitize_run $tool 240 wgmma-persistent; done
 timeout 150 python3 scripts/probe_wgmma_configs.py --shapes llama8b_gu,llama70b_gu --ms 32,64 \
   --out $OUT/configs.json > $OUT/configs.log 2>&1; echo "configs rc=$?"
 grep -E "rule|fp16" $OUT/configs.log | cut -c1-220

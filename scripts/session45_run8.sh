@@ -6,8 +6,4 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 start_device_run || exit 1
-for tool in racecheck memcheck; do
-  timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 --num-cuda-barriers 100000 \
-    python3 scripts/sanitize_cases.py cuda wgmma-persistent > $OUT/$tool-wgmma-persistent.log 2>&1
-  echo "$tool rc=$?"; tail -3 $OUT/$tool-wgmma-persistent.log | cut -c1-300
-done
+for tool in racecheck memcheck; do sanitize_run $tool 240 wgmma-persistent; done
