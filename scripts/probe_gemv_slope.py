@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 
+import numpy
 import torch
 
 import kbit
@@ -22,12 +23,8 @@ from benchmarks.weights import cold_copies
 
 def fit(points):
     """Least-squares (intercept us, slope us per MB) of [(MB, us)]."""
-    n = len(points)
-    mx = sum(p[0] for p in points) / n
-    my = sum(p[1] for p in points) / n
-    sxx = sum((p[0] - mx) ** 2 for p in points)
-    slope = sum((p[0] - mx) * (p[1] - my) for p in points) / sxx if sxx else 0.0
-    return my - slope * mx, slope
+    slope, intercept = numpy.polyfit([p[0] for p in points], [p[1] for p in points], 1)
+    return float(intercept), float(slope)
 
 
 def main():
