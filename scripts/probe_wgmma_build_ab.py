@@ -1,6 +1,7 @@
 """The wgmma op under the rule's plan (k = 4, fp16, cold L2, CUDA-graph medians) on a few shapes and M, for an A/B of
 two builds: run it once per build (PYTHONPATH picks the tree, its kbit and its carried extension), alternating, and
-compare the JSONs. Only APIs that every build since session 40 has (torch.ops.kbit.wgmma_gemm, the harness's timer).
+compare the JSONs. --op gemv_gemm (M <= 128) or gemm times that op instead, under its rule. Only APIs that every build
+since session 40 has (torch.ops.kbit.<op>, the harness's timer).
 
     PYTHONPATH=/path/to/tree python3 scripts/probe_wgmma_build_ab.py --shapes down,O --ms 256,512 --label a --out x.json
 """
@@ -21,10 +22,12 @@ def main():
     p.add_argument("--shapes", default="down,O")
     p.add_argument("--ms", default="256,512,1024")
     p.add_argument("--label", default="a")
+    p.add_argument("--op", default="wgmma_gemm", choices=("wgmma_gemm", "gemv_gemm", "gemm"))
     p.add_argument("--out", required=True)
     a = p.parse_args()
     dev, info, timer = tuning_setup()
     print(f"{a.label}: kbit from {kbit.__file__}, extension {kbit._C.__file__}", flush=True)
+    op = getattr(torch.ops.kbit, a.op)
     rows = []
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
@@ -35,9 +38,9 @@ def main():
         copies = [w] + [tuple(t.clone() for t in w) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
-            us = timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies],
+            us = timer.measure([lambda c=c: op(x, *c, 4) for c in copies],
                                Work(0, 0, f"{name} {M}")).median_us
-            rows.append({"shape": name, "M": M, "us": us})
+            rows.append({"shape": name, "M": M, "op": a.op, "us": us})
             print(f"{a.label} | {name} | {M} | {us:.2f}", flush=True)
         del copies
     with open(a.out, "w") as f:

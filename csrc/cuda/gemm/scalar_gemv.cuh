@@ -532,9 +532,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     prefetch_l2_line(scales + (N - first_unit * kTileRows < kTileRows ? N - first_unit * kTileRows : kTileRows) - 1);
     if (slot == 0) prefetch_l2_line(args.codebook);
   }
-  grid_dependency_wait();
-  // Shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i] for the table.
-  const float cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
+  // The wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i]
+  // for the table). Grouped launches wait here (their schedule reads the offsets), and x-resident ones (computed
+  // before it, their values spilled: 32 bytes of stack at 3 token slots); dense x-staged ones only before their first
+  // copies, so that their units, items and first addresses (pure arithmetic on the arguments: divisions among them)
+  // are worked out during the previous kernel's tail.
+  constexpr bool kLateWait = !kGrouped && !kXResident;
+  float cb_value = 0.0f;
+  const auto wait_for_inputs = [&]() {
+    grid_dependency_wait();
+    cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
+  };
+  if constexpr (!kLateWait) wait_for_inputs();
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
   // (wide: rings and stages in gap space, each stage 2 kBytes of smem)
@@ -617,8 +626,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int64_t units = NT;
   if constexpr (kGrouped) units = per_warp ? warp_sched.units() : by_row ? row_sched.units() : sched.units();
   // Fewer units than CTAs (no barrier below for this CTA); a slot without units still takes part in
-  // the table's barriers (and, x resident, still copies its share of the x image).
-  if (cta_first_unit >= units) return;
+  // the table's barriers (and, x resident, still copies its share of the x image). (A late wait's CTA still waits, as
+  // every CTA of a kbit kernel does: dependent_launch.cuh.)
+  if (cta_first_unit >= units) {
+    if constexpr (kLateWait) grid_dependency_wait();
+    return;
+  }
 
   // The warp's items: for each of its slot's units, the groups warp_u, warp_u + wpu, ... (n_w).
   const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
@@ -677,6 +690,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       }
     }
   };
+  if constexpr (kLateWait) wait_for_inputs();  // (nothing global read before this)
   // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups,
   // warp_u + j wpu), the oldest commit group. One slot: complete at the first item's wait; several:
   // every slot reads every group, so the CTA waits for the image before the table's last barrier.
