@@ -3,7 +3,8 @@
 # dense x-staged GEMV with its index arithmetic before the PDL wait (the carried build). The GEMV's and PDL's GPU
 # tests, one round of the A/B probe (gemv_gemm under its rule, label new1), then the build copied to ab_new/ for run 2.
 # And for the next look: Nsight Compute's stall samples per SASS line (the new build) of Qwen3 gate/up at M = 8 (the
-# x-resident GEMV) and of the grouped GEMV at 8 experts x 1 row (Qwen3 MoE gate/up), with their plans.
+# x-resident GEMV) and of the grouped GEMV at 8 experts x 1 row (Qwen3 MoE gate/up), with their plans (NCU=0: not).
+# Run 3 was `NCU=0 bash scripts/session46_run1.sh` on the next build (the codebook by cp.async).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
@@ -15,7 +16,7 @@ timeout 330 python3 -m pytest -q -x tests/test_cuda_gemm.py -k "gemv or grouped"
   > $OUT/tests-gemv.log 2>&1; echo "tests rc=$?"; tail -3 $OUT/tests-gemv.log
 python3 -c "import kbit; print('gu8', kbit._C._gemv_launch_plan(8, 5120, 2048, 4)); \
 print('moe8x1', kbit._C._grouped_gemv_launch_plan(8, 8, 512, 2048, 4))"
-for c in "gu8:--M 8 --N 5120 --K 2048" "moe8x1:--experts 8 --M 1 --N 512 --K 2048"; do
+[ "${NCU:-1}" = 0 ] || for c in "gu8:--M 8 --N 5120 --K 2048" "moe8x1:--experts 8 --M 1 --N 512 --K 2048"; do
   label=${c%%:*}
   timeout 100 ncu --clock-control none --kernel-name regex:scalar_gemv --launch-skip 3 --launch-count 1 \
     --section SourceCounters --section WarpStateStats --import-source no -o /tmp/ncu-$label \

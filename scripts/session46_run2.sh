@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 46, device run 2 (right after run 1, on its warm machine): the A/B of the dense GEMV, main's build (ab_base/,
-# carried) against run 1's (ab_new/, left by run 1), alternating, three rounds each.
+# carried) against run 1's (ab_new/, left by run 1), alternating, three rounds each. Run 4 was this script again, after
+# run 3 (ab_new/ then the codebook-by-cp.async build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-out}; mkdir -p $OUT; export PYTHONUNBUFFERED=1

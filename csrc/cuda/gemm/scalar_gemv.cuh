@@ -532,18 +532,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     prefetch_l2_line(scales + (N - first_unit * kTileRows < kTileRows ? N - first_unit * kTileRows : kTileRows) - 1);
     if (slot == 0) prefetch_l2_line(args.codebook);
   }
-  // The wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i]
-  // for the table). Grouped launches wait here (their schedule reads the offsets), and x-resident ones (computed
-  // before it, their values spilled: 32 bytes of stack at 3 token slots); dense x-staged ones only before their first
-  // copies, so that their units, items and first addresses (pure arithmetic on the arguments: divisions among them)
-  // are worked out during the previous kernel's tail.
-  constexpr bool kLateWait = !kGrouped && !kXResident;
-  float cb_value = 0.0f;
-  const auto wait_for_inputs = [&]() {
-    grid_dependency_wait();
-    cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
-  };
-  if constexpr (!kLateWait) wait_for_inputs();
   const T* x = static_cast<const T*>(args.x);
   T* y = static_cast<T*>(args.y);
   // (wide: rings and stages in gap space, each stage 2 kBytes of smem)
@@ -562,6 +550,27 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int x_image_bytes = static_cast<int>(G) * 512 * kTokens;  // (x shared only: an image fits shared memory)
   unsigned char* x_images = smem + ((kTableBytes + warps * stages * stage_span + 4 * gemv_sums_floats(kTokens, warps) +
                                      gemv_schedule_bytes(static_cast<int>(args.experts)) + 15) & ~15);
+  // The wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i]
+  // for the table). Grouped launches wait here (their schedule reads the offsets), and x-resident ones (computed
+  // before it, their values spilled: 32 bytes of stack at 3 token slots); dense x-staged ones only before their first
+  // copies, so that their units, items and first addresses (pure arithmetic on the arguments: divisions among them)
+  // are worked out during the previous kernel's tail. There the mma decode's codebook comes by cp.async, its own
+  // commit group ahead of the first items' (a load was scheduled after their copies by ptxas, and the table, on an
+  // item's path where a warp has one or two, waited for it: Qwen3 shapes at M = 1 7-10% slower, session 46 run 2).
+  constexpr bool kLateWait = !kGrouped && !kXResident;
+  constexpr bool kCodebookCopied = kLateWait && kMma;
+  float cb_value = 0.0f;
+  const auto wait_for_inputs = [&]() {
+    grid_dependency_wait();
+    if constexpr (kCodebookCopied) {
+      // (into red, where the table build reads it; the group is waited for below, before the table's barrier)
+      if (threadIdx.x < (1 << K)) cp_async_4(red + threadIdx.x, args.codebook + threadIdx.x);
+      cp_async_commit();
+    } else {
+      cb_value = kMma ? codebook_entry<K>(args.codebook) : __ldg(args.codebook + (lane & ((1 << K) - 1)));
+    }
+  };
+  if constexpr (!kLateWait) wait_for_inputs();
 
   // Grouped: the schedule, per warp in registers (WarpSchedule, E <= 32, mma decode: no barrier
   // before the first copies; the shuffle decode's 64-register cap would spill it) or per CTA in
@@ -733,7 +742,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
   }
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
-    if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
+    // (the codebook's copy: the group before the stages - 1 of the first items)
+    if constexpr (kCodebookCopied) wait_all_but_ring();
+    else if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
     __syncthreads();
     if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
     else build_pair_table<T, K>(smem, red);
