@@ -71,7 +71,9 @@ def gemv_unit_slot_cases(dev="cuda"):
 def gemv_layout_cases(dev="cuda"):
     """The dense GEMV's decode layouts (session 28): x resident at 2-3 rows in two 4-warp unit slots (x loaded only
     by the lanes whose B columns are stored), and x staged in unit slots of 3 ring stages and with the wide pair
-    table (the rings in its gaps), at 1 and 3-4 rows on 301 tiles and on 3 tiles (slots without units)."""
+    table (the rings in its gaps), at 1 and 3-4 rows on 301 tiles and on 3 tiles (slots without units); and x staged
+    one unit a CTA (the rule's layout: since session 46 its PDL wait comes after the index arithmetic, and the
+    codebook by cp.async into the sums' space) at 1 and 4 rows, with CTAs without units on 3 tiles."""
     if dev != "cuda":
         return
     aids = (kbit._C._set_gemv_unit_warps, kbit._C._set_gemv_x_resident, kbit._C._set_gemv_staged_layout,
@@ -82,7 +84,7 @@ def gemv_layout_cases(dev="cuda"):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             ref_w = kbit.dequantize(qw, torch.float32).double()
             for xres, layout, stages, M in ((2, -1, 0, 2), (2, -1, 0, 3), (0, 1, 3, 1), (0, 1, 3, 3), (0, 2, 0, 1),
-                                            (0, 2, 0, 4)):
+                                            (0, 2, 0, 4), (0, 0, 0, 1), (0, 0, 0, 4)):
                 for set_aid, v in zip(aids[1:4], (xres, layout, stages)):
                     set_aid(v)
                 p = kbit._C._gemv_launch_plan(M, N, K, 4)
