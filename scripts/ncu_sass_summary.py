@@ -32,6 +32,10 @@ def main():
         rows = list(csv.reader(io.StringIO(f.read())))
     header, data = rows[1], rows[2:]  # row 0 names the kernel
     col = {h: i for i, h in enumerate(header)}
+    needed = ("Warp Stall Sampling (All Samples)", "Instructions Executed", "Source")
+    if any(h not in col for h in needed):
+        raise SystemExit(f"{a.csv}: expected the columns {needed} of `ncu --page source --csv` with SourceCounters; "
+                         f"got {header[:8]}...")
     stalls = [h for h in header if h.startswith("stall_") and "Not Issued" not in h]
     samples = lambda r: number(r[col["Warp Stall Sampling (All Samples)"]])
     executed = lambda r: number(r[col["Instructions Executed"]])

@@ -73,7 +73,7 @@ def gemv_layout_cases(dev="cuda"):
     by the lanes whose B columns are stored), and x staged in unit slots of 3 ring stages and with the wide pair
     table (the rings in its gaps), at 1 and 3-4 rows on 301 tiles and on 3 tiles (slots without units); and x staged
     one unit a CTA (the rule's layout: since session 46 its PDL wait comes after the index arithmetic, and the
-    codebook by cp.async into the sums' space) at 1 and 4 rows, with CTAs without units on 3 tiles."""
+    codebook by cp.async into the sums' space) at 1 and 4 rows, on both weights."""
     if dev != "cuda":
         return
     aids = (kbit._C._set_gemv_unit_warps, kbit._C._set_gemv_x_resident, kbit._C._set_gemv_staged_layout,

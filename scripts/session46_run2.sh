@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Session 46, device run 2 (right after run 1, on its warm machine): the A/B of the dense GEMV, main's build (ab_base/,
 # carried) against run 1's (ab_new/, left by run 1), alternating, three rounds each. Run 4 was this script again, after
-# run 3 (ab_new/ then the codebook-by-cp.async build).
+# run 3 (ab_new/ then the codebook-by-cp.async build). As runs 2 and 4 ran it (before ab_new/ was git-ignored), the
+# next call's tree sync had removed ab_new/'s Python files, so the "new" processes imported the tree's kbit, with the
+# extension run 1 / 3 had extracted there (their logs name it): the same build. Each process now must import its own
+# directory's kbit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-out}; mkdir -p $OUT; export PYTHONUNBUFFERED=1
 xz -d -k -f ab_base/kbit/_C.cpython-312-x86_64-linux-gnu.so.xz
-[ -f ab_new/kbit/_C.cpython-312-x86_64-linux-gnu.so ] || { echo "ab_new missing: the machine was not the warm one"; exit 1; }
+[ -f ab_new/kbit/__init__.py ] && [ -f ab_new/kbit/_C.cpython-312-x86_64-linux-gnu.so ] ||
+  { echo "ab_new missing: the machine was not run 1's warm one"; exit 1; }
 SH=KV,Q,O,gateup,down,llama8b_gu,llama70b_gu; MS=1,2,4
 for r in 1 2 3; do
   for b in base new; do
     PYTHONPATH=$(pwd)/ab_$b:$(pwd) timeout 150 python3 scripts/probe_wgmma_build_ab.py --op gemv_gemm --shapes $SH \
       --ms $MS --label $b$r --out $OUT/ab-$b$r.json > $OUT/ab-$b$r.log 2>&1; echo "$b$r rc=$?"
+    grep -q "kbit from $(pwd)/ab_$b/" $OUT/ab-$b$r.log || { echo "$b$r did not import ab_$b/'s kbit"; exit 1; }
   done
 done
 python3 - <<'PY'

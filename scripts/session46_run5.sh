@@ -11,5 +11,6 @@ echo "tests-gemm rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-gemm.log
 R=/tmp/r5; mkdir -p $R
 timeout 170 python3 -m benchmarks.ab_paths --ops gemm --shapes Q,O,gateup,down,KV,glm_shared_gu,llama8b_gu,llama70b_gu \
   --ms 1,2,4,8,16,32,64 --ks 4 --out $R/gemm-k4 > $OUT/gemm-k4.log 2>&1; echo "gemm-k4 rc=$?"
-python3 scripts/ab_table.py s46=$R/gemm-k4 --path gemm > $OUT/gemm-k4-table.md; cp $R/gemm-k4/ab-*.json $OUT/gemm-k4.json
+python3 scripts/ab_table.py s46=$R/gemm-k4 --path gemm > $OUT/gemm-k4-table.md
+cp $R/gemm-k4/ab-*.json $OUT/gemm-k4.json
 cat $OUT/gemm-k4-table.md

@@ -10,5 +10,7 @@ echo "tests-b rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-b.log | hea
 R=/tmp/r6; mkdir -p $R
 timeout 150 python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 --kernels kbit,fp16 \
   --shapes moe_gu,moe_dn --ms 1 --sweep-experts 8,64,256,512 --sweep-ms 1,4,8 --out $R/moe > $OUT/moe.log 2>&1
-echo "moe rc=$?"; sed -n '/MoE sweep.*cold/,/MoE sweep.*hot/p' $R/moe/*/results-full.md | grep "^| moe" | cut -d'|' -f2-7 | tr -s ' '
-cp $R/moe/*/results-full.md $OUT/moe-results-full.md 2>/dev/null; cp $R/moe/*/results-full.json $OUT/moe-results-full.json 2>/dev/null
+echo "moe rc=$?"
+sed -n '/MoE sweep.*cold/,/MoE sweep.*hot/p' $R/moe/*/results-full.md | grep "^| moe" | cut -d'|' -f2-7 | tr -s ' '
+cp $R/moe/*/results-full.md $OUT/moe-results-full.md 2>/dev/null
+cp $R/moe/*/results-full.json $OUT/moe-results-full.json 2>/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 46, device run 7 (the final csrc, c9ee548's build): compute-sanitizer memcheck, racecheck and synccheck on
 # sanitize_cases.py's gemv-slots cases, which now include the rule's x-staged layout at 1 and 4 rows (the late PDL
-# wait, the codebook by cp.async into the sums' space; CTAs without units on a 3-tile weight).
+# wait, the codebook by cp.async into the sums' space), also on a 3-tile weight.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

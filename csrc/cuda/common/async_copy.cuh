@@ -1,5 +1,5 @@
 #pragma once
-// cp.async (sm_80+): 16-byte global -> shared copies that bypass the register file,
+// cp.async (sm_80+): 16-byte (and 4-byte) global -> shared copies that bypass the register file,
 // grouped into commit groups that a thread waits on (PTX ISA, "cp.async").
 // Visibility: after wait_group a thread sees its own copies; other threads of the
 // warp need a __syncwarp() after every thread's wait.

@@ -171,8 +171,9 @@ __device__ __forceinline__ void decode_a_fragment(uint32_t lane_table, const uin
 }
 
 // Thread i's codebook value (i < 2^K; 0 for the others), for staging in shared memory before
-// build_pair_table. Kernels call this first thing: the load's latency then overlaps their setup
-// and first weight copies instead of queueing behind those copies (docs/design.md, "Session 8").
+// build_pair_table. Kernels call this first thing after their PDL wait: the load's latency then overlaps their setup
+// and first weight copies instead of queueing behind those copies (docs/design.md, "Session 8"; the GEMV's
+// late-wait launches copy the codebook by cp.async instead, ahead of their first copies: "Session 46").
 template <int K>
 __device__ __forceinline__ float codebook_entry(const float* codebook) {
   return threadIdx.x < (1 << K) ? __ldg(codebook + threadIdx.x) : 0.0f;

@@ -550,13 +550,14 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   const int x_image_bytes = static_cast<int>(G) * 512 * kTokens;  // (x shared only: an image fits shared memory)
   unsigned char* x_images = smem + ((kTableBytes + warps * stages * stage_span + 4 * gemv_sums_floats(kTokens, warps) +
                                      gemv_schedule_bytes(static_cast<int>(args.experts)) + 15) & ~15);
-  // The wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds cb[i]
-  // for the table). Grouped launches wait here (their schedule reads the offsets), and x-resident ones (computed
-  // before it, their values spilled: 32 bytes of stack at 3 token slots); dense x-staged ones only before their first
-  // copies, so that their units, items and first addresses (pure arithmetic on the arguments: divisions among them)
-  // are worked out during the previous kernel's tail. There the mma decode's codebook comes by cp.async, its own
-  // commit group ahead of the first items' (a load was scheduled after their copies by ptxas, and the table, on an
-  // item's path where a warp has one or two, waited for it: Qwen3 shapes at M = 1 7-10% slower, session 46 run 2).
+  // The PDL wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds
+  // cb[i] for the table). Grouped launches wait here: their schedule reads the offsets. x-resident launches also wait
+  // here: with their index arithmetic before the wait, the 3-token-slot kernel spilled 32 bytes. Dense x-staged
+  // launches (kLateWait) wait only just before their first copies, so that their units, items and first addresses
+  // (arithmetic on the arguments, divisions among it) are worked out during the previous kernel's tail. There the
+  // mma decode's codebook comes by cp.async, as its own commit group ahead of the first items'. A plain load was
+  // scheduled by ptxas after those copies, and the pair table, on the path of a warp's first item, waited for it
+  // (Qwen3 shapes at M = 1 7-10% slower: docs/design.md, "Session 46").
   constexpr bool kLateWait = !kGrouped && !kXResident;
   constexpr bool kCodebookCopied = kLateWait && kMma;
   float cb_value = 0.0f;
@@ -636,7 +637,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   if constexpr (kGrouped) units = per_warp ? warp_sched.units() : by_row ? row_sched.units() : sched.units();
   // Fewer units than CTAs (no barrier below for this CTA); a slot without units still takes part in
   // the table's barriers (and, x resident, still copies its share of the x image). (A late wait's CTA still waits, as
-  // every CTA of a kbit kernel does: dependent_launch.cuh.)
+  // every CTA of a kbit kernel does: dependent_launch.cuh. The dense launcher sizes the grid so that every CTA has a
+  // unit, so no plan reaches this there; it is a guard.)
   if (cta_first_unit >= units) {
     if constexpr (kLateWait) grid_dependency_wait();
     return;
@@ -743,8 +745,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   }
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
     // (the codebook's copy: the group before the stages - 1 of the first items)
-    if constexpr (kCodebookCopied) wait_all_but_ring();
-    else if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
+    if constexpr (kCodebookCopied) {
+      wait_all_but_ring();
+    } else {
+      if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
+    }
     __syncthreads();
     if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
     else build_pair_table<T, K>(smem, red);
