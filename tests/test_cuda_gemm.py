@@ -217,17 +217,20 @@ def test_gemv_launch_plan():
     assert plan(16, 4096, 14336, 4)["x_resident"] is False
     for p in (plan(M, N, K, 4) for M in (1, 8, 16) for N, K in ((4096, 2048), (14336, 4096))):
         assert (2 <= p["ring_stages"] <= 4) if p["x_resident"] else (p["ring_stages"] == 2)
-    if on_h100:  # 16 warps per SM, then the fewest items per warp on the critical path (unit rounds x
+    if on_h100:  # the most warps per SM, then the fewest items per warp on the critical path (unit rounds x
         # groups per warp), then the fewest rounds. Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no
-        # reuse), staged; M = 16: one CTA of two 8-warp slots (256 units in one round, one group per
-        # warp); M = 32 (512 units): four 4-warp slots (one round of two groups, against two of one);
-        # gate/up M = 8 (320 units): two CTAs of two 4-warp slots (one round of two groups); Llama-3 8B
-        # gate/up M = 8: one CTA of four 4-warp slots (5-8 rows take 4 warps per unit and 2 stages, session 29); O M =
-        # 8: staged
-        q8, q16, q32, g8, b8 = (plan(M, N, K, 4) for M, N, K in ((8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048),
-                                                                 (8, 5120, 2048), (8, 14336, 4096)))
+        # reuse), staged; M = 16 (16 slots: CTAs of at most 8 warps at 2 stages, session 47): one CTA of two
+        # 4-warp slots (256 units in one round, two groups per warp, against two rounds of one); M = 32 (512
+        # units, token chunks): four 4-warp slots (one round of two groups, against two of one); 5-8 rows: 4 warps
+        # per unit and 2 stages (session 29), but 8 where K has 16 or more groups or the 4-warp CTAs sit unevenly on
+        # the SMs (session 47): gate/up M = 8 (320 units, 160 4-warp-slot CTAs on 132 SMs): two CTAs of one 8-warp
+        # unit per SM; Llama-3 8B gate/up M = 8 (16 groups): one CTA of two 8-warp slots; GLM shared gate/up M = 8
+        # (640 units: 264 CTAs of two 4-warp slots, two per SM): 4 warps; O M = 8: staged
+        q8, q16, q32, g8, b8, glm8 = (plan(M, N, K, 4) for M, N, K in (
+            (8, 4096, 2048), (16, 4096, 2048), (32, 4096, 2048), (8, 5120, 2048), (8, 14336, 4096), (8, 10240, 2048)))
         assert q8["x_resident"] is False and plan(8, 2048, 4096, 4)["x_resident"] is False
-        for p, warps, wpu, stages, ctas in ((q16, 16, 8, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 4, 2, 2), (b8, 16, 4, 2, 1)):
+        for p, warps, wpu, stages, ctas in ((q16, 8, 4, 2, 1), (q32, 16, 4, 2, 1), (g8, 8, 8, 2, 2), (b8, 16, 8, 2, 1),
+                                            (glm8, 8, 4, 2, 2)):
             assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
                 (True, warps, wpu, stages, ctas)
         # Qwen3 down M = 32 (K = 5120: token chunks): x resident at 4 warps per SM against staged x's 8
@@ -240,7 +243,7 @@ def test_gemv_launch_plan():
             two = plan(32, 4096, 2048, 4)
         finally:
             kbit._C._set_gemv_max_unit_slots(prev)
-        assert (one["x_resident"], one["warps"], one["warps_per_unit"], one["ring_stages"]) == (True, 8, 8, 4)
+        assert (one["x_resident"], one["warps"], one["warps_per_unit"], one["ring_stages"]) == (True, 8, 8, 2)
         assert (two["x_resident"], two["warps"], two["warps_per_unit"], two["ring_stages"]) == (True, 16, 8, 2)
     prev = kbit._C._set_gemv_x_resident(2)
     try:
@@ -563,15 +566,15 @@ def big_weight(k, N, K, dtype):
 def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
     # the rule's x resident at 2-4 rows (tiles over two or more rounds of the staged grid on a 132-SM GPU: 800 tiles
     # on 396 staged CTAs at k = 4, 1064 on 528 at k = 2) and at 5-8 rows where it takes x resident (4 warps per unit,
-    # unit slots), against the reference, bitwise run to run and through a graph replay; where its warps per unit
-    # are the staged plan's (K = 1024: 4 groups, 4 warps), bitwise against x staged
+    # unit slots; 8 on K of 16 or more groups), against the reference, bitwise run to run and through a graph replay;
+    # where its warps per unit are the staged plan's (K = 1024: 4 groups, 4 warps), bitwise against x staged
     k, N, K = k_nk
     qw, W_hat = big_weight(k, N, K, dtype)
     x = acts(M, K, dtype, "gemv-decode-xres")
     fn = _mma_gemv(qw, k)
     plan = kbit._C._gemv_launch_plan(M, N, K, k)
     if M >= 5:
-        assert not plan["x_resident"] or plan["warps_per_unit"] == min(4, K // 256)
+        assert not plan["x_resident"] or plan["warps_per_unit"] == min(8 if K // 256 >= 16 else 4, K // 256)
     elif _is_h100():
         assert plan["x_resident"] and plan["warps_per_unit"] == min(8, max(4, (K // 256) // 4), K // 256)
     y = check_call(fn, x, W_hat, dtype)
@@ -592,7 +595,8 @@ def test_gemv_decode_x_resident_plan():
     # the rule: x resident at 2-4 rows where the staged grid takes the tiles in two or more rounds, or 1.5 where K has
     # 16 or more groups (staged CTAs from the plan with x staged), at the warps per unit that give each warp 4 of a
     # unit's groups (4 to 8); at 1 row only at k = 4 from three rounds (session 37); never under those rounds, or with
-    # the aid at 0. At 5-8 rows (8 token slots) where x is resident, k <= 4: 4 warps per unit, 2 ring stages
+    # the aid at 0. At 5-8 rows (8 token slots) where x is resident, k <= 4: 4 warps per unit, 2 ring stages; 8 warps
+    # per unit where K has 16 or more groups or the 4-warp CTAs sit unevenly on the SMs (session 47)
     plan = kbit._C._gemv_launch_plan
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
@@ -618,7 +622,9 @@ def test_gemv_decode_x_resident_plan():
             for M in (5, 6, 8):
                 p = plan(M, N, K, k)
                 if p["x_resident"] and k <= 4:
-                    assert p["warps_per_unit"] == min(4, (K + 255) // 256) and p["token_slots"] == 8, (k, N, K, M, p)
+                    groups = (K + 255) // 256
+                    want = (min(8, groups),) if groups >= 16 else (min(4, groups), min(8, groups))
+                    assert p["warps_per_unit"] in want and p["token_slots"] == 8, (k, N, K, M, p)
                     assert p["ring_stages"] == 2, (k, N, K, M, p)
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
         # one row, k = 4: 70B gate/up (3.4 rounds) but not 8B (1.7); no other k
@@ -629,9 +635,14 @@ def test_gemv_decode_x_resident_plan():
             # 8B gate/up: 896 tiles on 396 staged CTAs at k = 4, on 528 (1.7 rounds, 16 groups) at k = 2, 3, 5
             assert all(plan(M, 14336, 4096, k)["x_resident"] for k in KS)
             assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
-        for M in (6, 8):  # 8B gate/up at 8 token slots: four 4-warp slots, 2 stages
-            p = plan(M, 14336, 4096, 4)
-            assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"]) == (True, 16, 4, 2), p
+        for M in (6, 8):  # 8 token slots, 2 stages: 8B gate/up (16 groups) two 8-warp slots, 70B one 8-warp unit;
+            # Qwen3 gate/up (320 tiles: 160 CTAs of two 4-warp slots would run two to an SM on 28 SMs) two CTAs of one
+            # 8-warp unit; GLM shared gate/up (640 tiles: 264 such CTAs, two on every SM) 4 warps
+            for (N, K), want in (((14336, 4096), (16, 8, 1)), ((28672, 8192), (8, 8, 1)), ((5120, 2048), (8, 8, 2)),
+                                 ((10240, 2048), (8, 4, 2))):
+                p = plan(M, N, K, 4)
+                assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
+                    (True, *want[:2], 2, want[2]), (N, K, M, p)
     # the aids override the 8-slot rule's warps and stages (the rule's own x-resident decision, mode 1)
     for aid, value, field in ((kbit._C._set_gemv_resident_stages, 3, "ring_stages"),
                               (kbit._C._set_gemv_unit_warps, 8, "warps_per_unit")):

@@ -172,8 +172,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
   // only_warps > 0: x resident at that many warps per unit only (the decode rules below); stage_cap > 0: at most that
-  // many ring stages (where the stages aid is at 0).
-  const auto choose_warps = [&](bool resident, int only_warps, int stage_cap = 0) {
+  // many ring stages (where the stages aid is at 0); x resident, CTAs of at most max_cta_warps warps.
+  const auto choose_warps = [&](bool resident, int only_warps, int stage_cap = 0,
+                                int max_cta_warps = kGemvResidentMaxWarps) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
     const auto bytes_of = [&](int w, int st) {
       return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
@@ -197,7 +198,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       for (int slots = 1; slots <= std::min(kGemvResidentMaxSlots, gemv_max_unit_slots()); slots *= 2) {
         for (int cand : {w, kGemvResidentMaxWarps, 8, 4}) {
           cand = std::min(cand, gemv_warps(args.K));
-          if ((one_warps && cand != w) || cand * slots > kGemvResidentMaxWarps) continue;
+          if ((one_warps && cand != w) || cand * slots > max_cta_warps) continue;
           for (int st = least_stages; st <= most_stages; ++st) {  // more stages only at the same warps per SM
             const int ps = per_sm(cand * slots, st);
             if (ps == 0) break;  // (more stages only take more shared memory)
@@ -269,12 +270,27 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 3 15.13 at 3 against 14.48 in two 8-warp CTAs of 2; Nsight Compute, k = 4: long-scoreboard stalls 1.21 a warp
   // instruction at 3 stages, 0.53 at 2).
   const bool eight_slots_four_warps = decode_rules && kTokens == 8 && K <= 4;
+  // Session 47 (runs 1-2, H200, us, the rule above / 8 warps per unit, x resident, 2 stages): 8 warps per unit instead
+  // where K has 16 or more groups, or where the 4-warp plan's CTAs would sit unevenly on the SMs (more CTAs than SMs
+  // but fewer than fit: some SMs run two CTAs' units, the others one). Qwen3 gate/up (320 tiles, 160 CTAs of two 4-warp
+  // slots on 132 SMs) M = 5 / 8 5.48 / 5.77 against 4.80 / 5.10 (264 CTAs of one 8-warp unit), k = 3 M = 8 5.65 /
+  // 4.89; Llama-3 70B (32 groups) M = 5 / 8 49.25 / 52.70 against 48.44 / 49.09; 8B (16 groups) M = 8 k = 2 15.74 /
+  // 14.28, k = 3 15.94 / 14.54, k = 4 14.54 / 14.56. Where the 4-warp CTAs fill the SMs evenly on 8 groups it loses:
+  // GLM shared gate/up (640 tiles, 264 CTAs) M = 5 / 8 6.98 / 7.28 against 7.53 / 7.74, k = 3 M = 8 6.96 against 7.99.
+  const bool sixteen_slots_eight_warp_ctas = decode_rules && kTokens == 16;
+  // 16 token slots (9-16 rows), where x resides: CTAs of at most 8 warps, 2 ring stages (session 47 run 2, H200, k =
+  // 4, us, M = 12 / 16, the chooser's 16-warp CTAs / 8-warp CTAs at 2 stages, whose warps per unit the chooser then
+  // picks): Qwen3 Q 4.89 / 5.06 against 4.48 / 4.61 (two 4-warp slots), gate/up 6.60 / 6.75 against 6.13 / 6.63 (one
+  // 8-warp slot), GLM shared gate/up 9.30 / 9.94 against 9.04 / 9.80-9.85; Llama-3 8B (8-warp CTAs already, at 3
+  // stages) 19.14 / 20.94 against 19.06 / 20.76 (k = 2, 3, 5: run 3).
   // (Other decode calls skip the resident plan's occupancy lookups.)
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     // (its warps and stages are the launch's if taken)
-    const WarpChoice resident = choose_warps(true, decode_reside ? decode_warps : 0);
+    const WarpChoice resident =
+        sixteen_slots_eight_warp_ctas ? choose_warps(true, 0, kGemvStages, kGemvMmaMaxWarps)
+                                      : choose_warps(true, decode_reside ? decode_warps : 0);
     // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
     // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
     // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
@@ -285,7 +301,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if (x_resident) chosen = resident;
     if (x_resident && eight_slots_four_warps) {
       const WarpChoice four = choose_warps(true, 4, kGemvStages);
-      if (four.warps_per_sm > 0) chosen = four;
+      const int64_t sms = prop.multiProcessorCount;
+      const int64_t four_ctas = (tiles + four.slots - 1) / four.slots;
+      const int64_t four_fit = four.warps_per_sm / std::max(1, four.warps * four.slots) * sms;
+      const bool uneven = four_ctas > sms && four_ctas < four_fit && four_ctas % sms != 0;
+      const WarpChoice eight = groups >= 16 || uneven ? choose_warps(true, 8, kGemvStages) : WarpChoice{};
+      if (eight.warps_per_sm > 0) chosen = eight;
+      else if (four.warps_per_sm > 0) chosen = four;
     }
   }
   // The CTA layout of a dense x-staged launch (GemvStagedLayout; the rule: kSingle): one token chunk of up to
