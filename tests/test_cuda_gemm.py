@@ -219,7 +219,7 @@ def test_gemv_launch_plan():
         assert (2 <= p["ring_stages"] <= 4) if p["x_resident"] else (p["ring_stages"] == 2)
     if on_h100:  # the most warps per SM, then the fewest items per warp on the critical path (unit rounds x
         # groups per warp), then the fewest rounds. Qwen3 Q M = 8: 256 tiles on 264 staged CTAs (no
-        # reuse), staged; M = 16 (16 slots: CTAs of at most 8 warps at 2 stages, session 47): one CTA of two
+        # reuse), staged; M = 16 (16 slots, k = 4, 5: CTAs of at most 8 warps at 2 stages, session 47): one CTA of two
         # 4-warp slots (256 units in one round, two groups per warp, against two rounds of one); M = 32 (512
         # units, token chunks): four 4-warp slots (one round of two groups, against two of one); 5-8 rows: 4 warps
         # per unit and 2 stages (session 29), but 8 where K has 16 or more groups or the 4-warp CTAs sit unevenly on
@@ -596,7 +596,8 @@ def test_gemv_decode_x_resident_plan():
     # 16 or more groups (staged CTAs from the plan with x staged), at the warps per unit that give each warp 4 of a
     # unit's groups (4 to 8); at 1 row only at k = 4 from three rounds (session 37); never under those rounds, or with
     # the aid at 0. At 5-8 rows (8 token slots) where x is resident, k <= 4: 4 warps per unit, 2 ring stages; 8 warps
-    # per unit where K has 16 or more groups or the 4-warp CTAs sit unevenly on the SMs (session 47)
+    # per unit where K has 16 or more groups or the 4-warp CTAs sit unevenly on the SMs (session 47). At 9-16 rows, k =
+    # 4 and 5: CTAs of at most 8 warps at 2 stages (session 47)
     plan = kbit._C._gemv_launch_plan
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
@@ -619,6 +620,10 @@ def test_gemv_decode_x_resident_plan():
                     assert p["x_resident"], (k, N, K, M, p, staged)
                 if p["x_resident"]:
                     assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0
+            for M in (9, 12, 16):  # 16 slots, one token chunk, k = 4 and 5: CTAs of at most 8 warps, 2 stages
+                p = plan(M, N, K, k)
+                if p["x_resident"] and k >= 4:
+                    assert p["token_slots"] == 16 and p["warps"] <= 8 and p["ring_stages"] == 2, (k, N, K, M, p)
             for M in (5, 6, 8):
                 p = plan(M, N, K, k)
                 if p["x_resident"] and k <= 4:
