@@ -551,16 +551,17 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   unsigned char* x_images = smem + ((kTableBytes + warps * stages * stage_span + 4 * gemv_sums_floats(kTokens, warps) +
                                      gemv_schedule_bytes(static_cast<int>(args.experts)) + 15) & ~15);
   // The PDL wait, then the codebook (shuffle decode: lane i holds cb[i mod 2^k]; mma decode: thread i < 2^k holds
-  // cb[i] for the table). Grouped launches wait here: their schedule reads the offsets. x-resident launches of 2-4
-  // token slots also wait here: with their index arithmetic before the wait, the 3-token-slot kernel spilled 32 bytes.
-  // Other dense launches (kLateWait: x staged, and x resident at 1, 8 and 16 slots since session 47, but k = 5 at 16,
-  // whose stack grew from 24 to 32 bytes with it) wait only just before their first copies (x-resident: the x
-  // image's), so that their units, items and first addresses (arithmetic on the arguments, divisions among it) are
-  // worked out during the previous kernel's tail. There the mma decode's codebook comes by cp.async, as its own commit
+  // cb[i] for the table). Grouped launches wait here: their schedule reads the offsets. x-resident launches of 1-4
+  // token slots also wait here: with their index arithmetic before the wait, the 3-token-slot kernel spilled 32 bytes,
+  // and the 1-slot one ran Llama-3 70B at M = 1 1.4% slower (session 47 run 10). Other dense launches (kLateWait: x
+  // staged, and x resident at 8 and 16 slots since session 47, but k = 5 at 16, whose stack grew from 24 to 32 bytes
+  // with it) wait only just before their first copies (x-resident: the x image's), so that their units, items and
+  // first addresses (arithmetic on the arguments, divisions among it) are worked out during the previous kernel's tail
+  // (run 10, k = 4: Qwen3 gate/up M = 8 / 16 5.08 -> 4.82 / 6.62 -> 6.37 us, GLM shared gate/up M = 8 7.20 -> 6.94,
+  // Llama-3 8B M = 8 14.41 -> 14.19). There the mma decode's codebook comes by cp.async, as its own commit
   // group ahead of the first copies'. A plain load was scheduled by ptxas after those copies, and the pair table, on
   // the path of a warp's first item, waited for it (Qwen3 shapes at M = 1 7-10% slower: docs/design.md, "Session 46").
-  constexpr bool kLateWait =
-      !kGrouped && (!kXResident || kTokens == 1 || (kTokens >= 8 && !(K == 5 && kTokens == 16)));
+  constexpr bool kLateWait = !kGrouped && (!kXResident || (kTokens >= 8 && !(K == 5 && kTokens == 16)));
   constexpr bool kCodebookCopied = kLateWait && kMma;
   float cb_value = 0.0f;
   const auto wait_for_inputs = [&]() {
