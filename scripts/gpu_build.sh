@@ -95,3 +95,25 @@ other_test_files() {
     tests/test_dependent_launch.py tests/test_cuda_format.py"
   echo $first $(ls tests/test_*.py | grep -v "test_cuda_gemm\.py" | grep -vF "$(echo $first | tr ' ' '\n')")
 }
+
+# ab_alternate ROUNDS ARGS...: the two-build A/B on one warm machine (docs/build.md): ROUNDS rounds of
+# `scripts/probe_wgmma_build_ab.py ARGS` under ab_base/ (carried) and ab_new/ (left by the previous call) alternating,
+# each process checked to import its own directory's kbit (returns 1 otherwise). The per-process files stay in
+# /tmp/ab_rounds (a run returns 8 files): every round's rows go to $OUT/ab-all.json, the logs to $OUT/ab-all.log, the
+# table of medians to $OUT/ab.md (printed). (Sessions 46-47 wrote this loop into each A/B script.)
+ab_alternate() {
+  local rounds=$1 A=/tmp/ab_rounds r b; shift
+  rm -rf $A; mkdir -p $A "$OUT"
+  xz -d -k -f ab_base/kbit/_C.cpython-312-x86_64-linux-gnu.so.xz
+  [ -f ab_new/kbit/__init__.py ] && [ -f ab_new/kbit/_C.cpython-312-x86_64-linux-gnu.so ] ||
+    { echo "ab_new missing: the machine was not the previous call's warm one"; return 1; }
+  for r in $(seq 1 "$rounds"); do
+    for b in base new; do
+      PYTHONPATH=$(pwd)/ab_$b:$(pwd) timeout 150 python3 scripts/probe_wgmma_build_ab.py "$@" --label $b$r \
+        --out $A/ab-$b$r.json > $A/ab-$b$r.log 2>&1; echo "$b$r rc=$?"
+      grep -q "kbit from $(pwd)/ab_$b/" $A/ab-$b$r.log || { echo "$b$r did not import ab_$b/'s kbit"; return 1; }
+    done
+  done
+  cat $A/ab-*.log > "$OUT/ab-all.log"
+  python3 scripts/ab_rounds_table.py $A/ab-*.json --json "$OUT/ab-all.json" --md "$OUT/ab.md"
+}
