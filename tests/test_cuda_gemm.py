@@ -601,6 +601,7 @@ def test_gemv_decode_x_resident_plan():
     plan = kbit._C._gemv_launch_plan
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sizes = ((14336, 4096), (28672, 8192), (5120, 2048), (2048, 5120), (12800, 1024))
+    fields, resident_16 = ("x_resident", "warps", "warps_per_unit", "ring_stages"), 0
     for k in KS:
         for N, K in sizes:
             for M in (1, 2, 3, 4):
@@ -620,10 +621,19 @@ def test_gemv_decode_x_resident_plan():
                     assert p["x_resident"], (k, N, K, M, p, staged)
                 if p["x_resident"]:
                     assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0
-            for M in (9, 12, 16):  # 16 slots, one token chunk, k = 4 and 5: CTAs of at most 8 warps, 2 stages
+            for M in (9, 12, 16):  # 16 slots, one token chunk, k = 4 and 5: CTAs of at most 8 warps, 2 stages; k = 2,
+                # 3: the chooser's CTA, as with x resident wherever it fits (mode 2, which takes no decode rule)
                 p = plan(M, N, K, k)
                 if p["x_resident"] and k >= 4:
                     assert p["token_slots"] == 16 and p["warps"] <= 8 and p["ring_stages"] == 2, (k, N, K, M, p)
+                    resident_16 += 1
+                elif p["x_resident"]:
+                    prev = kbit._C._set_gemv_x_resident(2)
+                    try:
+                        anywhere = plan(M, N, K, k)
+                    finally:
+                        kbit._C._set_gemv_x_resident(prev)
+                    assert [anywhere[f] for f in fields] == [p[f] for f in fields], (k, N, K, M, p, anywhere)
             for M in (5, 6, 8):
                 p = plan(M, N, K, k)
                 if p["x_resident"] and k <= 4:
@@ -632,6 +642,16 @@ def test_gemv_decode_x_resident_plan():
                     assert p["warps_per_unit"] in want and p["token_slots"] == 8, (k, N, K, M, p)
                     assert p["ring_stages"] == 2, (k, N, K, M, p)
     if _is_h100():  # (sm_90, 132 SMs: the H100 and H200 the rule was measured on)
+        # 16 slots, k = 4: Qwen3 Q at M = 16 one 8-warp CTA of two 4-warp slots, where x resident anywhere (mode 2)
+        # takes the chooser's 16-warp CTA
+        assert resident_16 > 0
+        prev = kbit._C._set_gemv_x_resident(2)
+        try:
+            q16_anywhere = plan(16, 4096, 2048, 4)
+        finally:
+            kbit._C._set_gemv_x_resident(prev)
+        assert [plan(16, 4096, 2048, 4)[f] for f in fields] == [True, 8, 4, 2]
+        assert [q16_anywhere[f] for f in fields] == [True, 16, 8, 2]
         # one row, k = 4: 70B gate/up (3.4 rounds) but not 8B (1.7); no other k
         assert plan(1, 28672, 8192, 4)["x_resident"] and not plan(1, 14336, 4096, 4)["x_resident"]
         assert not any(plan(1, N, K, k)["x_resident"] for k in (2, 3, 5) for N, K in sizes)
@@ -648,12 +668,14 @@ def test_gemv_decode_x_resident_plan():
                 p = plan(M, N, K, 4)
                 assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
                     (True, *want[:2], 2, want[2]), (N, K, M, p)
-    # the aids override the 8-slot rule's warps and stages (the rule's own x-resident decision, mode 1)
-    for aid, value, field in ((kbit._C._set_gemv_resident_stages, 3, "ring_stages"),
-                              (kbit._C._set_gemv_unit_warps, 8, "warps_per_unit")):
+    # the aids override the 8- and 16-slot rules' warps and stages (the rule's own x-resident decision, mode 1; 8B
+    # gate/up at M = 8 takes 8 warps per unit and 2 stages by the rule, Qwen3 Q at M = 16 2 stages)
+    for aid, value, field, M, N, K in ((kbit._C._set_gemv_resident_stages, 3, "ring_stages", 8, 14336, 4096),
+                                       (kbit._C._set_gemv_unit_warps, 4, "warps_per_unit", 8, 14336, 4096),
+                                       (kbit._C._set_gemv_resident_stages, 3, "ring_stages", 16, 4096, 2048)):
         prev = aid(value)
         try:
-            p = plan(8, 14336, 4096, 4)
+            p = plan(M, N, K, 4)
         finally:
             aid(prev)
         assert (p["x_resident"] or not _is_h100()) and (not p["x_resident"] or p[field] == value), (field, p)

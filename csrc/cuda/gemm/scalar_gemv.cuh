@@ -706,8 +706,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   };
   if constexpr (kLateWait) wait_for_inputs();  // (nothing global read before this)
   // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups,
-  // warp_u + j wpu), the oldest commit group. One slot: complete at the first item's wait; several:
-  // every slot reads every group, so the CTA waits for the image before the table's last barrier.
+  // warp_u + j wpu), a commit group of its own (after the codebook's under the late wait). Early wait, one slot:
+  // complete at the first item's wait; several: every slot reads every group, so the CTA waits for the image before
+  // the table's last barrier. Late wait: the wait for the codebook before the table build (all but the ring's stages -
+  // 1 groups) retires the image too, so there the image no longer loads while the table is built (measured faster
+  // anyway: docs/design.md, "Session 47").
   if constexpr (kXResident) {
     for (int64_t grp = warp; grp < G; grp += warps)
       gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + chunk_row0 * cols + grp * 256, chunk_rows,
@@ -756,7 +759,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     __syncthreads();
     if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
     else build_pair_table<T, K>(smem, red);
-    if (kXResident && slots > 1) wait_all_but_ring();  // this warp's groups of the x image landed
+    if (kXResident && slots > 1) wait_all_but_ring();  // this warp's groups of the x image landed (late wait: above)
     __syncthreads();
   }
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);

@@ -270,21 +270,23 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // 3 15.13 at 3 against 14.48 in two 8-warp CTAs of 2; Nsight Compute, k = 4: long-scoreboard stalls 1.21 a warp
   // instruction at 3 stages, 0.53 at 2).
   const bool eight_slots_four_warps = decode_rules && kTokens == 8 && K <= 4;
-  // Session 47 (runs 1-2, H200, us, the rule above / 8 warps per unit, x resident, 2 stages): 8 warps per unit instead
-  // where K has 16 or more groups, or where the 4-warp plan's CTAs would sit unevenly on the SMs (more CTAs than SMs
-  // but fewer than fit: some SMs run two CTAs' units, the others one). Qwen3 gate/up (320 tiles, 160 CTAs of two 4-warp
-  // slots on 132 SMs) M = 5 / 8 5.48 / 5.77 against 4.80 / 5.10 (264 CTAs of one 8-warp unit), k = 3 M = 8 5.65 /
-  // 4.89; Llama-3 70B (32 groups) M = 5 / 8 49.25 / 52.70 against 48.44 / 49.09; 8B (16 groups) M = 8 k = 2 15.74 /
-  // 14.28, k = 3 15.94 / 14.54, k = 4 14.54 / 14.56. Where the 4-warp CTAs fill the SMs evenly on 8 groups it loses:
-  // GLM shared gate/up (640 tiles, 264 CTAs) M = 5 / 8 6.98 / 7.28 against 7.53 / 7.74, k = 3 M = 8 6.96 against 7.99.
+  // Session 47 (runs 1-2, H200, us, the rule above / 8 warps per unit, x resident, 2 stages): 8 warps per unit
+  // instead where K has 16 or more groups, or where the 4-warp plan's CTAs would sit unevenly on the SMs (more CTAs
+  // than SMs, fewer than fit, not a multiple of the SMs: some SMs run more CTAs' units than others). Qwen3 gate/up
+  // (320 tiles, 160 CTAs of two 4-warp slots on 132 SMs) M = 5 / 8 5.48 / 5.77 against 4.80 / 5.10 (264 CTAs of one
+  // 8-warp unit), k = 3 M = 8 5.65 / 4.89; Llama-3 70B (32 groups) M = 5 / 8 49.25 / 52.70 against 48.44 / 49.09; 8B
+  // (16 groups) M = 8 k = 2 15.74 / 14.28, k = 3 15.94 / 14.54, k = 4 14.55 / 14.56 (k = 4 M = 5: 14.27 / 14.49 here,
+  // 14.17 / 14.44 in run 4). Where the 4-warp CTAs fill the SMs evenly on 8 groups it loses: GLM shared gate/up (640
+  // tiles, 264 CTAs) M = 5 / 8 6.98 / 7.28 against 7.53 / 7.74, k = 3 M = 8 6.96 against 7.99.
   const bool sixteen_slots_eight_warp_ctas = decode_rules && kTokens == 16 && K >= 4;
-  // 16 token slots (9-16 rows), k = 4 and 5, where x resides: CTAs of at most 8 warps, 2 ring stages (session 47 run 2,
-  // H200, k = 4, us, M = 12 / 16, the chooser's 16-warp CTAs / 8-warp CTAs at 2 stages, whose warps per unit the
-  // chooser then picks): Qwen3 Q 4.89 / 5.06 against 4.48 / 4.61 (two 4-warp slots), gate/up 6.60 / 6.75 against 6.13
-  // / 6.63 (one 8-warp slot), GLM shared gate/up 9.30 / 9.94 against 9.04 / 9.80-9.85; Llama-3 8B (8-warp CTAs
-  // already, at 3 stages) 19.14 / 20.94 against 19.06 / 20.76. Run 4 (builds A/B): k = 5 gate/up 11.35 / 11.50 against
-  // 8.28 / 8.84, GLM 15.66 / 16.26 against 12.36 / 13.57, 8B 30.28 / 31.94 against 28.70 / 30.23; at k = 2 and 3 it
-  // lost (8B M = 16 19.76 / 19.35 against 21.92 / 21.93; GLM and gate/up at k = 3 M = 16 +3%): not there.
+  // 16 token slots (9-16 rows), k = 4 and 5, where x resides: CTAs of at most 8 warps, 2 ring stages (session 47 run
+  // 2, H200, k = 4, us, M = 12 / 16, the chooser's 16-warp CTAs / 8-warp CTAs at 2 stages, whose warps per unit the
+  // chooser then picks): Qwen3 Q 4.89 / 5.06 against 4.48 / 4.61 (two 4-warp slots), gate/up 6.60 / 6.75 against
+  // 6.13 / 6.63 (one 8-warp slot), GLM shared gate/up 9.30 / 9.94 against 9.04 / 9.95 (one 8-warp slot); Llama-3 8B
+  // (8-warp CTAs already, 3 stages) 19.14 / 20.94 against 19.06-19.14 / 20.76-20.92 at 2: ties. Run 4 (builds A/B):
+  // k = 5 gate/up 11.35 / 11.50 against 8.29 / 8.84, GLM 15.66 / 16.26 against 12.36 / 13.57, 8B 30.28 / 31.94
+  // against 28.70 / 30.23; at k = 2 and 3 it lost (8B M = 16 19.76 / 19.35 against 21.92 / 21.93; GLM and gate/up at
+  // k = 3 M = 16 +3%): not there.
   // (Other decode calls skip the resident plan's occupancy lookups.)
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
@@ -307,7 +309,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       const int64_t four_ctas = (tiles + four.slots - 1) / four.slots;
       const int64_t four_fit = four.warps_per_sm / std::max(1, four.warps * four.slots) * sms;
       const bool uneven = four_ctas > sms && four_ctas < four_fit && four_ctas % sms != 0;
-      const WarpChoice eight = groups >= 16 || uneven ? choose_warps(true, 8, kGemvStages) : WarpChoice{};
+      const WarpChoice eight = (groups >= 16 || uneven) ? choose_warps(true, 8, kGemvStages) : WarpChoice{};
       if (eight.warps_per_sm > 0) chosen = eight;
       else if (four.warps_per_sm > 0) chosen = four;
     }

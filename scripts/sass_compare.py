@@ -1,0 +1,61 @@
+"""Which tested build each function of a new build matches, by its SASS (CPU machine; cuobjdump from the toolkit or
+its PyPI wheel, as tests/test_kernel_resources.py finds it). For a build whose source changed after the last GPU run:
+every function whose SASS (instructions and function-relative addresses, encodings dropped) equals a tested build's
+ran there.
+
+    python3 scripts/sass_compare.py NEW.so TESTED_A.so [TESTED_B.so ...] [--filter scalar_gemv]
+"""
+import argparse
+import collections
+import hashlib
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from test_kernel_resources import find_cuda_tool  # noqa: E402
+
+
+def sass_hashes(cuobjdump, so, name_filter):
+    """{function: sha1 of its SASS lines without their encodings}."""
+    out = subprocess.run([cuobjdump, "-sass", so], capture_output=True, text=True, check=True).stdout
+    hashes, name, body = {}, None, []
+    for line in out.splitlines() + ["Function : <end>"]:
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            if name and name_filter in name:
+                hashes[name] = hashlib.sha1("\n".join(body).encode()).hexdigest()
+            name, body = m.group(1), []
+        elif name and re.match(r"\s+/\*[0-9a-f]{4,}\*/", line):
+            body.append(re.sub(r"/\* 0x[0-9a-f]+ \*/", "", line).strip())
+    return hashes
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("new")
+    p.add_argument("tested", nargs="+")
+    p.add_argument("--filter", default="", help="only functions whose mangled name contains this")
+    a = p.parse_args()
+    cuobjdump = find_cuda_tool("cuobjdump", "KBIT_CUOBJDUMP")
+    if cuobjdump is None:
+        sys.exit("cuobjdump not found (the CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
+    new = sass_hashes(cuobjdump, a.new, a.filter)
+    tested = [(path, sass_hashes(cuobjdump, path, a.filter)) for path in a.tested]
+    matched, unmatched = collections.Counter(), []
+    for name, h in sorted(new.items()):
+        first = next((path for path, hashes in tested if hashes.get(name) == h), None)
+        if first is None:
+            unmatched.append(name)
+        else:
+            matched[first] += 1
+    print(f"{len(new)} functions; the first tested build with the same SASS: " +
+          ", ".join(f"{path} {n}" for path, n in matched.items()) + f"; none: {len(unmatched)}")
+    for name in unmatched:
+        print("  no tested build:", name)
+    sys.exit(1 if unmatched else 0)
+
+
+if __name__ == "__main__":
+    main()
