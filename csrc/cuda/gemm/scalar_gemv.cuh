@@ -226,6 +226,32 @@ __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const 
   }
 }
 
+// One warp's share of the x image (x resident): groups first_grp, + grp_step, ... < G of the token chunk whose row 0
+// is x_rows (rows of cols columns), each group's kTokens slots as gemv_fill_x_slots lays them out. The same copies,
+// the source stepped by a row's bytes and the slot offset 512 m + (16 lane ^ 16 (m % 8)): ~5 instructions a copy
+// where gemv_fill_x_slots' took ~14 (its element index rebuilt, x's pointer reloaded), 230 of the 16-slot kernel's
+// 670 once-per-warp instructions (Nsight Compute, session 47 run 8).
+template <typename T, int kTokens>
+__device__ __forceinline__ void gemv_fill_x_image(unsigned char* x_image, const T* x_rows, int rows, int64_t cols,
+                                                  int64_t first_grp, int grp_step, int64_t G, int lane) {
+  static_assert(sizeof(T) == 2, "x in 16-bit elements");
+  const int64_t row_bytes = 2 * cols;
+  const uint32_t lane16 = 16u * static_cast<uint32_t>(lane);
+  for (int64_t grp = first_grp; grp < G; grp += grp_step) {
+    if (8 * lane >= cols - grp * 256) continue;  // (the warp's lanes past K; only at a K tail)
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(x_rows + grp * 256) + lane16;
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(x_image + grp * 512 * kTokens));
+#pragma unroll
+    for (int m = 0; m < kTokens; ++m) {
+      if (m < rows)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst + 512 * m + (lane16 ^ (16 * (m & 7)))),
+                     "l"(src)
+                     : "memory");
+      src += row_bytes;
+    }
+  }
+}
+
 // What both decodes read first from a staged group: the lane's stream (4 k words) and its rows'
 // block scales (absmax_half_pairs of the 16 absmax bytes at 16 g).
 template <int K, int kTokens, bool kWide = false>
@@ -555,7 +581,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // token slots also wait here: with their index arithmetic before the wait, the 3-token-slot kernel spilled 32 bytes,
   // and the 1-slot one ran Llama-3 70B at M = 1 1.4% slower (session 47 run 10). Other dense launches (kLateWait: x
   // staged, and x resident at 8 and 16 slots since session 47, but k = 5 at 16, whose stack grew from 24 to 32 bytes
-  // with it) wait only just before their first copies (x-resident: the x image's), so that their units, items and
+  // with it) wait only just before their first copies, so that their units, items and
   // first addresses (arithmetic on the arguments, divisions among it) are worked out during the previous kernel's tail
   // (run 10, k = 4: Qwen3 gate/up M = 8 / 16 5.08 -> 4.82 / 6.62 -> 6.37 us, GLM shared gate/up M = 8 7.20 -> 6.94,
   // Llama-3 8B M = 8 14.41 -> 14.19). There the mma decode's codebook comes by cp.async, as its own commit
@@ -705,18 +731,26 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     }
   };
   if constexpr (kLateWait) wait_for_inputs();  // (nothing global read before this)
-  // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups,
-  // warp_u + j wpu), a commit group of its own (after the codebook's under the late wait). Early wait, one slot:
-  // complete at the first item's wait; several: every slot reads every group, so the CTA waits for the image before
-  // the table's last barrier. Late wait: the wait for the codebook before the table build (all but the ring's stages -
-  // 1 groups) retires the image too, so there the image no longer loads while the table is built (measured faster
-  // anyway: docs/design.md, "Session 47").
-  if constexpr (kXResident) {
-    for (int64_t grp = warp; grp < G; grp += warps)
-      gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + chunk_row0 * cols + grp * 256, chunk_rows,
-                                    cols, cols - grp * 256, lane);
-    cp_async_commit();
-  }
+  // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups, warp_u + j
+  // wpu). At 1, 8 and 16 token slots (kImageWithFirstItem) the image's copies (gemv_fill_x_image) join the first
+  // item's commit group, issued after that item's codes: the codes' DRAM requests leave sooner after the wait (k = 4,
+  // 16 slots: 69 instructions after it, not 331), and a late wait's table build waits for the codebook's group alone,
+  // so the image loads while the table is built. The first item's wait covers the image (one slot: a warp reads only
+  // its own groups); with several slots every slot reads every group, so the CTA waits for that group before the
+  // table's last barrier. At 2-4 slots the image stays a commit group of its own before the items' (gemv_fill_x_slots'
+  // copies): either change made those kernels spill (k = 4's 3-slot kernel 32 bytes of stack; docs/design.md,
+  // "Session 48").
+  constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || kTokens >= 8);
+  const auto fill_x_image = [&]() {
+    if constexpr (kImageWithFirstItem) {
+      gemv_fill_x_image<T, kTokens>(x_image, x + chunk_row0 * cols, chunk_rows, cols, warp, warps, G, lane);
+    } else {
+      for (int64_t grp = warp; grp < G; grp += warps)
+        gemv_fill_x_slots<T, kTokens>(x_image + grp * 512 * kTokens, x + chunk_row0 * cols + grp * 256, chunk_rows,
+                                      cols, cols - grp * 256, lane);
+    }
+  };
+
   // Wait until the newest stages - 1 commit groups may still fly (wait_group takes an immediate; the
   // launcher checks 2 <= stages <= 4 for every launch).
   const auto wait_all_but_ring = [&]() {
@@ -728,6 +762,13 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     } else {
       cp_async_wait<kGemvStages - 1>();
     }
+  };
+  // Wait until the first items' commit group (the x image's too, x resident) has landed: the newest stages - 2 groups
+  // may still fly.
+  const auto wait_first_items = [&]() {
+    if (stages == 4) cp_async_wait<2>();
+    else if (stages == 3) cp_async_wait<1>();
+    else cp_async_wait<0>();
   };
   // x shared: the CTA's rounds (its slot 0's runs; with tiles % (slots x run) == 0 every round is whole, so every slot
   // has them all, and the barrier after the loop for a slot short of the last round is a guard) and this warp's
@@ -745,7 +786,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                     cols - grp * 256, lane);
   };
   if (share_x) fill_x_share(0);
-  for (int s = 0; s < stages - 1; ++s) {
+  if (kXResident && !kImageWithFirstItem) {
+    fill_x_image();
+    cp_async_commit();
+  }
+  int first_fill = 0;
+  if constexpr (kImageWithFirstItem) {  // (the image joins the first item's commit group, after its codes)
+    if (items > 0) fill_next(false);
+    fill_x_image();
+    cp_async_commit();
+    first_fill = 1;
+  }
+  for (int s = first_fill; s < stages - 1; ++s) {
     if (s < items) fill_next(s == 0 && codes_ahead);
     cp_async_commit();
   }
@@ -759,7 +811,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     __syncthreads();
     if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
     else build_pair_table<T, K>(smem, red);
-    if (kXResident && slots > 1) wait_all_but_ring();  // this warp's groups of the x image landed (late wait: above)
+    if (kXResident && slots > 1) {  // this warp's groups of the x image landed
+      if constexpr (kImageWithFirstItem) wait_first_items();
+      else wait_all_but_ring();
+    }
     __syncthreads();
   }
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
