@@ -732,17 +732,19 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   };
   if constexpr (kLateWait) wait_for_inputs();  // (nothing global read before this)
   // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups, warp_u + j
-  // wpu). At 1, 8 and 16 token slots (kImageWithFirstItem) the image's copies (gemv_fill_x_image) join the first
+  // wpu). At 1 and 16 token slots (kImageWithFirstItem) the image's copies (gemv_fill_x_image) join the first
   // item's commit group, issued after that item's codes: the codes' DRAM requests leave sooner after the wait (k = 4,
   // 16 slots: 69 instructions after it, not 331), and a late wait's table build waits for the codebook's group alone,
   // so the image loads while the table is built. The first item's wait covers the image (one slot: a warp reads only
   // its own groups); with several slots every slot reads every group, so the CTA waits for that group before the
-  // table's last barrier. At 2-4 slots the image stays a commit group of its own before the items' (gemv_fill_x_slots'
-  // copies): either change made those kernels spill (k = 4's 3-slot kernel 32 bytes of stack; docs/design.md,
-  // "Session 48").
-  constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || kTokens >= 8);
+  // table's last barrier. At 8 slots the image is a commit group of its own before the items' (in the first item's
+  // group Qwen3 gate/up ran 8.6% slower at M = 5-8, session 48 run 2), its copies gemv_fill_x_image's; at 2-4 slots
+  // gemv_fill_x_slots' (either change made those kernels spill: k = 4's 3-slot kernel 32 bytes of stack;
+  // docs/design.md, "Session 48").
+  constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || kTokens == 16);
+  constexpr bool kImageStepped = kXResident && (kTokens == 1 || kTokens >= 8);
   const auto fill_x_image = [&]() {
-    if constexpr (kImageWithFirstItem) {
+    if constexpr (kImageStepped) {
       gemv_fill_x_image<T, kTokens>(x_image, x + chunk_row0 * cols, chunk_rows, cols, warp, warps, G, lane);
     } else {
       for (int64_t grp = warp; grp < G; grp += warps)
