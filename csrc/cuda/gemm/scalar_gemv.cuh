@@ -686,10 +686,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by
   // adds (the next group of the unit: + wpu; the first of the next unit: + unit_tix_jump) instead of
   // recomputed from the unit (64-bit multiplies: ~40 instructions an item, ~10% of an M = 1 item's).
-  // Not x resident from 8 token slots: there the stepped values' registers made ptxas spill under the 128 cap
-  // (k = 4 at 8 slots, every k at 16; session 29), and those items are recomputed as grouped ones are. But k = 5: its
-  // 16-slot kernel spilled more recomputing (40 bytes of stack against 8), so it keeps the stepped loop.
-  constexpr bool kStepItems = !kGrouped && !(kXResident && kTokens >= 8 && K != 5);
+  // Not x resident at 16 token slots: there the stepped values' registers make ptxas spill under the 128 cap (k = 4:
+  // 56 bytes of stack, session 48; at 8 slots too until session 48's image copies), and those items are recomputed as
+  // grouped ones are. But k = 5: its 16-slot kernel spilled more recomputing (40 bytes of stack against 8), so it keeps
+  // the stepped loop.
+  constexpr bool kStepItems = !kGrouped && !(kXResident && kTokens >= 16 && K != 5);
   int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
   const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
   const T* x_chunk = x + chunk_row0 * cols;
