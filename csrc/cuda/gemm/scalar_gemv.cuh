@@ -733,17 +733,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   };
   if constexpr (kLateWait) wait_for_inputs();  // (nothing global read before this)
   // x-resident: the CTA's token chunk, groups warp, warp + warps, ... (one slot: the warp's own groups, warp_u + j
-  // wpu). At 1 and 16 token slots (kImageWithFirstItem) the image's copies (gemv_fill_x_image) join the first
-  // item's commit group, issued after that item's codes: the codes' DRAM requests leave sooner after the wait (k = 4,
-  // 16 slots: 69 instructions after it, not 331), and a late wait's table build waits for the codebook's group alone,
-  // so the image loads while the table is built. The first item's wait covers the image (one slot: a warp reads only
-  // its own groups); with several slots every slot reads every group, so the CTA waits for that group before the
-  // table's last barrier. At 8 slots the image is a commit group of its own before the items' (in the first item's
-  // group Qwen3 gate/up ran 8.6% slower at M = 5-8, session 48 run 2), its copies gemv_fill_x_image's; at 2-4 slots
-  // gemv_fill_x_slots' (either change made those kernels spill: k = 4's 3-slot kernel 32 bytes of stack;
-  // docs/design.md, "Session 48").
-  constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || kTokens == 16);
-  constexpr bool kImageStepped = kXResident && (kTokens == 1 || kTokens >= 8);
+  // wpu). At 1 and 16 token slots (kImageWithFirstItem; not k = 5's 16, below) the image's copies (gemv_fill_x_image)
+  // join the first item's commit group, issued after that item's codes: the codes' DRAM requests leave sooner after the
+  // wait (k = 4, 16 slots: 69 instructions after it, not 331), and a late wait's table build waits for the codebook's
+  // group alone, so the image loads while the table is built. The first item's wait covers the image (one slot: a warp
+  // reads only its own groups); with several slots every slot reads every group, so the CTA waits for that group before
+  // the table's last barrier. At 8 slots the image is a commit group of its own before the items' (in the first item's
+  // group Qwen3 gate/up ran 8.6% slower at M = 5-8, session 48 run 2), its copies gemv_fill_x_image's. At 2-4 slots it
+  // is that group with gemv_fill_x_slots' copies (either change made those kernels spill: k = 4's 3-slot kernel 32
+  // bytes of stack), and so at k = 5's 16 slots (early wait, 24 bytes of stack either way), where both changes ran
+  // Qwen3 gate/up at M = 12-16 9-11% slower (session 48 run 8; docs/design.md, "Session 48").
+  constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || (kTokens == 16 && K != 5));
+  constexpr bool kImageStepped = kXResident && (kTokens == 1 || (kTokens >= 8 && !(K == 5 && kTokens == 16)));
   const auto fill_x_image = [&]() {
     if constexpr (kImageStepped) {
       gemv_fill_x_image<T, kTokens>(x_image, x + chunk_row0 * cols, chunk_rows, cols, warp, warps, G, lane);
