@@ -6,7 +6,7 @@ session 27 (a change to the item loop added live 64-bit values), which cost up t
 went unnoticed for two sessions: no test looked at the compiled code. This reads the resources of the extension's
 own sm_90a code (`cuobjdump -res-usage`, no GPU needed) and checks every dense mma-decode GEMV kernel
 (scalar_gemv_kernel, not grouped, one unit per CTA layout, x staged or resident): its stack must be 0 bytes, or at
-most the bytes listed in KNOWN_STACK (measured, session 29; lower is fine).
+most the bytes listed in KNOWN_STACK (measured; lower is fine).
 
 The wgmma GEMM keeps up to kWgInFlight (4) wgmmas in flight per warpgroup: each step waits until at most 3 are
 pending (`WARPGROUP.DEPBAR.LE gsb0, 0x3` in the SASS). Where ptxas cannot prove that safe it serializes them
@@ -38,9 +38,10 @@ import kbit
 
 # (k, token slots, x resident) -> the most stack bytes allowed (fp16 and bf16 alike). Session 29's build had x resident
 # at 16 slots (k = 2, 3, 5) and at 3 slots (k = 4) 8 bytes each; session 36 (layout version 4, x loaded a block ahead
-# at 8+ slots) k = 5 x resident at 16 slots 24 bytes, its cost not measured. Since session 48 (the x image's copies in
-# the first item's commit group at 16 slots) only that k = 5 kernel has any. (k = 2 staged at 16 slots spilled 16 bytes
-# too and ran 6-10% slower; since session 37 that kernel loads x in the block it decodes: no stack.)
+# at 8+ slots) k = 5 x resident at 16 slots 24 bytes, its cost not measured. Session 47's build (main before session
+# 48) had k = 2, 3 at 16 slots 8 bytes and k = 4 at 3 slots none; since session 48's x-image changes only that k = 5
+# kernel has any, so the other allowances are gone. (k = 2 staged at 16 slots spilled 16 bytes too and ran 6-10%
+# slower; since session 37 that kernel loads x in the block it decodes: no stack.)
 KNOWN_STACK = {(5, 16, True): 24}
 
 # (the kernel's last template argument, kSharedX, since session 38: its defaulted false is in the name too, `Lb0E`;

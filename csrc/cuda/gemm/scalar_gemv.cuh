@@ -683,13 +683,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   int fill_j = 0, fill_run = 0;
   TcUnit fill_w{};
   if (has_units) fill_w = unit_of(fill_unit);
-  // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by
-  // adds (the next group of the unit: + wpu; the first of the next unit: + unit_tix_jump) instead of
-  // recomputed from the unit (64-bit multiplies: ~40 instructions an item, ~10% of an M = 1 item's).
-  // Not x resident at 16 token slots: there the stepped values' registers make ptxas spill under the 128 cap (k = 4:
-  // 56 bytes of stack, session 48; at 8 slots too until session 48's image copies), and those items are recomputed as
-  // grouped ones are. But k = 5: its 16-slot kernel spilled more recomputing (40 bytes of stack against 8), so it keeps
-  // the stepped loop.
+  // Dense: the next item's (tile, group) index tile * G + grp and its first column 256 grp, stepped by adds (the next
+  // group of the unit: + wpu; the first of the next unit: + unit_tix_jump) instead of recomputed from the unit (64-bit
+  // multiplies: ~40 instructions an item, ~10% of an M = 1 item's). Not x resident at 16 token slots: there the stepped
+  // values' registers make ptxas spill under the 128 cap (k = 4: 56 bytes of stack, session 48; at 8 slots too until
+  // session 48's image copies), and those items are recomputed as grouped ones are. But k = 5: its 16-slot kernel
+  // spilled more recomputing (session 29: 40 bytes of stack against 8), so it keeps the stepped loop.
   constexpr bool kStepItems = !kGrouped && !(kXResident && kTokens >= 16 && K != 5);
   int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
   const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
@@ -739,10 +738,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // group alone, so the image loads while the table is built. The first item's wait covers the image (one slot: a warp
   // reads only its own groups); with several slots every slot reads every group, so the CTA waits for that group before
   // the table's last barrier. At 8 slots the image is a commit group of its own before the items' (in the first item's
-  // group Qwen3 gate/up ran 8.6% slower at M = 5-8, session 48 run 2), its copies gemv_fill_x_image's. At 2-4 slots it
-  // is that group with gemv_fill_x_slots' copies (either change made those kernels spill: k = 4's 3-slot kernel 32
-  // bytes of stack), and so at k = 5's 16 slots (early wait, 24 bytes of stack either way), where both changes ran
-  // Qwen3 gate/up at M = 12-16 9-11% slower (session 48 run 8; docs/design.md, "Session 48").
+  // group Qwen3 gate/up ran 8.6-8.8% slower at M = 5-8, session 48 run 2), its copies gemv_fill_x_image's. At 2-4 slots
+  // it is that group with gemv_fill_x_slots' copies (either change made those kernels spill in a build tried: k = 4's
+  // 3-slot kernel 32 bytes of stack), and so at k = 5's 16 slots (early wait, 24 bytes of stack either way), where both
+  // changes ran Qwen3 gate/up at M = 12-16 9-11% slower (session 48 run 8; docs/design.md, "Session 48").
   constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || (kTokens == 16 && K != 5));
   constexpr bool kImageStepped = kXResident && (kTokens == 1 || (kTokens >= 8 && !(K == 5 && kTokens == 16)));
   const auto fill_x_image = [&]() {
@@ -806,7 +805,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
   }
   if constexpr (kMma) {  // the pair table, built while the first items load (red is free until the first sums)
-    // (the codebook's copy: the group before the stages - 1 of the first items)
+    // (the codebook's copy: the group before the stages - 1 of the first items; at 8 x-resident slots the image's group
+    // lies between them, so this wait retires it too and the image does not load while the table is built)
     if constexpr (kCodebookCopied) {
       wait_all_but_ring();
     } else {
