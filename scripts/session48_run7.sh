@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 48, device run 7: the final build's kbit.gemm against cuBLAS fp16 at k = 4 (session 47 run 6's command), then
-# test_cuda_gemm.py whole and benchmarks/tests.
+# Session 48, device run 7, on runs 5-9's build (de4f707's csrc: the final one but k = 5's 16-slot kernel): kbit.gemm
+# against cuBLAS fp16 at k = 4 (session 47 run 6's command), then test_cuda_gemm.py whole and benchmarks/tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

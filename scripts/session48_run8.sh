@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 48, device run 8: every other test file on the final build, then kbit.gemm against cuBLAS fp16 at k = 2, 3, 5
-# on the x-resident shapes at M = 5-16 (session 47 run 7's command).
+# Session 48, device run 8, on runs 5-9's build: every other test file, then kbit.gemm against cuBLAS fp16 at k = 2, 3,
+# 5 on the x-resident shapes at M = 5-16 (session 47 run 7's command).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 48, device run 9: the test files run 8's 330 s limit cut (it stopped in test_kernel_resources.py, 1389 of
-# 1392 tests up to there passed), on the final build.
+# 1392 tests up to there passed), on runs 5-9's build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
