@@ -117,3 +117,22 @@ ab_alternate() {
   cat $A/ab-*.log > "$OUT/ab-all.log"
   python3 scripts/ab_rounds_table.py $A/ab-*.json --json "$OUT/ab-all.json" --md "$OUT/ab.md"
 }
+
+# ncu_profile LABEL ARGS...: Nsight Compute on one call of `scripts/ncu_gemm.py ARGS` (the first scalar_gemv kernel
+# after 3 launches, `--clock-control none`: speed of light, pipes, memory tables, scheduler and warp stalls, per-SASS
+# samples) into $OUT/LABEL-details.txt and $OUT/LABEL-sass.csv.xz (for scripts/ncu_sass_summary.py), then the details'
+# headline lines (session 47 run 8 and session 48 run 11 wrote this loop into their scripts).
+ncu_profile() {
+  local label=$1; shift
+  timeout 120 ncu --clock-control none --kernel-name regex:scalar_gemv --launch-skip 3 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables --section SchedulerStats --section WarpStateStats \
+    --section InstructionStats --section LaunchStats --section Occupancy --section SourceCounters \
+    --import-source no -o /tmp/ncu-$label python3 scripts/ncu_gemm.py "$@" > /tmp/ncu-$label.log 2>&1
+  echo "ncu $label rc=$?"
+  ncu --import /tmp/ncu-$label.ncu-rep --page details > "$OUT/$label-details.txt" 2>&1
+  ncu --import /tmp/ncu-$label.ncu-rep --page source --csv --print-source sass > /tmp/$label-sass.csv 2>/dev/null
+  xz -T4 -c /tmp/$label-sass.csv > "$OUT/$label-sass.csv.xz"
+  grep -E "Duration|Elapsed Cycles|SM Active Cycles|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps" \
+    "$OUT/$label-details.txt" | head -12
+}
