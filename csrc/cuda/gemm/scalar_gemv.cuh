@@ -767,7 +767,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     }
   };
   // Wait until the first items' commit group (the x image's too, x resident) has landed: the newest stages - 2 groups
-  // may still fly.
+  // may still fly. (Its own three-way branch: one helper for both waits, on stages - 1 and stages - 2, put a fourth
+  // compare into every item's wait in 96 GEMV kernels' SASS.)
   const auto wait_first_items = [&]() {
     if (stages == 4) cp_async_wait<2>();
     else if (stages == 3) cp_async_wait<1>();
@@ -794,7 +795,9 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     cp_async_commit();
   }
   int first_fill = 0;
-  if constexpr (kImageWithFirstItem) {  // (the image joins the first item's commit group, after its codes)
+  // (the image joins the first item's commit group, after its codes; that fill is peeled out of the loop: inside it
+  // ptxas hoisted the image's slot offsets out of the loop and spilled)
+  if constexpr (kImageWithFirstItem) {
     if (items > 0) fill_next(false);
     fill_x_image();
     cp_async_commit();
