@@ -218,6 +218,34 @@ def test_dequantize_tiled_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
         assert_bitwise_equal(got, want, f"dequantize_tiled {dt}")
 
 
+@pytest.mark.parametrize("parts", [1, 2, 4, 8])
+@pytest.mark.parametrize("k", KS)
+def test_dequantize_tiled_parts_equal_cpu(k, parts, gen, poisoned_cuda):
+    """Each tile split into 1-8 work items (the aid; the rule picks by tile count): K tails that end inside a part
+    (288, 544, 2080 columns) and past whole parts, an expert stack, and 8 M weights (every warp loops over items and
+    prefetches its next tile)."""
+    previous = kbit._C._set_dequant_parts(parts)
+    try:
+        for shape in [(17, 288), (100, 2080), (3, 33, 544), (1000, 4096)]:
+            packed, absmax, rs = random_flat(shape, k, gen)
+            cb = random_codebook(k, gen)
+            pt, at = torch.ops.kbit.repack(packed, absmax)
+            for dt in W_DTYPES:
+                want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
+                got = torch.ops.kbit.dequantize_tiled(pt.to(DEV), at.to(DEV), rs.to(DEV), cb.to(DEV), k,
+                                                      shape[-1], dt)
+                assert_bitwise_equal(got, want, f"dequantize_tiled {shape} {dt} parts={parts}")
+    finally:
+        kbit._C._set_dequant_parts(previous)
+
+
+def test_dequant_parts_aid_rejects_bad_values():
+    for bad in (-1, 3, 16):
+        with pytest.raises(RuntimeError, match="parts must be 0"):
+            kbit._C._set_dequant_parts(bad)
+    assert kbit._C._set_dequant_parts(0) == 0  # the rule, untouched by the refusals
+
+
 def test_cuda_ops_reject_mixed_devices(gen):
     W = make_weight("normal", (17, 64), gen=gen)
     cb = kbit.codebook(4)

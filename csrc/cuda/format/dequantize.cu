@@ -2,6 +2,8 @@
 // Values identical to the CPU ops: cb[i] * (e4m4(code) * row_scale), fp32, then rounded.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
+
+#include <atomic>
 #include <limits>
 #include <torch/library.h>
 
@@ -98,7 +100,13 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // on Qwen3 Q (16.8 MB out) and 55 us on Llama-3 8B gate/up (117 MB) on the H200, ~2 TB/s. Now shared memory holds
 // only the codebook and (sm_90+, 16-bit outputs) the warps' row tiles, 8 KB a CTA; 8 warps a CTA, 4 CTAs an SM,
 // and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and stores the current one.
+// A warp's work item is one part of a tile: its 8 blocks split into 2^parts_log2 runs of adjacent blocks. One tile
+// is a chain of 16 (block, row half) rounds; where the tiles are fewer than the warps an SM holds, one warp a tile
+// leaves each SM a few warps deep in those chains (session 49: Qwen3 Q, 2048 tiles, 7.3 us for 21 MB), so the launch
+// splits tiles until the items fill the resident warps (dequant_parts_log2). Every part loads the tile's whole codes
+// and absmax words (L2 reads; the part's blocks select what is used).
 constexpr int kDequantTiledWarps = 8;
+constexpr int kDequantTiledCtasPerSm = 4;
 
 // A warp's row tile in shared memory: 8 rows x 32 16-bit columns (64 bytes a row); row r's 16-byte chunk c (columns
 // 8 c .. + 7) sits at 64 r + 16 (c ^ (r / 2 % 4)), so that the 8 rows of one stmatrix matrix (one chunk) and the 8
@@ -109,13 +117,14 @@ struct RowTile {
 };
 
 template <typename out_t, int K>
-__global__ void __launch_bounds__(kDequantTiledWarps * 32, 4)  // 4 CTAs (32 warps) an SM: <= 64 registers
+__global__ void __launch_bounds__(kDequantTiledWarps * 32, kDequantTiledCtasPerSm)  // 32 warps an SM: <= 64 registers
 dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 32, 4]
                         const uint8_t* __restrict__ absmax,    // [E, NT, G, 128]
                         const float* __restrict__ row_scale,   // [E, N]
                         float scale_cap,                       // row scales above it are taken as it
                         const float* __restrict__ codebook,    // [2^K]
                         int64_t experts, int64_t N, int64_t cols,
+                        int parts_log2,                        // a tile's blocks in 2^parts_log2 items
                         out_t* __restrict__ out) {             // [E, N, cols]
   __shared__ float cb[1 << K];
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -127,12 +136,20 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   __syncthreads();
   const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
-  const int64_t tiles = experts * NT * G, step = int64_t(gridDim.x) * kDequantTiledWarps;
-  for (int64_t tile = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); tile < tiles; tile += step) {
-    if (lane == 0 && tile + step < tiles) {  // the warp's next tile into L2 while this one is decoded and stored
-      prefetch_l2(packed + (tile + step) * tile_words(K), K * 512);
-      prefetch_l2(absmax + (tile + step) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
+  const int64_t items = (experts * NT * G) << parts_log2, step = int64_t(gridDim.x) * kDequantTiledWarps;
+  const int part_blocks = 8 >> parts_log2;
+  for (int64_t item = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); item < items; item += step) {
+    const int64_t tile = item >> parts_log2;
+    const int64_t next_tile = (item + step) >> parts_log2;
+    if (lane == 0 && item + step < items && next_tile != tile) {  // the warp's next tile into L2 meanwhile
+      prefetch_l2(packed + next_tile * tile_words(K), K * 512);
+      prefetch_l2(absmax + next_tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     }
+    const int64_t grp = tile % G, col0 = grp * 256;
+    const int tail_blocks = static_cast<int>(cols - col0 < 256 ? (cols - col0) / 32 : 8);  // K % 32 == 0
+    const int first_block = static_cast<int>(item & ((1 << parts_log2) - 1)) * part_blocks;
+    const int end_block = min(first_block + part_blocks, tail_blocks);
+    if (first_block >= end_block) continue;  // a part wholly past K: the same for the whole warp
     // The lane's codes (its stream: k 16-byte vectors) and its rows' absmax bytes (row g: bytes 0-7 of the 16
     // at g * 16, blocks 0-7; row g + 8: bytes 8-15).
     uint32_t codes[4 * K];
@@ -143,7 +160,7 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
     }
     const uint4 am = __ldg(reinterpret_cast<const uint4*>(absmax + tile * kAbsmaxBytesPerTile + g * 16));
     const uint32_t am_words[4] = {am.x, am.y, am.z, am.w};
-    const int64_t e = tile / (NT * G), nt = (tile / G) % NT, grp = tile % G;
+    const int64_t e = tile / (NT * G), nt = (tile / G) % NT;
     float rs[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -151,11 +168,10 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
       const float r = row >= N ? 0.0f : __ldg(row_scale + e * N + row);
       rs[h] = r > scale_cap ? scale_cap : r;  // a NaN scale stays NaN
     }
-    const int64_t col0 = grp * 256;
-    const int blocks = static_cast<int>(cols - col0 < 256 ? (cols - col0) / 32 : 8);  // K % 32 == 0
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
-      if (b >= blocks) break;  // the K tail: the same for the whole warp
+    for (int b = 0; b < 8; ++b) {  // unrolled (the codes stay in registers); the item's blocks, uniform tests
+      if (b < first_block) continue;
+      if (b >= end_block) break;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int64_t row = nt * 16 + g + 8 * h;
@@ -237,12 +253,29 @@ at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at:
   return at::empty(shape, packed_t.options().dtype(dtype));
 }
 
+std::atomic<int> forced_dequant_parts{0};  // kbit._C._set_dequant_parts: 0 = the rule
+
+// log2 of the items a tile is split into: the fewest (1, 2, 4 or 8) whose items fill the warps the GPU holds at once
+// (fewer tiles than that leave each SM's warps in long per-tile chains; see the kernel's comment), or the aid's.
+int dequant_parts_log2(int64_t tiles) {
+  const int forced = forced_dequant_parts.load(std::memory_order_relaxed);
+  if (forced > 0) return forced == 1 ? 0 : forced == 2 ? 1 : forced == 4 ? 2 : 3;
+  const int64_t resident_warps = static_cast<int64_t>(at::cuda::getCurrentDeviceProperties()->multiProcessorCount) *
+                                 kDequantTiledCtasPerSm * kDequantTiledWarps;
+  int log2 = 0;
+  while (log2 < 3 && (tiles << log2) < resident_warps) ++log2;
+  return log2;
+}
+
 template <typename out_t>
 void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs, float scale_cap,
                   const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
   const auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t tiles = g.batch() * g.row_tiles() * g.col_tiles();
-  const dim3 grid(static_cast<unsigned>(grid_for((tiles + kDequantTiledWarps - 1) / kDequantTiledWarps, 4)));  // resident at once
+  const int parts_log2 = dequant_parts_log2(tiles);
+  const int64_t items = tiles << parts_log2;
+  const dim3 grid(static_cast<unsigned>(
+      grid_for((items + kDequantTiledWarps - 1) / kDequantTiledWarps, kDequantTiledCtasPerSm)));  // resident at once
   const dim3 block(kDequantTiledWarps * 32);
   auto* p = reinterpret_cast<const uint32_t*>(packed.data_ptr<int32_t>());
   auto* a = absmax.data_ptr<uint8_t>();
@@ -250,10 +283,14 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
   switch (g.k) {
-    case 2: dequantize_tiled_kernel<out_t, 2><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
-    case 3: dequantize_tiled_kernel<out_t, 3><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
-    case 4: dequantize_tiled_kernel<out_t, 4><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
-    case 5: dequantize_tiled_kernel<out_t, 5><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, o); break;
+    case 2: dequantize_tiled_kernel<out_t, 2><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+      break;
+    case 3: dequantize_tiled_kernel<out_t, 3><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+      break;
+    case 4: dequantize_tiled_kernel<out_t, 4><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+      break;
+    case 5: dequantize_tiled_kernel<out_t, 5><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+      break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -300,6 +337,12 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
 }
 
 }  // namespace
+
+int set_dequant_tiled_parts(int64_t parts) {
+  TORCH_CHECK(parts == 0 || parts == 1 || parts == 2 || parts == 4 || parts == 8,
+              "kbit._C._set_dequant_parts: parts must be 0 (the rule), 1, 2, 4 or 8, got ", parts);
+  return forced_dequant_parts.exchange(static_cast<int>(parts));
+}
 
 at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook, const WeightGeometry& g,
