@@ -257,8 +257,8 @@ PYBIND11_MODULE(_C, m) {
         "decode, slots of warps that each take their own units); returns the previous value");
   m.def("_set_dequant_parts", &kbit::cuda::set_dequant_tiled_parts, pybind11::arg("parts"),
         "Tuning aid: the work items each tile of the tiled dequantize (dequantize_tiled and the dequantize + cuBLAS "
-        "path) is split into: 1, 2, 4 or 8; 0, the default: the rule (the fewest that fill the warps the GPU holds at "
-        "once); returns the previous value");
+        "path) is split into: 1, 2, 4 or 8; 0, the default: the rule (the most whose items the warps the GPU holds at "
+        "once take in one round); returns the previous value");
   m.def("_set_gemv_split_cluster", &kbit::cuda::set_gemv_split_cluster, pybind11::arg("cluster"),
         "Tuning aid: the dense GEMV's cluster split, each CTA within one step of the same work (-1, the default: "
         "the rule, clusters of 2 at k = 5 where the tiles take two or more rounds of the plain grid; 0 never; 2, 4 "

@@ -102,9 +102,9 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and stores the current one.
 // A warp's work item is one part of a tile: its 8 blocks split into 2^parts_log2 runs of adjacent blocks. One tile
 // is a chain of 16 (block, row half) rounds; where the tiles are fewer than the warps an SM holds, one warp a tile
-// leaves each SM a few warps deep in those chains (session 49: Qwen3 Q, 2048 tiles, 7.3 us for 21 MB), so the launch
-// splits tiles until the items fill the resident warps (dequant_parts_log2). Every part loads the tile's whole codes
-// and absmax words (L2 reads; the part's blocks select what is used).
+// leaves each SM a few warps deep in those chains (session 49: Qwen3 KV, 256 tiles, 4.45 us for 2.6 MB), so the
+// launch splits tiles where the items still fit the resident warps (dequant_parts_log2). Every part loads the tile's
+// whole codes and absmax words (L2 reads; the part's blocks select what is used).
 constexpr int kDequantTiledWarps = 8;
 constexpr int kDequantTiledCtasPerSm = 4;
 
@@ -255,15 +255,17 @@ at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at:
 
 std::atomic<int> forced_dequant_parts{0};  // kbit._C._set_dequant_parts: 0 = the rule
 
-// log2 of the items a tile is split into: the fewest (1, 2, 4 or 8) whose items fill the warps the GPU holds at once
-// (fewer tiles than that leave each SM's warps in long per-tile chains; see the kernel's comment), or the aid's.
+// log2 of the items a tile is split into, 1, 2, 4 or 8: the most whose items the warps the GPU holds at once take in
+// one round, or the aid's. Session 49 run 2 (H200, k = 4, fp16): Qwen3 KV (256 tiles) 4.45 us whole, 3.23-3.30 at 4-8
+// parts; Qwen3 Q and O (2048 tiles) 7.4-7.6 at 1 or 2 parts, 8.0-8.4 at 4, 11.2-11.8 at 8 (the items' second round);
+// gate/up, down (2560) and larger ones whole.
 int dequant_parts_log2(int64_t tiles) {
   const int forced = forced_dequant_parts.load(std::memory_order_relaxed);
   if (forced > 0) return forced == 1 ? 0 : forced == 2 ? 1 : forced == 4 ? 2 : 3;
   const int64_t resident_warps = static_cast<int64_t>(at::cuda::getCurrentDeviceProperties()->multiProcessorCount) *
                                  kDequantTiledCtasPerSm * kDequantTiledWarps;
   int log2 = 0;
-  while (log2 < 3 && (tiles << log2) < resident_warps) ++log2;
+  while (log2 < 3 && (tiles << (log2 + 1)) <= resident_warps) ++log2;
   return log2;
 }
 

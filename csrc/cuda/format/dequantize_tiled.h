@@ -17,7 +17,7 @@ at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor&
                                   float scale_cap, at::ScalarType dtype);
 
 // Tuning aid (kbit._C._set_dequant_parts): each tile of the tiled dequantize split into `parts` work items (1, 2, 4
-// or 8; 0, the default: the rule, which splits where the tiles are fewer than the warps the GPU holds at once).
+// or 8; 0, the default: the rule, the most parts whose items the GPU's resident warps take in one round).
 // Returns the previous setting.
 int set_dequant_tiled_parts(int64_t parts);
 
