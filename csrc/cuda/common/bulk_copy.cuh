@@ -39,27 +39,5 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
                : "memory");
 }
 
-// Bulk copies out of shared memory (PTX "cp.async.bulk.global.shared::cta.bulk_group"): the copy engine writes `bytes`
-// (a multiple of 16; both addresses 16-byte aligned) of this CTA's shared memory to global memory. Protocol: the
-// threads that wrote the shared bytes fence them for the async proxy (fence_shared_for_async_proxy) before the
-// barrier that orders them before the issue; the issuing thread commits its copies as a bulk group and waits until
-// the group has read its bytes (bulk_wait_read_if) before they are written again, or the CTA exits. The global
-// writes are visible to later kernels (the grid completes with them).
-__device__ __forceinline__ void bulk_copy_to_global(void* dst, const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_address(src)),
-               "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-
-// Where `wait`: until every bulk group this thread committed has read its shared memory (a no-op without any). A
-// predicated instruction, not a branch: wgmma_gemm.cuh waits between wgmmas, where a branch serializes them.
-__device__ __forceinline__ void bulk_wait_read_if(bool wait) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p cp.async.bulk.wait_group.read 0;\n}\n" ::"r"(
-                   static_cast<int>(wait))
-               : "memory");
-}
-
 }  // namespace cuda
 }  // namespace kbit

@@ -157,9 +157,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     return w;
   };
   const WgmmaWork first = work_of(blockIdx.x);
-  // y's tile of a whole unit leaves by bulk copies, a token's rows each, where every token's rows start 16-byte
-  // aligned in y (y itself is: the op allocates it); else by the consumers' stores.
-  const bool bulk_y = N % 8 == 0;
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail, which may write anything
@@ -276,15 +273,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     if (v != blockIdx.x) load_row_scales(w);  // (used at the end: their latency hides under the loop)
     // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
     const bool has_tile = w.cta_tile0 + warp < NT;
-    // The previous unit's y tile left its last stage by bulk copies (bulk_y, below): once they have read it (the
-    // issuing threads wait; a no-op for the others), the stage goes back to the producers. Here, before the group
-    // loop, not in it: a bulk wait between the wgmmas made ptxas serialize them (C7513) in the 128-token kernels.
-    if constexpr (kPersistent) {
-      if (bulk_y && v != blockIdx.x) {
-        bulk_wait_read_if(true);
-        mbarrier_arrive(&empty[(J0 + S - 1) % S]);
-      }
-    }
     float acc[TN / 2];
 #pragma unroll
     for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
@@ -329,7 +317,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
           // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
           // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
           // the steps are bound by the decode, not the wgmma latency). The unit's first group releases
-          // nothing: the previous unit's last stage was released after y's tile left it (above, below).
+          // nothing: the previous unit's last stage was released after y's tile left it (below).
           if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
         }
       }
@@ -346,15 +334,14 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     if (w.splits == 1) {
       // y's tile goes out through the stage of the unit's last group, not yet released (the producers may be
       // filling the others with the next unit's groups): [TN][kYStride] of T (16 bytes of padding: the token rows
-      // of a warp's store 4 banks apart, no conflict), then a token's rows (contiguous in y) a bulk copy or, where N
-      // % 8 != 0, element by element.
+      // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous in y.
       // Stored straight from the accumulators (2 bytes each, 8 rows x 4 tokens a warp instruction) a 128 x 128
       // tile took ~4900 cycles (session 32's trace, Llama-3 8B / 70B gate/up M = 128). The warp's 16 rows x TN
       // tokens go in as 8 x 8 matrices, transposed by stmatrix: matrix (n, h) = rows 8 h .. + 7 of the warp's tile x
       // tokens 8 n .. + 7, whose fragment (lane (g, t): row g, tokens 2t, 2t + 1) is acc[4 n + 2 h], acc[4 n + 2 h +
       // 1]; one stmatrix.x4 takes matrices (n, 0), (n, 1), (n + 1, 0), (n + 1, 1) (session 44: 8 instructions a warp
       // at TN = 128 where 64 2-byte stores were).
-      constexpr int kYStride = 16 * kRowTiles + 8;
+      constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
       static_assert(TN * kYStride * int(sizeof(T)) <= kStageBytes, "wgmma_gemm: y's tile fits in one stage");
       static_assert(TN % 16 == 0 && (kYStride * sizeof(T)) % 16 == 0, "wgmma_gemm: y's tile rows for stmatrix");
       const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
@@ -373,32 +360,26 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
         }
         stmatrix_x4_trans(lane_row + 8 * n * kYStride, words);
       }
-      if (bulk_y) fence_shared_for_async_proxy();  // the tile's writes, then the copy engine's reads
       named_barrier_sync(2, kConsumerThreads);
       const int live_rows = static_cast<int>(std::min<int64_t>(16 * kRowTiles, N - row0));
-      if (bulk_y) {
-        // Every token's rows start 16-byte aligned in y and live_rows is a multiple of 8: thread tok sends token
-        // tok's live rows (contiguous in y; 16-byte aligned in the tile, kYStride) as one bulk copy, and the
-        // consumers go on to the next unit while the copy engine reads the stage (released there, above). The
-        // consumers' own 16-byte stores took ~2400 cycles a 128 x 128 tile with the barriers above (session 32's
-        // trace), the tensor cores idle between units.
-        if (static_cast<int>(threadIdx.x) < rows) {
-          bulk_copy_to_global(y + (tok0 + threadIdx.x) * N + row0, tile + threadIdx.x * kYStride,
-                              static_cast<uint32_t>(live_rows * sizeof(T)));
-          bulk_commit_group();
+      if (N % 8 == 0) {  // every token's rows start 16-byte aligned in y, and live_rows is a multiple of 8
+        for (int c = threadIdx.x; c < rows * kRowChunks; c += kConsumerThreads) {
+          const int tok = c / kRowChunks, r8 = 8 * (c % kRowChunks);
+          if (r8 < live_rows)
+            *reinterpret_cast<uint4*>(y + (tok0 + tok) * N + row0 + r8) =
+                *reinterpret_cast<const uint4*>(tile + tok * kYStride + r8);
         }
-        if (!more) bulk_wait_read_if(true);  // the stage outlives the copies' reads (the CTA's shared memory)
       } else {  // one element a thread (consecutive threads, consecutive rows)
         for (int c = threadIdx.x; c < rows * live_rows; c += kConsumerThreads) {
           const int tok = c / live_rows, r = c - tok * live_rows;
           y[(tok0 + tok) * N + row0 + r] = tile[tok * kYStride + r];
         }
-        if (more) {
-          // The stage back to the producers once every consumer thread read its share of the tile (its reads, then
-          // the copy engine's writes: the proxy fence), and on to the next unit with the pipeline's count.
-          fence_shared_for_async_proxy();
-          mbarrier_arrive(&empty[last_stage]);
-        }
+      }
+      if (more) {
+        // The stage back to the producers once every consumer thread read its share of the tile (its reads, then
+        // the copy engine's writes: the proxy fence), and on to the next unit with the pipeline's count.
+        fence_shared_for_async_proxy();
+        mbarrier_arrive(&empty[last_stage]);
       }
     } else {
     // K-splits: this tile's splits are one cluster (1, splits, 1) of a grid (clusters, splits), so
