@@ -177,7 +177,6 @@ PYBIND11_MODULE(_C, m) {
     d["staged_layout"] = q.staged_layout;
     d["x_shared"] = q.x_shared;
     d["x_shared_run"] = q.x_shared_run;
-    d["x_phases"] = q.x_phases;
     return d;
   };
   m.def("_gemv_launch_plan", [plan_dict](int64_t M, int64_t N, int64_t K, int64_t k, const std::string& decode,
@@ -187,7 +186,7 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("M"), pybind11::arg("N"), pybind11::arg("K"), pybind11::arg("k"), pybind11::arg("decode") = "auto",
         pybind11::arg("device") = 0,
         "What gemv_gemm would launch for x [M, K] (fp16) @ W[N, K]^T at k bits, without launching: token_slots, "
-        "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid (CTAs), split_cluster (CTAs per cluster of the cluster split, 0 without), staged_layout (x staged: 0 one unit per CTA, 1 unit slots, 2 unit slots with the wide pair table), x_phases (x resident at 8 token slots: passes over K, the image holding one pass's columns; else 1)");
+        "token_chunks, decode, x_resident, ring_stages, warps, warps_per_unit (warps / warps_per_unit unit slots), smem_bytes (needed), launch_smem_bytes (with the spread's padding), ctas_per_sm, grid (CTAs), split_cluster (CTAs per cluster of the cluster split, 0 without), staged_layout (x staged: 0 one unit per CTA, 1 unit slots, 2 unit slots with the wide pair table)");
   m.def("_grouped_gemv_launch_plan", [plan_dict](int64_t T, int64_t E, int64_t N, int64_t K, int64_t k,
                                                  const std::string& decode, int64_t device) {
           const auto q = kbit::cuda::grouped_gemv_launch_plan(T, E, N, K, static_cast<int>(k), decode,
@@ -298,11 +297,6 @@ PYBIND11_MODULE(_C, m) {
         "of it x the CTA's slots and the runs keep the expected units' critical path), 1 (at 4-7 token slots on K of 2 "
         "or 3 256-column groups, where the x-shared aid is 1 or 2, x is then not shared), or 2 or 4 wherever the "
         "tiles are a multiple of it x the CTA's slots; returns the previous value");
-  m.def("_set_gemv_x_phases", &kbit::cuda::set_gemv_x_phases, pybind11::arg("mode"),
-        "Tuning aid: the x-resident GEMV's passes over K at 8 token slots (the x image holding one pass's columns): 0, "
-        "the default: the rule (two where the half image holds more warps per SM); 1 never; 2 two wherever they apply "
-        "(x resident, 8 token slots, k = 4, K of 16 or more 256-column groups, a multiple of 2 x the warps per unit, "
-        "at least 4 of those); returns the previous mode");
   m.def("_set_gemv_resident_stages", &kbit::cuda::set_gemv_resident_stages, pybind11::arg("stages"),
         "Tuning aid: the stages of each warp's copy ring in x-resident and grouped x-shared GEMV launches (0, the "
         "default: the rule: x resident, the most, up to 4, that keep the CTAs per SM; x shared, 2 at k = 4, 5 and at "

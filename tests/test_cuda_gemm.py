@@ -660,11 +660,10 @@ def test_gemv_decode_x_resident_plan():
             # 8B gate/up: 896 tiles on 396 staged CTAs at k = 4, on 528 (1.7 rounds, 16 groups) at k = 2, 3, 5
             assert all(plan(M, 14336, 4096, k)["x_resident"] for k in KS)
             assert not plan(M, 5120, 2048, 4)["x_resident"] and not plan(M, 2048, 5120, 4)["x_resident"]
-        for M in (6, 8):  # 8 token slots, 2 stages: 8B gate/up (16 groups) two 8-warp slots, 70B two 8-warp slots
-            # in two passes over K (one 8-warp unit in one pass: test_gemv_x_resident_passes_rule); Qwen3 gate/up (320
-            # tiles: 160 CTAs of two 4-warp slots would run two to an SM on 28 SMs) two CTAs of one 8-warp unit; GLM
-            # shared gate/up (640 tiles: 264 such CTAs, two on every SM) 4 warps
-            for (N, K), want in (((14336, 4096), (16, 8, 1)), ((28672, 8192), (16, 8, 1)), ((5120, 2048), (8, 8, 2)),
+        for M in (6, 8):  # 8 token slots, 2 stages: 8B gate/up (16 groups) two 8-warp slots, 70B one 8-warp unit;
+            # Qwen3 gate/up (320 tiles: 160 CTAs of two 4-warp slots would run two to an SM on 28 SMs) two CTAs of one
+            # 8-warp unit; GLM shared gate/up (640 tiles: 264 such CTAs, two on every SM) 4 warps
+            for (N, K), want in (((14336, 4096), (16, 8, 1)), ((28672, 8192), (8, 8, 1)), ((5120, 2048), (8, 8, 2)),
                                  ((10240, 2048), (8, 4, 2))):
                 p = plan(M, N, K, 4)
                 assert (p["x_resident"], p["warps"], p["warps_per_unit"], p["ring_stages"], p["ctas_per_sm"]) == \
@@ -730,80 +729,6 @@ def test_gemv_x_resident_keeps_the_bits(k, dtype, nk, M, poisoned_cuda):
     staged, resident, again = _staged_and_resident(fn, x, M, nk, k, nan_first, lambda: check_call(fn, x, W_hat, dtype))
     assert_bitwise_equal(resident, staged)
     assert_bitwise_equal(again, resident)
-
-
-@pytest.mark.parametrize("M", [5, 6, 8])
-@pytest.mark.parametrize("nk", [(9, 4096), (520, 4000), (4801, 4096), (33, 8192)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
-def test_gemv_x_resident_passes(dtype, nk, M, poisoned_cuda):
-    # x resident at 8 token slots with K's groups in two passes (_set_gemv_x_phases(2); the image holds one pass's
-    # groups, the first pass's unit sums go through an fp32 workspace): 16 or 32 groups at 8 warps per unit. One tile
-    # (9 rows: a CTA's second unit slot has no unit and still takes the passes' barriers and image copies), a K tail
-    # inside the last pass (4000 = 15 groups + 160 columns), 33 tiles, 301 tiles (each slot several units a pass). A
-    # NaN call first (stale image slots past M). Against the reference, bitwise run to run and through a graph
-    # replay; the one-pass plan (_set_gemv_x_phases(1)) matches the reference too (the sums' order differs). k = 4
-    # only: the kernels of other k have no passes (they spilled with them).
-    k = 4
-    qw, W_hat = weight(k, *nk, dtype)
-    x = acts(M, nk[1], dtype, "gemv-xres-passes")
-    fn = _mma_gemv(qw, k)
-    prev_mode, prev_phases = kbit._C._set_gemv_x_resident(2), kbit._C._set_gemv_x_phases(2)
-    try:
-        p = kbit._C._gemv_launch_plan(M, *nk, k)
-        assert p["x_resident"] and p["token_slots"] == 8 and p["x_phases"] == 2 and p["warps_per_unit"] == 8, p
-        fn(torch.full((8, nk[1]), float("nan"), device=DEV, dtype=dtype))
-        y = check_call(fn, x, W_hat, dtype)
-        assert_bitwise_equal(fn(x), y)
-        if M == 8:
-            check_graph_replay(fn, [x.clone()], [acts(M, nk[1], dtype, "gemv-xres-passes-b")])
-        kbit._C._set_gemv_x_phases(1)
-        p1 = kbit._C._gemv_launch_plan(M, *nk, k)
-        assert p1["x_resident"] and p1["x_phases"] == 1, p1
-        check_call(fn, x, W_hat, dtype)
-    finally:
-        kbit._C._set_gemv_x_resident(prev_mode)
-        kbit._C._set_gemv_x_phases(prev_phases)
-
-
-def test_gemv_x_resident_passes_rule():
-    # the rule (scalar_gemv_launch.cuh): two passes at 8 token slots where the half image holds more warps per SM, 8
-    # warps per unit; k = 4 only (the kernel with passes), never below 16 groups, none with the aid at 1; with the aid
-    # at 2 and x resident anywhere, none at k = 2, 3 and 5; bad aid values raise
-    plan = kbit._C._gemv_launch_plan
-    for k in KS:
-        for M in (5, 8):
-            for N, K in ((28672, 8192), (14336, 4096), (5120, 2048), (2048, 5120)):
-                p = plan(M, N, K, k)
-                if p["x_phases"] > 1:
-                    groups = (K + 255) // 256
-                    assert k == 4 and p["x_resident"] and p["token_slots"] == 8 and p["x_phases"] == 2, (k, N, K, p)
-                    assert p["warps_per_unit"] == 8 and groups % 16 == 0, (k, N, K, p)
-                prev = kbit._C._set_gemv_x_phases(1)
-                try:
-                    assert plan(M, N, K, k)["x_phases"] == 1
-                finally:
-                    kbit._C._set_gemv_x_phases(prev)
-    if _is_h100():  # Llama-3 70B gate/up (a 128 KB image at K = 8192: 8 warps an SM in one pass, 16 in two)
-        for M in (5, 8):
-            p = plan(M, 28672, 8192, 4)
-            assert p["x_phases"] == 2 and p["warps"] == 16 and p["warps_per_unit"] == 8, p
-            assert plan(M, 14336, 4096, 4)["x_phases"] == 1  # 8B: 16 warps an SM in one pass already
-            prev = kbit._C._set_gemv_x_phases(1)
-            try:
-                p1 = plan(M, 28672, 8192, 4)
-            finally:
-                kbit._C._set_gemv_x_phases(prev)
-            assert p1["x_phases"] == 1 and p1["warps"] == 8 and p1["warps_per_unit"] == 8, p1
-    prev = (kbit._C._set_gemv_x_resident(2), kbit._C._set_gemv_x_phases(2))
-    try:
-        assert all(plan(8, 520, 4096, k)["x_phases"] == (2 if k == 4 else 1) for k in KS)
-    finally:
-        kbit._C._set_gemv_x_resident(prev[0])
-        kbit._C._set_gemv_x_phases(prev[1])
-    for bad in (-1, 3):
-        with pytest.raises(RuntimeError, match="_set_gemv_x_phases: mode must be 0"):
-            kbit._C._set_gemv_x_phases(bad)
-    assert kbit._C._set_gemv_x_phases(0) == 0
 
 
 @pytest.mark.parametrize("M", [8, 16])

@@ -54,9 +54,6 @@ int set_gemv_grouped_x_shared(int64_t mode);
 int set_gemv_shared_x_run(int64_t run);
 // The ring stages of x-resident and grouped x-shared GEMV launches (0 the rule, else 2..4); returns the previous value.
 int set_gemv_resident_stages(int64_t stages);
-// The x-resident GEMV's passes over K at 8 token slots (gemv_x_phases, scalar_gemv.h): 0 the rule, 1 never, 2 two
-// wherever they apply; returns the previous mode.
-int set_gemv_x_phases(int64_t mode);
 // The dense GEMV's cluster split (scalar_gemv_split.cuh): -1 the rule, 0 never, 2 / 4 / 8 that cluster size
 // wherever the split applies; returns the previous value.
 int set_gemv_split_cluster(int64_t cluster);
@@ -116,7 +113,6 @@ struct GemvLaunchQuery {
   int64_t staged_layout;  // dense x staged: GemvStagedLayout (0 one unit per CTA, 1 unit slots, 2 wide table)
   bool x_shared;          // grouped: the CTA's x image shared by its warps (TcGemmArgs::grouped_x_shared)
   int64_t x_shared_run;   // x shared: the adjacent units each warp runs a round (TcGemmArgs::shared_x_run); else 1
-  int64_t x_phases;       // dense x resident at 8 token slots: K's passes (TcGemmArgs::gemv_x_phases); else 1
 };
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device);
 // What grouped_gemv_gemm would launch for T rows over E experts of W[E, N, K] (fp16), likewise.

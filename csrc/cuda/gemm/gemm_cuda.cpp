@@ -341,7 +341,6 @@ std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_grouped_x_shared_mode{1};
 std::atomic<int> gemv_shared_x_run_set{0};
 std::atomic<int> gemv_resident_stages_set{0};
-std::atomic<int> gemv_x_phases_mode{0};
 std::atomic<int> gemv_split_mode{-1};
 std::atomic<int> gemv_staged_layout_mode{-1};
 std::atomic<int> gemv_staged_stages_set{0};
@@ -372,13 +371,6 @@ int set_gemv_resident_stages(int64_t stages) {
   TORCH_CHECK(stages == 0 || (stages >= 2 && stages <= kGemvResidentMaxStages), "kbit._C._set_gemv_resident_stages: "
               "stages must be 0 (the rule) or 2 to ", kGemvResidentMaxStages, "; got ", stages);
   return gemv_resident_stages_set.exchange(static_cast<int>(stages));
-}
-
-int gemv_x_phases() { return gemv_x_phases_mode.load(std::memory_order_relaxed); }
-int set_gemv_x_phases(int64_t mode) {
-  TORCH_CHECK(mode == 0 || mode == 1 || mode == 2, "kbit._C._set_gemv_x_phases: mode must be 0 (the rule), 1 (never) "
-              "or 2 (two passes wherever they apply); got ", mode);
-  return gemv_x_phases_mode.exchange(static_cast<int>(mode));
 }
 
 int gemv_x_resident() { return gemv_x_resident_mode.load(std::memory_order_relaxed); }
@@ -771,7 +763,7 @@ GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const s
   const GemvLaunchPlan p = with_k(k, [&](auto kc) { return plan_scalar_gemv<c10::Half, decltype(kc)::value>(args); });
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster, 0, "",
-          static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run, p.x_phases};
+          static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run};
 }
 
 GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_t K, int k, const std::string& decode,
@@ -796,8 +788,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
                                           : "per_cta_scans";
   return {p.token_slots, p.token_chunks, gemv_decode_name(p.decode), p.x_resident, p.ring_stages, p.warps,
           p.warps_per_unit, p.smem_bytes, p.launch_smem_bytes, p.ctas_per_sm, p.grid, p.split_cluster,
-          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run,
-          p.x_phases};
+          args.tokens_per_unit, schedule, static_cast<int64_t>(p.staged_layout), p.x_shared, p.x_shared_run};
 }
 
 }  // namespace cuda

@@ -127,11 +127,6 @@ constexpr int gemv_wide_front_bytes(int tokens, int warps, int stages) {
 // unit (session 15). The image: group grp's kTokens slots at grp * 512 kTokens, each as a stage's
 // x slots (gemv_x_at).
 constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 255) / 256 * 512 * tokens; }
-// The columns an x-resident image holds with K's groups in `phases` passes (TcGemmArgs::gemv_x_phases: the launcher
-// keeps the groups a multiple of the passes): one pass's groups.
-constexpr int64_t gemv_x_image_cols(int64_t cols, int phases) {
-  return phases > 1 ? (cols + 255) / 256 / phases * 256 : cols;
-}
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
 // kGemvStages, x resident and x shared TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
@@ -238,16 +233,14 @@ __device__ __forceinline__ void gemv_fill_x_slots(unsigned char* x_slots, const 
 // 670 once-per-warp instructions (Nsight Compute, session 47 run 8).
 template <typename T, int kTokens>
 __device__ __forceinline__ void gemv_fill_x_image(unsigned char* x_image, const T* x_rows, int rows, int64_t cols,
-                                                  int64_t first_grp, int grp_step, int64_t G, int lane,
-                                                  int64_t image_grp0 = 0) {
+                                                  int64_t first_grp, int grp_step, int64_t G, int lane) {
   static_assert(sizeof(T) == 2, "x in 16-bit elements");
   const int64_t row_bytes = 2 * cols;
   const uint32_t lane16 = 16u * static_cast<uint32_t>(lane);
   for (int64_t grp = first_grp; grp < G; grp += grp_step) {
     if (8 * lane >= cols - grp * 256) continue;  // (the warp's lanes past K; only at a K tail)
     const unsigned char* src = reinterpret_cast<const unsigned char*>(x_rows + grp * 256) + lane16;
-    // (the image holds groups image_grp0 ..: x-resident passes, TcGemmArgs::gemv_x_phases)
-    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(x_image + (grp - image_grp0) * 512 * kTokens));
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(x_image + grp * 512 * kTokens));
 #pragma unroll
     for (int m = 0; m < kTokens; ++m) {
       if (m < rows)
@@ -682,17 +675,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
 
   // The warp's items: for each of its slot's units, the groups warp_u, warp_u + wpu, ... (n_w).
   const int n_w = static_cast<int>((G - 1 - warp_u) / wpu) + 1;  // wpu <= G
-  // x resident at 8 token slots: K's groups in `phases` passes (TcGemmArgs::gemv_x_phases), the x image holding one
-  // pass's phase_groups at a time. A warp runs its slot's units over pass 0's groups, then (the CTA's barrier, the
-  // image refilled by every warp) over pass 1's, ...; a unit's sums of the passes before the last go to
-  // args.gemv_partials (fp32, written and read back by the same thread), which the last pass adds in pass order.
-  // The launcher takes two passes where a whole image holds fewer warps per SM (Llama-3 70B's K = 8192 at 5-8 rows:
-  // 128 KB, one 8-warp CTA an SM); it keeps G % (phases x wpu) == 0 (n_w / phases items a unit and pass) and wpu >= 4 (a thread holds at most one output).
-  // k = 4 only: with the passes' state the k = 2, 3 and 5 kernels spilled (24, 8 and 40 bytes of stack, ptxas).
-  constexpr bool kPhased = kXResident && kTokens == 8 && K == 4;
-  const int phases = kPhased && args.gemv_x_phases > 1 ? args.gemv_x_phases : 1;
-  const int64_t phase_groups = G / phases;
-  const int n_wp = kPhased ? n_w / phases : n_w;  // a unit's items in one pass
   // (One slot: the CTA's first unit exists, see above.)
   const bool has_units = slots == 1 || first_unit < units;
   // (x shared: every run whole, the launcher's tiles % (slots x run) == 0)
@@ -708,13 +690,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // session 48's image copies), and those items are recomputed as grouped ones are. But k = 5: its 16-slot kernel
   // spilled more recomputing (session 29: 40 bytes of stack against 8), so it keeps the stepped loop.
   constexpr bool kStepItems = !kGrouped && !(kXResident && kTokens >= 16 && K != 5);
-  static_assert(!kPhased || kStepItems, "x-resident passes: their items are stepped (fill_next)");
   int64_t fill_tix = first_unit * G + warp_u, fill_col = 256 * int64_t(warp_u);
-  const int64_t unit_tix_jump = unit_stride * G - int64_t(n_wp - 1) * wpu;
-  // passes: the slot's units, and the fill's units and pass so far
-  const int64_t slot_units = has_units ? (units - 1 - first_unit) / unit_stride + 1 : 0;
-  int64_t fill_units = 0;
-  int fill_phase = 0;
+  const int64_t unit_tix_jump = unit_stride * G - int64_t(n_w - 1) * wpu;
   const T* x_chunk = x + chunk_row0 * cols;
   const auto fill_next = [&](bool codes_copied) {
     unsigned char* stage = ring + fill_at;
@@ -743,17 +720,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if constexpr (!kXResident)
         gemv_fill_x_slots<T, kTokens, kWide>(stage + gemv_ring_at<kWide>(Stage::kXAt), x_chunk + fill_col, chunk_rows,
                                              cols, cols - fill_col, lane);
-      if (++fill_j == n_wp) {
+      if (++fill_j == n_w) {
         fill_j = 0;
         fill_tix += unit_tix_jump;
         fill_col = 256 * int64_t(warp_u);
-        if constexpr (kPhased) {
-          if (++fill_units == slot_units && fill_phase + 1 < phases) {  // the pass's last unit: the next pass's first
-            fill_units = 0;
-            ++fill_phase;
-            fill_tix = first_unit * G + fill_phase * phase_groups + warp_u;
-          }
-        }
       } else {
         fill_tix += wpu;
         fill_col += 256 * int64_t(wpu);
@@ -774,11 +744,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // changes ran Qwen3 gate/up at M = 12-16 9-11% slower (session 48 run 8; docs/design.md, "Session 48").
   constexpr bool kImageWithFirstItem = kXResident && (kTokens == 1 || (kTokens == 16 && K != 5));
   constexpr bool kImageStepped = kXResident && (kTokens == 1 || (kTokens >= 8 && !(K == 5 && kTokens == 16)));
-  const auto fill_x_image = [&](int phase) {  // (phase: x-resident passes; 0 elsewhere)
-    if constexpr (kPhased) {
-      gemv_fill_x_image<T, kTokens>(x_image, x + chunk_row0 * cols, chunk_rows, cols, phase * phase_groups + warp, warps,
-                                    (phase + 1) * phase_groups, lane, phase * phase_groups);
-    } else if constexpr (kImageStepped) {
+  const auto fill_x_image = [&]() {
+    if constexpr (kImageStepped) {
       gemv_fill_x_image<T, kTokens>(x_image, x + chunk_row0 * cols, chunk_rows, cols, warp, warps, G, lane);
     } else {
       for (int64_t grp = warp; grp < G; grp += warps)
@@ -824,7 +791,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   };
   if (share_x) fill_x_share(0);
   if (kXResident && !kImageWithFirstItem) {
-    fill_x_image(0);
+    fill_x_image();
     cp_async_commit();
   }
   int first_fill = 0;
@@ -832,7 +799,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // ptxas hoisted the image's slot offsets out of the loop and spilled)
   if constexpr (kImageWithFirstItem) {
     if (items > 0) fill_next(false);
-    fill_x_image(0);
+    fill_x_image();
     cp_async_commit();
     first_fill = 1;
   }
@@ -871,15 +838,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     const int64_t row = w.tile * kTileRows + out_r;
     return tid < kTokens * kTileRows && row < N ? __ldg(args.row_scale + w.expert * N + row) : 0.0f;
   };
-  // Passes (kPhased): the earlier passes' sum of this thread's output (token tid / 16, row out_r; the launcher's 8
-  // warps per unit give each thread at most one), loaded at the unit's start as the row scale is: loaded at the end,
-  // its L2 round trip sat on every unit's path to the slot's barrier.
-  const auto partial_of = [&](const TcUnit& w) {
-    const int64_t row = w.tile * kTileRows + out_r;
-    const int m = tid / kTileRows;
-    return tid < kTokens * kTileRows && m < w.rows && row < N ? args.gemv_partials[(w.row0 + m) * N + row] : 0.0f;
-  };
-  float partial = 0.0f;
   int64_t unit_index = first_unit;
   TcUnit unit{};
   float rs = 0.0f;
@@ -889,8 +847,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   }
   int j = 0, parity = 0, run_at = 0;  // run_at: the unit's place in its run (x shared)
   int64_t col = 256 * int64_t(warp_u);  // the item's first column, 256 (warp_u + j wpu), stepped by adds
-  int phase = 0;            // x-resident passes: this warp's pass
-  int64_t image_col0 = 0;   // the pass's first column (the image's column 0)
   constexpr bool kDirectStore = kRegisterHeadroom;  // below, one warp per unit
   // x a block ahead from 8 token slots (gemv_mma_decode_stage), but in k = 2's dense x-staged 16-slot kernel, where
   // it spilled 16 bytes under the 128-register cap (ptxas; none without it) and that kernel ran 6-10% slower than
@@ -916,7 +872,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       named_barrier_sync(kGemvRoundBarrier, 32 * warps);
       if (x_round + 1 < rounds_cta) fill_x_share(x_round + 1);
     }
-    const unsigned char* x_slots = kXResident ? x_image + (col - image_col0) * 2 * kTokens
+    const unsigned char* x_slots = kXResident ? x_image + col * 2 * kTokens
                                    : share_x  ? x_images + (x_round & 1) * x_image_bytes + col * 2 * kTokens
                                               : stage + gemv_ring_at<kWide>(Stage::kXAt);
     // A whole group (all but a K tail) with the block count a constant: no per-block exit, so
@@ -931,11 +887,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
     }
     __syncwarp();  // the stage is refilled by the next iteration's copies
     col += 256 * int64_t(wpu);
-    if (++j < n_wp) continue;
+    if (++j < n_w) continue;
 
     // Unit done: the warp's row sums (GemvAcc::store), then the slot's warps in order.
     j = 0;
-    col = image_col0 + 256 * int64_t(warp_u);
+    col = 256 * int64_t(warp_u);
     if (kDirectStore && wpu == 1) {
       // One warp per unit (many grouped units): its lanes hold the unit's sums, so they are stored
       // from the D fragment's map (GemvAcc::store's) without the trip through shared memory and
@@ -969,15 +925,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         if (m < unit.rows && row < N) {
           float sum = red_p[m * kTileRows + out_r];
           for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
-          if constexpr (kPhased) {
-            if (phases > 1) {  // the passes' sums in pass order: pass 0's stored, later ones' added
-              if (phase > 0) sum = partial + sum;
-              if (phase + 1 < phases) {
-                args.gemv_partials[(unit.row0 + m) * N + row] = sum;
-                continue;
-              }
-            }
-          }
           y[(unit.row0 + m) * N + row] = from_float<T>(sum * (rs * kHalfScaleFix));
         }
       }
@@ -992,22 +939,6 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       }
     }
     unit_index += in_run ? 1 : unit_stride - (run - 1);
-    if constexpr (kPhased) {
-      if (unit_index >= units && phase + 1 < phases) {
-        // The pass's last unit: the slot's first unit again, over the next pass's groups, once every warp of the CTA
-        // is done reading this pass's image (the slots meet here; a slot without units after its loop) and every
-        // warp's share of the next pass's image landed. (The ring already holds that pass's first items' codes.)
-        ++phase;
-        unit_index = first_unit;
-        image_col0 = 256 * phase * phase_groups;
-        col = image_col0 + 256 * int64_t(warp_u);
-        __syncthreads();
-        fill_x_image(phase);
-        cp_async_commit();
-        cp_async_wait<0>();
-        __syncthreads();
-      }
-    }
     if (unit_index < units) {
       // Grouped: the copies run stages - 1 items ahead, so with more items per unit than that they
       // are inside this next unit now, and fill_w is it (looked up when they entered it: a grouped
@@ -1016,24 +947,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       else if constexpr (kGrouped) unit = stages - 1 < n_w ? fill_w : unit_of(unit_index);
       else unit = unit_of(unit_index);
       rs = row_scale_of(unit);
-      if constexpr (kPhased)
-        if (phase > 0) partial = partial_of(unit);
     }
   }
   if (share_x && x_round < rounds_cta) {
     // a slot without a unit in the CTA's last round (or none at all): that round's barrier, its share landed
     cp_async_wait<0>();
     named_barrier_sync(kGemvRoundBarrier, 32 * warps);
-  }
-  if constexpr (kPhased) {
-    // a slot without units (more slots than the CTA's units): the passes' barriers and its share of their images
-    for (int p = 1; items == 0 && p < phases; ++p) {
-      __syncthreads();
-      fill_x_image(p);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();
-    }
   }
   cp_async_wait<0>();  // nothing is left in flight at exit (the last commits are empty)
 }

@@ -86,10 +86,6 @@ int gemv_shared_x_run();
 // And the ring stages of x-resident and grouped x-shared launches (0, the default: the rules; else 2 .. 4, x shared
 // at most K's 256-column groups).
 int gemv_resident_stages();
-// And the x-resident passes over K at 8 token slots (TcGemmArgs::gemv_x_phases): 0 (the default) the rule (two where
-// the half image holds more warps per SM, scalar_gemv_launch.cuh), 1 never, 2 two wherever they apply (x resident, 8
-// token slots, k = 4, 16 or more 256-column groups, a multiple of 2 x the warps per unit, at least 4 of those).
-int gemv_x_phases();
 // And the dense cluster split (scalar_gemv_split.cuh; M <= 4, mma decode, x staged, sm_90+): -1 (the default)
 // the rule (choose_gemv_split: k = 5, two or more rounds of tiles, clusters of 2); 0 never; 2, 4 or 8: that
 // many CTAs per cluster wherever it applies.
@@ -206,7 +202,6 @@ struct GemvLaunchPlan {
   GemvStagedLayout staged_layout;  // dense x staged: the CTA layout (kSingle elsewhere)
   bool x_shared;  // grouped: x shared by the CTA's warps (TcGemmArgs::grouped_x_shared)
   int x_shared_run;  // x shared: the adjacent units each warp runs a round (TcGemmArgs::shared_x_run); else 1
-  int x_phases;      // dense x resident at 8 token slots: K's passes (TcGemmArgs::gemv_x_phases); else 1
 };
 
 template <typename T, int K>

@@ -172,14 +172,12 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
   // only_warps > 0: x resident at that many warps per unit only (the decode rules below); stage_cap > 0: at most that
-  // many ring stages (where the stages aid is at 0); x resident, CTAs of at most max_cta_warps warps, and an x image
-  // of one of `phases` passes over K's groups (x_phases below).
+  // many ring stages (where the stages aid is at 0); x resident, CTAs of at most max_cta_warps warps.
   const auto choose_warps = [&](bool resident, int only_warps, int stage_cap = 0,
-                                int max_cta_warps = kGemvResidentMaxWarps, int phases = 1) {
+                                int max_cta_warps = kGemvResidentMaxWarps) {
     const void* kern = gemv_kernel_of<T, K, kTokens, kDecode>(grouped, resident);
-    const int64_t image_cols = gemv_x_image_cols(args.K, phases);
     const auto bytes_of = [&](int w, int st) {
-      return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, image_cols);
+      return gemv_smem_bytes(K, kTokens, w, experts, kDecode, st, resident, args.K);
     };
     const auto per_sm = [&](int w, int st) {
       return bytes_of(w, st) > optin ? 0 : w * resident_ctas_per_sm(kern, 32 * w, bytes_of(w, st), smem_limit);
@@ -235,7 +233,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const WarpChoice staged = choose_warps(false, 0);
   WarpChoice chosen = staged;
   bool x_resident = false;
-  int x_phases = 1;  // x resident at 8 token slots: passes over K (below)
   const int64_t staged_ctas = int64_t(staged.warps_per_sm / std::max(1, staged.warps)) * prop.multiProcessorCount;
   // Decode calls of 2-4 rows (session 28, H200, k = 4, us; the staged rule / x resident): x resident where the staged
   // grid takes the tiles in two or more rounds, with the warps per unit that give each warp 4 of a unit's 256-column
@@ -316,21 +313,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       if (eight.warps_per_sm > 0) chosen = eight;
       else if (four.warps_per_sm > 0) chosen = four;
     }
-    // Two passes over K at 8 token slots (the image half as large: scalar_gemv.cuh, TcGemmArgs::gemv_x_phases), 8
-    // warps per unit, where that holds more warps per SM (the rule, after the 8-slot rule above) or wherever they
-    // apply (the aid's 2). Session 49 run 9 (H200, k = 4, us, the plans before at M = 5 / 8): Llama-3 70B gate/up,
-    // 28672 x 8192, a 128 KB image, one 8-warp CTA an SM, 47.31 / 48.58; the same bytes as 57344 x 4096, a 64 KB
-    // image, two 8-warp slots a CTA, 42.71 / 42.74.
-    if constexpr (kTokens == 8 && K == 4) {  // (the kernels with passes: scalar_gemv.cuh)
-      if (x_resident && groups >= 16 && (eight_slots_four_warps ? gemv_x_phases() != 1 : gemv_x_phases() == 2)) {
-        const WarpChoice halves = choose_warps(true, 8, kGemvStages, kGemvResidentMaxWarps, 2);
-        if (halves.warps >= 4 && groups % (2 * halves.warps) == 0 && halves.warps_per_sm > 0 &&
-            (gemv_x_phases() == 2 || halves.warps_per_sm > chosen.warps_per_sm)) {
-          chosen = halves;
-          x_phases = 2;
-        }
-      }
-    }
   }
   // The CTA layout of a dense x-staged launch (GemvStagedLayout; the rule: kSingle): one token chunk of up to
   // kGemvShuffleMaxTokens slots; with unit slots (the tuning aid), the staged rule's warps per unit in as many slots
@@ -361,8 +343,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                            : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   bool x_shared = false;  // grouped: decided below, once the warps per unit and slots are
   const auto smem_of = [&](int w) {
-    return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, gemv_x_image_cols(args.K, x_phases),
-                           wide, x_shared);
+    return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide, x_shared);
   };
   int warps = chosen.warps;  // per unit
   // Units: dense, one per tile and token chunk; grouped, at most (T / kTokens + min(E, T)) chunks per tile (static
@@ -557,7 +538,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   plan.staged_layout = layout;
   plan.x_shared = x_shared;
   plan.x_shared_run = run;
-  plan.x_phases = x_phases;
   // Grouped, mma decode: the schedule's form (gemv_grouped_schedule): per warp where WarpSchedule
   // fits (forms 1 and 2; static first chunks, form 2, only where T >= E), else per CTA: one row per
   // chunk (RowSchedule, tc_work.cuh; forms 2 and 3) where that applies, else the scans.
@@ -610,7 +590,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 13> aids;
+    std::array<int, 12> aids;
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
@@ -621,8 +601,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
-                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run(),
-                 gemv_x_phases()}},
+                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run()}},
                grouped};
   };
   const Key key = key_now();
@@ -675,20 +654,6 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
     a.ring_stages = plan.ring_stages;
-    // x-resident passes over K: the earlier passes' unit sums in an fp32 [M, N] workspace (freed when this returns:
-    // the caching allocator reuses it only for work queued after the kernel on this stream)
-    at::Tensor partials;
-    if (plan.x_phases > 1) {
-      const int64_t groups = (args.K + 255) / 256;
-      TORCH_CHECK(plan.x_resident && kTokens == 8 && plan.token_chunks == 1 && plan.warps_per_unit >= 4 &&
-                      groups % (int64_t(plan.x_phases) * plan.warps_per_unit) == 0,
-                  "kbit: internal error: GEMV passes over K need x resident at 8 token slots, 4 or more warps per unit "
-                  "(a thread's one output) and K's groups a multiple of the passes x the warps per unit");
-      partials = at::empty({args.M, args.N}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA,
-                                                                                         c10::cuda::current_device()));
-      a.gemv_x_phases = plan.x_phases;
-      a.gemv_partials = partials.data_ptr<float>();
-    }
     TORCH_CHECK(plan.ring_stages >= 2 && plan.ring_stages <= kGemvResidentMaxStages,
                 "kbit: GEMV ring stages must be 2 to ", kGemvResidentMaxStages, "; got ", plan.ring_stages);
     TORCH_CHECK(!plan.x_shared || (grouped && plan.warps_per_unit == 1 && plan.ring_stages <= (args.K + 255) / 256),

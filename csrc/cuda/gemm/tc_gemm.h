@@ -61,12 +61,6 @@ struct TcGemmArgs {
   // wgmma kernel (wgmma_plan): the clusters of work (each `splits` CTAs: whole units, then split ones), and the
   // clusters launched, each running work clusters blockIdx.x, + gridDim.x, ... (fewer than the work: persistent).
   int64_t wgmma_work_clusters, wgmma_grid_clusters;
-  // Dense x-resident GEMV at 8 token slots (set by the launcher, scalar_gemv.cuh): K's groups in gemv_x_phases passes
-  // (0 or 1: one), the x image holding one pass's groups at a time; the passes before the last leave each unit's
-  // sums in gemv_partials (fp32 [M][N]), which the last pass adds. (Last in the struct: the other kernels' argument
-  // offsets, and so their SASS, stay as they were.)
-  int gemv_x_phases;
-  float* gemv_partials;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
