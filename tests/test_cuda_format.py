@@ -208,6 +208,11 @@ def test_repack_unrepack_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
 @pytest.mark.parametrize("shape", LAYOUT_SHAPES, ids=ids)
 @pytest.mark.parametrize("k", KS)
 def test_dequantize_tiled_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
+    check_dequantize_tiled(k, shape, gen)
+
+
+def check_dequantize_tiled(k, shape, gen, label=""):
+    """dequantize_tiled on CUDA of a random weight's tiled layout, bitwise the CPU flat dequantize, every dtype."""
     packed, absmax, rs = random_flat(shape, k, gen)
     cb = random_codebook(k, gen)
     pt, at = torch.ops.kbit.repack(packed, absmax)
@@ -215,7 +220,7 @@ def test_dequantize_tiled_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
         want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
         got = torch.ops.kbit.dequantize_tiled(pt.to(DEV), at.to(DEV), rs.to(DEV), cb.to(DEV), k,
                                               shape[-1], dt)
-        assert_bitwise_equal(got, want, f"dequantize_tiled {dt}")
+        assert_bitwise_equal(got, want, f"dequantize_tiled {shape} {dt}{label}")
 
 
 @pytest.mark.parametrize("parts", [1, 2, 4, 8])
@@ -227,14 +232,7 @@ def test_dequantize_tiled_parts_equal_cpu(k, parts, gen, poisoned_cuda):
     previous = kbit._C._set_dequant_parts(parts)
     try:
         for shape in [(17, 288), (100, 2080), (3, 33, 544), (1000, 4096)]:
-            packed, absmax, rs = random_flat(shape, k, gen)
-            cb = random_codebook(k, gen)
-            pt, at = torch.ops.kbit.repack(packed, absmax)
-            for dt in W_DTYPES:
-                want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
-                got = torch.ops.kbit.dequantize_tiled(pt.to(DEV), at.to(DEV), rs.to(DEV), cb.to(DEV), k,
-                                                      shape[-1], dt)
-                assert_bitwise_equal(got, want, f"dequantize_tiled {shape} {dt} parts={parts}")
+            check_dequantize_tiled(k, shape, gen, f" parts={parts}")
     finally:
         kbit._C._set_dequant_parts(previous)
 
