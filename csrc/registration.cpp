@@ -255,6 +255,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_gemv_max_unit_slots", &kbit::cuda::set_gemv_max_unit_slots, pybind11::arg("slots"),
         "Tuning aid: the most unit slots a grouped GEMV CTA holds (1 to 8; 8, the default, is the rule: with the mma "
         "decode, slots of warps that each take their own units); returns the previous value");
+  m.def("_dequant_parts", &kbit::cuda::dequant_tiled_parts, pybind11::arg("tiles"),
+        "The work items the tiled dequantize splits each of `tiles` 16 x 256 tiles into on the current device (the "
+        "rule, or the count _set_dequant_parts forces)");
   m.def("_set_dequant_parts", &kbit::cuda::set_dequant_tiled_parts, pybind11::arg("parts"),
         "Tuning aid: the work items each tile of the tiled dequantize (dequantize_tiled and the dequantize + cuBLAS "
         "path) is split into: 1, 2, 4 or 8; 0, the default: the rule (the most whose items the warps the GPU holds at "

@@ -212,12 +212,14 @@ def test_dequantize_tiled_cuda_equals_cpu(k, shape, gen, poisoned_cuda):
 
 
 def check_dequantize_tiled(k, shape, gen, label=""):
-    """dequantize_tiled on CUDA of a random weight's tiled layout, bitwise the CPU flat dequantize, every dtype."""
+    """dequantize_tiled on CUDA of a random weight's tiled layout, bitwise the CPU flat dequantize, every dtype (the
+    cache poisoned before each call: an output element never written reads NaN)."""
     packed, absmax, rs = random_flat(shape, k, gen)
     cb = random_codebook(k, gen)
     pt, at = torch.ops.kbit.repack(packed, absmax)
     for dt in W_DTYPES:
         want = torch.ops.kbit.dequantize(packed, absmax, rs, cb, k, dt)
+        poison_cuda_cache()
         got = torch.ops.kbit.dequantize_tiled(pt.to(DEV), at.to(DEV), rs.to(DEV), cb.to(DEV), k,
                                               shape[-1], dt)
         assert_bitwise_equal(got, want, f"dequantize_tiled {shape} {dt}{label}")
@@ -226,22 +228,34 @@ def check_dequantize_tiled(k, shape, gen, label=""):
 @pytest.mark.parametrize("parts", [1, 2, 4, 8])
 @pytest.mark.parametrize("k", KS)
 def test_dequantize_tiled_parts_equal_cpu(k, parts, gen, poisoned_cuda):
-    """Each tile split into 1-8 work items (the aid; the rule picks by tile count): K tails that end inside a part
-    (288, 544, 2080 columns) and past whole parts, an expert stack, and 8 M weights (every warp loops over items and
-    prefetches its next tile)."""
+    """Each tile split into 1-8 work items (the aid; the rule picks by tile count): K tails of 1, 3 and 5 blocks (288,
+    2080, 544, 96 and 416 columns: tails ending inside the first part, inside a later one and past whole parts), an
+    expert stack, and 5100 tiles with a 2-block tail (4800 x 4160: at every count more items than a 132-SM GPU's
+    resident warps, so warps loop over items and prefetch their next tile)."""
     previous = kbit._C._set_dequant_parts(parts)
     try:
-        for shape in [(17, 288), (100, 2080), (3, 33, 544), (1000, 4096)]:
+        assert kbit._C._dequant_parts(1) == parts and kbit._C._dequant_parts(10 ** 6) == parts
+        for shape in [(17, 288), (100, 2080), (3, 33, 544), (64, 9, 96), (17, 416), (4800, 4160)]:
             check_dequantize_tiled(k, shape, gen, f" parts={parts}")
     finally:
         kbit._C._set_dequant_parts(previous)
 
 
-def test_dequant_parts_aid_rejects_bad_values():
+def test_dequant_parts_rule_and_aid():
+    # the rule (dequantize.cu, dequant_parts_log2): the most parts, up to 8, whose items the GPU's resident warps
+    # (SMs x 4 CTAs x 8 warps) take in one round; bad aid values raise and leave the rule
+    warps = torch.cuda.get_device_properties(0).multi_processor_count * 32
+    for tiles in (1, 256, 2048, 2560, warps // 2, warps // 2 + 1, warps, warps + 1, 14336):
+        want = max([p for p in (1, 2, 4, 8) if tiles * p <= warps] or [1])
+        assert kbit._C._dequant_parts(tiles) == want, (tiles, want)
+    if warps == 132 * 32:  # Qwen3 KV, Q / O, gate/up / down on the H100 and H200 (session 49)
+        assert [kbit._C._dequant_parts(t) for t in (256, 2048, 2560)] == [8, 2, 1]
     for bad in (-1, 3, 16):
         with pytest.raises(RuntimeError, match="parts must be 0"):
             kbit._C._set_dequant_parts(bad)
     assert kbit._C._set_dequant_parts(0) == 0  # the rule, untouched by the refusals
+    with pytest.raises(RuntimeError, match="tiles must be >= 1"):
+        kbit._C._dequant_parts(0)
 
 
 def test_cuda_ops_reject_mixed_devices(gen):

@@ -85,7 +85,7 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
   }
 }
 
-// ---- tiled layout: one warp per tile, 16-byte stores -----------------------------------
+// ---- tiled layout: one warp per tile (or per part of one), 16-byte stores ---------------
 // Lane (g, t) holds, in block b of its tile, the pairs c = 8 b + 2 j (row g) and 8 b + 2 j + 1 (row
 // g + 8), j = 0..3, at columns 32 b + 8 j + 2 t (code_row / code_col: layout version 4's natural k-slot order,
 // docs/format.md section 5). Lane t of row g's quad then needs the 8 consecutive columns 32 b + 8 t .. + 7 for one
@@ -101,7 +101,7 @@ dequantize_flat_kernel(const uint32_t* __restrict__ packed,    // [rows, cols/32
 // only the codebook and (sm_90+, 16-bit outputs) the warps' row tiles, 8 KB a CTA; 8 warps a CTA, 4 CTAs an SM,
 // and each warp asks for its next tile in L2 (a bulk prefetch) while it decodes and stores the current one.
 // A warp's work item is one part of a tile: its 8 blocks split into 2^parts_log2 runs of adjacent blocks. One tile
-// is a chain of 16 (block, row half) rounds; where the tiles are fewer than the warps an SM holds, one warp a tile
+// is a chain of 16 (block, row half) rounds; where the tiles are fewer than the warps the GPU holds, one warp a tile
 // leaves each SM a few warps deep in those chains (session 49: Qwen3 KV, 256 tiles, 4.45 us for 2.6 MB), so the
 // launch splits tiles where the items still fit the resident warps (dequant_parts_log2). Every part loads the tile's
 // whole codes and absmax words (L2 reads; the part's blocks select what is used).
@@ -140,8 +140,10 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int part_blocks = 8 >> parts_log2;
   for (int64_t item = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); item < items; item += step) {
     const int64_t tile = item >> parts_log2;
-    const int64_t next_tile = (item + step) >> parts_log2;
-    if (lane == 0 && item + step < items && next_tile != tile) {  // the warp's next tile into L2 meanwhile
+    // the warp's next tile into L2 meanwhile, by the warp of its first part only (step >= 8 >= the parts, so the
+    // next item is always another tile)
+    if (lane == 0 && item + step < items && (item & ((1 << parts_log2) - 1)) == 0) {
+      const int64_t next_tile = (item + step) >> parts_log2;
       prefetch_l2(packed + next_tile * tile_words(K), K * 512);
       prefetch_l2(absmax + next_tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     }
@@ -256,9 +258,10 @@ at::Tensor tiled_output(const at::Tensor& packed_t, const WeightGeometry& g, at:
 std::atomic<int> forced_dequant_parts{0};  // kbit._C._set_dequant_parts: 0 = the rule
 
 // log2 of the items a tile is split into, 1, 2, 4 or 8: the most whose items the warps the GPU holds at once take in
-// one round, or the aid's. Session 49 run 2 (H200, k = 4, fp16): Qwen3 KV (256 tiles) 4.45 us whole, 3.23-3.30 at 4-8
-// parts; Qwen3 Q and O (2048 tiles) 7.4-7.6 at 1 or 2 parts, 8.0-8.4 at 4, 11.2-11.8 at 8 (the items' second round);
-// gate/up, down (2560) and larger ones whole.
+// one round, or the aid's. Session 49 run 2 (H200, k = 4, fp16): Qwen3 KV (256 tiles) 4.45 us whole, 3.23-3.31 at 4-8
+// parts; Qwen3 Q and O (2048 tiles) 7.4-7.6 at 1 or 2 parts, 8.0-8.4 at 4 (two rounds of items), 11.2-11.8 at 8 (four);
+// gate/up, down (2560) and larger ones whole. (The same launch read up to 10% apart in that run: the 4-part loss is at
+// the noise's edge, the 8-part one is not.)
 int dequant_parts_log2(int64_t tiles) {
   const int forced = forced_dequant_parts.load(std::memory_order_relaxed);
   if (forced > 0) return forced == 1 ? 0 : forced == 2 ? 1 : forced == 4 ? 2 : 3;
@@ -284,15 +287,14 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* c = cb.data_ptr<float>();
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+  };
   switch (g.k) {
-    case 2: dequantize_tiled_kernel<out_t, 2><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
-      break;
-    case 3: dequantize_tiled_kernel<out_t, 3><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
-      break;
-    case 4: dequantize_tiled_kernel<out_t, 4><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
-      break;
-    case 5: dequantize_tiled_kernel<out_t, 5><<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
-      break;
+    case 2: launch(dequantize_tiled_kernel<out_t, 2>); break;
+    case 3: launch(dequantize_tiled_kernel<out_t, 3>); break;
+    case 4: launch(dequantize_tiled_kernel<out_t, 4>); break;
+    case 5: launch(dequantize_tiled_kernel<out_t, 5>); break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -339,6 +341,11 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
 }
 
 }  // namespace
+
+int dequant_tiled_parts(int64_t tiles) {
+  TORCH_CHECK(tiles >= 1, "kbit._C._dequant_parts: tiles must be >= 1, got ", tiles);
+  return 1 << dequant_parts_log2(tiles);
+}
 
 int set_dequant_tiled_parts(int64_t parts) {
   TORCH_CHECK(parts == 0 || parts == 1 || parts == 2 || parts == 4 || parts == 8,

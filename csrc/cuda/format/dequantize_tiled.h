@@ -20,6 +20,9 @@ at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor&
 // or 8; 0, the default: the rule, the most parts whose items the GPU's resident warps take in one round).
 // Returns the previous setting.
 int set_dequant_tiled_parts(int64_t parts);
+// The work items a launch over `tiles` tiles splits each into on the current device (the rule or the aid's count):
+// kbit._C._dequant_parts.
+int dequant_tiled_parts(int64_t tiles);
 
 }  // namespace cuda
 }  // namespace kbit

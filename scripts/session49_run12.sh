@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 49, device run 12 (run 11's A/B was not run: the passes lost in run 10): why the x-resident GEMV at 8 token
+# Session 49, device run 12 (the passes' A/B was not run: they lost in run 10): why the x-resident GEMV at 8 token
 # slots is slower on K = 8192 (Llama-3 70B gate/up, 28672 x 8192) than on the same bytes at K = 4096 (57344 x 4096).
 # Nsight Compute on one gemv_gemm call each (gpu_build.sh's ncu_profile): 70B at M = 4 and 8, 57344 x 4096 at M = 8.
 set -uo pipefail
