@@ -4,6 +4,8 @@ of each interval in SM cycles, the SM clock (clock64 over globaltimer per CTA), 
 last exit, globaltimer) and the CTAs' start spread.
 
     python scripts/probe_wgmma_trace.py --shapes Q,llama8b_gu --ms 16,64,128 [--aid wgmma_first_stage_alone=1] --out t.json
+
+--diags 0,1,...: run each cell under each of scripts/wgmma_diag_patch.py's modes (a build with that patch too).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ def main():
     p.add_argument("--shapes", default="Q")
     p.add_argument("--ms", default="64")
     p.add_argument("--aid", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--diags", default=None, help="wgmma_diag_patch.py modes, e.g. 0,1,2")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     # a cluster launched per cluster of work (the trace has one unit's slots a CTA), unless an aid says otherwise
@@ -34,7 +37,9 @@ def main():
     for name in a.shapes.split(","):
         N, K = S.SHAPES[name].N, S.SHAPES[name].K
         qw = kbit.quantize(torch.randn(N, K, device=dev, dtype=torch.float16), k=4)
-        for M in map(int, a.ms.split(",")):
+        for M, diag in [(m, d) for m in map(int, a.ms.split(",")) for d in (a.diags.split(",") if a.diags else [None])]:
+            if diag is not None:
+                kbit._C._wgmma_diag_set(int(diag))
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
             plan = dict(kbit._C._wgmma_launch_plan(M, N, K, 4))
@@ -74,12 +79,12 @@ def main():
             span_us = float((t[:, 49].max() - t[:, 0].min()) / 1e3)
             start_spread_us = float((t[:, 0].max() - t[:, 0].min()) / 1e3)
             pdl = t[:, 50] - t[:, 1]
-            row = {"shape": name, "M": M, "plan": plan, "ctas_traced": int(ok.sum()), "groups_max": groups,
+            row = {"shape": name, "M": M, "diag": diag, "plan": plan, "ctas_traced": int(ok.sum()), "groups_max": groups,
                    "sm_mhz_median": float(mhz.median()), "span_us": span_us, "start_spread_us": start_spread_us,
                    "pdl_wait_cycles_median": float(pdl[pdl > 0].median()) if (pdl > 0).any() else None,
                    "intervals_cycles_median_max": iv}
             rows.append(row)
-            print(f"== {name} M={M} plan {plan} traced {int(ok.sum())}/{ctas} CTAs, SM {float(mhz.median()):.0f} MHz, "
+            print(f"== {name} M={M}{'' if diag is None else f' diag {diag}'} plan {plan} traced {int(ok.sum())}/{ctas} CTAs, SM {float(mhz.median()):.0f} MHz, "
                   f"span {span_us:.2f} us, start spread {start_spread_us:.2f} us, PDL wait "
                   f"{row['pdl_wait_cycles_median']}", flush=True)
             for k_, (m_, x_) in iv.items():
