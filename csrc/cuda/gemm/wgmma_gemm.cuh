@@ -208,25 +208,9 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // work clusters in turn), into stage J % S, once group J - S released it: x's panel p (columns 256 grp + 64 p ..,
   // tokens w.tok0 ..; the box's bytes count in full, its zeros included) and its tiles c = p, p + kWgProducerWarps,
   // ... < w.live_tiles. One arrival a producer warp (kWgProducerWarps a phase), with the bytes it expects.
-  // With a group's copies the lane also asks L2 for its tiles kWgPrefetchGroups groups later (codes and absmax; at a
-  // unit's first group, group 1's too: the prologue asked for group 0's): a tile's bytes come from DRAM (each weight
-  // is read once a call), and a stage's copies are issued only a few steps into the group before it (2 stages at 128
-  // tokens), so the consumers waited for them. Session 50's traces (one unit a CTA, Qwen3 Q / gate/up, Llama-3 8B
-  // gate/up at M = 512-1024): groups 3020-3160 cycles, 2770-2860 with the prefetch two groups ahead (one ahead 2900,
-  // four 2950-3000), ~2500 with no waits at all (a diagnostic build, results wrong).
-  const auto prefetch_tiles = [&](const WgmmaWork& w, int j) {
-    if (j >= w.n_groups) return;
-    for (int c = producer_warp; c < w.live_tiles; c += kWgProducerWarps) {
-      const int64_t tile = (w.cta_tile0 + c) * G + w.grp_begin + j;
-      prefetch_l2(args.packed + tile * tile_words(K), K * 512);
-      prefetch_l2(args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
-    }
-  };
   const auto copy_stage = [&](const WgmmaWork& w, int j, uint32_t J) {
     const int stage = static_cast<int>(J % S);
     if (J >= S) mbarrier_wait(&empty[stage], ((J / S) - 1) & 1);  // group J - S released
-    if (j == 0) prefetch_tiles(w, 1);
-    prefetch_tiles(w, j + kWgPrefetchGroups);
     const int64_t grp = w.grp_begin + j;
     const int my_tiles = w.live_tiles > producer_warp
                              ? (w.live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps

@@ -33,7 +33,6 @@ struct WgmmaShape {
 constexpr int kWgProducerWarps = 4;
 constexpr int wgmma_threads(int row_tiles) { return (row_tiles + kWgProducerWarps) * 32; }
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
-constexpr int kWgPrefetchGroups = 2;               // a tile's L2 prefetch this many groups before its copy (wgmma_gemm.cuh)
 // K-splits: the splits of one output tile (row block x token chunk) run as one thread-block
 // cluster and add their partials through distributed shared memory (wgmma_gemm.cuh), so at most
 // a portable cluster's 8 CTAs.
