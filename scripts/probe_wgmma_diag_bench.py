@@ -1,0 +1,60 @@
+"""The wgmma op under the rule (k = 4, fp16, cold L2, CUDA-graph medians, the harness's timer) on a diagnostic build
+(scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
+modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
+setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
+Modes 1-4 and 6-8 compute wrong results (timing only).
+
+    python3 scripts/probe_wgmma_diag_bench.py --shapes Q,down --ms 256,1024 --diags 0,2,8 --rounds 2 --out d.json
+"""
+import argparse
+import json
+import statistics
+
+import torch
+
+import kbit
+from benchmarks import shapes as S
+from benchmarks.harness import Work
+from benchmarks.session import tuning_setup
+from benchmarks.weights import cold_copies
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shapes", default="Q")
+    p.add_argument("--ms", default="512")
+    p.add_argument("--diags", default="0,2")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    dev, info, timer = tuning_setup()
+    diags = [int(d) for d in a.diags.split(",")]
+    rows = []
+    for name in a.shapes.split(","):
+        N, K = S.SHAPES[name].N, S.SHAPES[name].K
+        g = torch.Generator(device=dev).manual_seed(N * 7 + K)
+        qw = kbit.quantize(torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5, k=4)
+        w = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        nb = sum(t.numel() * t.element_size() for t in w)
+        copies = [w] + [tuple(t.clone() for t in w) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
+        for M in map(int, a.ms.split(",")):
+            x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
+            times = {d: [] for d in diags}
+            for _ in range(a.rounds):
+                for d in diags:
+                    kbit._C._wgmma_diag_set(d)
+                    times[d].append(timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies],
+                                                  Work(0, 0, f"{name} {M} diag {d}")).median_us)
+            kbit._C._wgmma_diag_set(0)
+            base = statistics.median(times[diags[0]])
+            cells = " | ".join(f"{d}: {statistics.median(times[d]):.2f} ({statistics.median(times[d]) / base:.3f})"
+                               for d in diags)
+            print(f"{name} M={M} | {cells}", flush=True)
+            rows.append({"shape": name, "M": M, "us": {str(d): times[d] for d in diags}})
+        del copies
+    with open(a.out, "w") as f:
+        json.dump({"device": info, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
