@@ -27,17 +27,12 @@
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
-//   (bulk_copy.cuh: k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). A stage's x and its tiles
-//   have their own barriers. x: `full` completes on the panels' bytes and one arrival per producer warp;
-//   a consumer warp releases it (every thread arrives on `empty`, 32 kRowTiles per phase) once its
-//   warpgroup's wgmmas of that group are complete, which it knows a few steps into the next group, so the
-//   tensor cores never drain between groups. Tiles: `full_w` likewise; the consumers read their tiles'
-//   bytes into registers at the group's start and release them there (`empty_w`), so a lane issues group
-//   J + 1's tiles right after group J's x: they wait for the start of group J + 1 - S, x for the end of
-//   group J - S. Session 50: a tile's bytes come from DRAM (each weight is read once a call), x's from L2;
-//   with each warp's tiles issued right behind its panel of the same group, a stage's x waited for tiles
-//   (diagnostic builds: groups ~9% shorter with no waits for data, as many with the tiles not copied at
-//   all; x first and the tiles a group ahead 3-12% faster a call). No CTA-wide barrier in the main loop.
+//   (bulk_copy.cuh: k x 512 stream bytes [v][lane][16 B], 128 absmax bytes). The stage's `full` mbarrier
+//   completes on those bytes and one arrival per producer warp. A consumer warp releases a stage
+//   (every thread arrives on its `empty` mbarrier, 32 kRowTiles per phase) once its warpgroup's wgmmas
+//   of that group are complete, which it knows a few steps into the next group, so the tensor cores
+//   never drain between groups; the producer refills a stage when all kRowTiles consumer warps
+//   released it. No CTA-wide barrier in the main loop.
 // x in shared memory (wgmma B operand, K-major, 128-byte swizzle): a stage's x is 4 panels of TN rows
 //   x 128 bytes, panel p (at p TN 128 bytes) = the group's columns 64 p .. 64 p + 63, row r = token
 //   tok0 + r, its 16-byte chunk c (columns 64 p + 8 c .. + 7, x's order) at chunk position c ^ (r % 8):
@@ -131,12 +126,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   extern __shared__ __align__(1024) unsigned char dyn_smem[];  // [pair table][S stages][codebook][barriers]
   unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
-  // A stage's x and its weight tiles have barriers of their own (the tiles' are read into registers at the group's
-  // start and copied a group earlier than x: the pipeline note above).
-  uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's x landed
-  uint64_t* empty = full + 4;                              // [S]: all consumer warps' wgmmas are done with its x
-  uint64_t* full_w = full + 8;                             // [S]: the stage's weight tiles landed
-  uint64_t* empty_w = full + 12;                           // [S]: all consumer threads read their tiles' bytes
+  uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
+  uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t N = args.N, cols = args.K, M = args.M;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256, chunks = (M + TN - 1) / TN;
@@ -217,62 +208,23 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // work clusters in turn), into stage J % S, once group J - S released it: x's panel p (columns 256 grp + 64 p ..,
   // tokens w.tok0 ..; the box's bytes count in full, its zeros included) and its tiles c = p, p + kWgProducerWarps,
   // ... < w.live_tiles. One arrival a producer warp (kWgProducerWarps a phase), with the bytes it expects.
-  const auto copy_x = [&](const WgmmaWork& w, int j, uint32_t J) {
+  const auto copy_stage = [&](const WgmmaWork& w, int j, uint32_t J) {
     const int stage = static_cast<int>(J % S);
-    if (J >= S) mbarrier_wait(&empty[stage], ((J / S) - 1) & 1);  // group J - S's x released
-    mbarrier_arrive_expect_tx(&full[stage], kPanelBytes);
-    tensor_copy_2d_to_shared(stages + stage * kStageBytes + producer_warp * kPanelBytes, &x_map,
-                             static_cast<int32_t>((w.grp_begin + j) * 256 + producer_warp * kWgPanelCols),
-                             static_cast<int32_t>(w.tok0), &full[stage]);
-  };
-  // ... and its tiles of that group into the stage's weight part, once group J - S's tiles were read.
-  const auto copy_tiles = [&](const WgmmaWork& w, int j, uint32_t J) {
-    const int stage = static_cast<int>(J % S);
-    if (J >= S) mbarrier_wait(&empty_w[stage], ((J / S) - 1) & 1);  // group J - S's tiles read
+    if (J >= S) mbarrier_wait(&empty[stage], ((J / S) - 1) & 1);  // group J - S released
     const int64_t grp = w.grp_begin + j;
     const int my_tiles = w.live_tiles > producer_warp
                              ? (w.live_tiles - producer_warp + kWgProducerWarps - 1) / kWgProducerWarps
                              : 0;
     unsigned char* st = stages + stage * kStageBytes;
-    mbarrier_arrive_expect_tx(&full_w[stage], my_tiles * kTileBytes);
+    mbarrier_arrive_expect_tx(&full[stage], kPanelBytes + my_tiles * kTileBytes);
+    tensor_copy_2d_to_shared(st + producer_warp * kPanelBytes, &x_map,
+                             static_cast<int32_t>(grp * 256 + producer_warp * kWgPanelCols),
+                             static_cast<int32_t>(w.tok0), &full[stage]);
     for (int c = producer_warp; c < w.live_tiles; c += kWgProducerWarps) {
       const int64_t tile = (w.cta_tile0 + c) * G + grp;
       unsigned char* dst = st + kXBytes + c * kTileBytes;
-      bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full_w[stage]);
-      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full_w[stage]);
-    }
-  };
-  // The CTA's groups in order (its work clusters in turn): a producer lane's two cursors, x's and the tiles'.
-  struct GroupCursor {
-    WgmmaWork w;
-    int j;         // the group within w
-    uint32_t J;    // the CTA's group
-    int64_t v;     // the work cluster
-    bool valid;
-  };
-  const auto advance = [&](GroupCursor& c) {
-    ++c.J;
-    if (++c.j < c.w.n_groups) return;
-    c.j = 0;
-    c.v += launched;
-    c.valid = kPersistent && c.v < work_clusters;
-    if (c.valid) c.w = work_of(c.v);
-  };
-  GroupCursor x_at{first, 0, 0, blockIdx.x, first.n_groups > 0}, tiles_at = x_at;
-  // Issues the copies of the groups J < limit in the order x(0), tiles(0), x(1), tiles(1), tiles(2), x(2), tiles(3),
-  // ...: after group J's x, the tiles up to group J + 1 (the tiles wait for the start of group J + 1 - S, x for the
-  // end of group J - S). x comes first: issued behind the next group's tiles, which come from DRAM, x waited for them
-  // (session 50 run 7, the orders as a runtime switch in one build, Qwen3 Q / down / gate/up and Llama-3 8B gate/up at
-  // M = 128-2048: x behind the tiles 0.89-1.11x the time of the order before session 50, this one 0.88-0.98x).
-  const auto issue_copies = [&](uint32_t limit) {
-    while (x_at.valid && x_at.J < limit) {
-      const uint32_t J = x_at.J;
-      copy_x(x_at.w, x_at.j, J);
-      advance(x_at);
-      while (tiles_at.valid && tiles_at.J <= J + 1 && tiles_at.J < limit) {
-        copy_tiles(tiles_at.w, tiles_at.j, tiles_at.J);
-        advance(tiles_at);
-      }
+      bulk_copy_to_shared(dst, args.packed + tile * tile_words(K), K * 512, &full[stage]);
+      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };
   if (producer_warp >= 0) {
@@ -282,13 +234,12 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       for (int i = 0; i < S; ++i) {
         mbarrier_init(&full[i], kWgProducerWarps);
         mbarrier_init(&empty[i], kConsumerThreads);
-        mbarrier_init(&full_w[i], kWgProducerWarps);
-        mbarrier_init(&empty_w[i], kConsumerThreads);
       }
       fence_barrier_init_for_async_proxy();
     }
     named_barrier_sync(1, 32 * kWgProducerWarps);  // the producer warps (whole warps): barriers initialized
-    if (lane == 0) issue_copies(early_stages);  // (J < S: no waits before the CTA barrier)
+    if (lane == 0)
+      for (int j = 0; j < early_stages && j < first.n_groups; ++j) copy_stage(first, j, j);
   }
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();  // the codebook staged, the barriers initialized; the CTA's only barrier
@@ -296,10 +247,17 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // The producers never read the pair table: they go on to their copies while the consumers build it.
   if (producer_warp >= 0) {  // producers: the remaining groups as stages are released
     if (lane == 0) {
-      // the first stage alone: group 0's x landed (its tiles were asked for right after it), then the rest, then
-      // the later work clusters' groups
+      // the first stage alone: group 0 landed, then the rest, then the later work clusters' groups
       if (early_stages < S && early_stages < first.n_groups) mbarrier_wait(&full[0], 0);
-      issue_copies(~0u);
+      for (int j = early_stages; j < first.n_groups; ++j) copy_stage(first, j, j);
+      if constexpr (kPersistent) {
+        uint32_t J = first.n_groups;
+        for (int64_t v = blockIdx.x + launched; v < work_clusters; v += launched) {
+          const WgmmaWork w = work_of(v);
+          for (int j = 0; j < w.n_groups; ++j) copy_stage(w, j, J + j);
+          J += w.n_groups;
+        }
+      }
     }
     return;
   }
@@ -322,7 +280,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     for (int j = 0; j < w.n_groups; ++j) {
       const uint32_t J = J0 + j;  // the CTA's group: stage J % S, phase J / S (2^32 groups a CTA: never)
       const int stage = static_cast<int>(J % S);
-      mbarrier_wait(&full_w[stage], (J / S) & 1);  // group J's tiles landed
       mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
       const unsigned char* st = stages + stage * kStageBytes;
       const unsigned char* wt = st + kXBytes + warp * kTileBytes;
@@ -339,9 +296,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
 #pragma unroll
         for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
       }
-      // The tiles' bytes are in registers: their part of the stage back to the producers (the arrive orders the
-      // thread's loads before it), who copy group J + S's tiles there while this group runs.
-      mbarrier_arrive(&empty_w[stage]);
 
       uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
@@ -390,8 +344,6 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
       static_assert(TN * kYStride * int(sizeof(T)) <= kStageBytes, "wgmma_gemm: y's tile fits in one stage");
       static_assert(TN % 16 == 0 && (kYStride * sizeof(T)) % 16 == 0, "wgmma_gemm: y's tile rows for stmatrix");
-      // (persistent CTAs: the producers may be copying the next unit's tiles into the stage's weight part meanwhile)
-      static_assert(!kPersistent || TN * kYStride * int(sizeof(T)) <= kXBytes, "wgmma_gemm: y's tile fits in x's part");
       const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
       named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the last stage is free
       T* tile = reinterpret_cast<T*>(stages + last_stage * kStageBytes);

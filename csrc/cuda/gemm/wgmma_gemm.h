@@ -50,8 +50,8 @@ WgmmaShape wgmma_plan_shape_small(int64_t M);
 constexpr int wgmma_stage_bytes(int k, int tokens, int row_tiles) {
   return tokens * 512 + row_tiles * (k * 512 + kAbsmaxBytesPerTile);
 }
-// pair table + codebook + four mbarriers per stage (x's and the weight tiles' full and empty; at most 4 stages)
-constexpr int wgmma_reserved_bytes(int k) { return pair_table_bytes(k) + 32 * 4 + 16 * 8; }
+// pair table + codebook + two mbarriers per stage (at most 4 stages)
+constexpr int wgmma_reserved_bytes(int k) { return pair_table_bytes(k) + 32 * 4 + 8 * 8; }
 constexpr int wgmma_stages(int k, int tokens, int row_tiles) {
   const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k)) / wgmma_stage_bytes(k, tokens, row_tiles);
   return fit > 4 ? 4 : fit;
