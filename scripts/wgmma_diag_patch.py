@@ -22,33 +22,16 @@ or neither.
     python scripts/wgmma_trace_patch.py && python scripts/wgmma_diag_patch.py && bash scripts/build_py312.sh
     # then restore: git checkout csrc
 """
-import pathlib
+from wgmma_diag_switch import KERNEL, add_diag_switch, replace_once
 
-root = pathlib.Path(__file__).resolve().parent.parent
-k = root / "csrc/cuda/gemm/wgmma_gemm.cuh"
-s = k.read_text()
+s = add_diag_switch(KERNEL.read_text())
 
 
-def rep(old, new, count=1):
+def rep(old, new):
     global s
-    assert s.count(old) == count, (s.count(old), old)
-    s = s.replace(old, new)
+    s = replace_once(s, old, new)
 
 
-assert "g_wgmma_trace" in s, "apply scripts/wgmma_trace_patch.py first"
-rep("""template <int K>
-at::Tensor wgmma_trace_read() {""", """static __device__ int g_wgmma_diag;
-template <int K>
-void wgmma_diag_set(int mode) {
-  C10_CUDA_CHECK(cudaMemcpyToSymbol(g_wgmma_diag, &mode, sizeof(int)));
-  C10_CUDA_CHECK(cudaDeviceSynchronize());
-}
-template <int K>
-at::Tensor wgmma_trace_read() {""")
-rep("""  const float cb_value = codebook_entry<K>(args.codebook);
-""", """  const float cb_value = codebook_entry<K>(args.codebook);
-  const int diag = *reinterpret_cast<volatile int*>(&g_wgmma_diag);
-""")
 # producers: skip or thin the refills
 rep("""    const int stage = static_cast<int>(J % S);
     if (J >= S) mbarrier_wait(&empty[stage], ((J / S) - 1) & 1);  // group J - S released""",
@@ -84,21 +67,5 @@ rep("""      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxByte
 rep("""      mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
 """, """      if (!(diag >= 1 && diag <= 4 && J >= S)) mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed
 """)
-k.write_text(s)
-
-k4 = root / "csrc/cuda/gemm/wgmma_gemm_k4.cu"
-t = k4.read_text()
-old = "template void wgmma_trace_reset<4>();\n"
-assert t.count(old) == 1
-k4.write_text(t.replace(old, old + "template void wgmma_diag_set<4>(int);\n"))
-
-r = root / "csrc/registration.cpp"
-t = r.read_text()
-old = '  m.def("_wgmma_trace_reset",'
-assert t.count(old) == 1
-t = t.replace(old, '  m.def("_wgmma_diag_set", [](int mode) { kbit::cuda::wgmma_diag_set<4>(mode); });\n' + old)
-old = "template <int K> void wgmma_trace_reset();\n"
-assert t.count(old) == 1
-t = t.replace(old, old + "template <int K> void wgmma_diag_set(int);\n")
-r.write_text(t)
-print("patched", k, k4, r)
+KERNEL.write_text(s)
+print("patched", KERNEL, "wgmma_gemm_k4.cu, registration.cpp")
