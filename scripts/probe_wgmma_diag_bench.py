@@ -2,12 +2,14 @@
 (scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
 modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
 setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
-Modes 1-4 and 6-8 compute wrong results (timing only).
+Modes 1-4 and 6-8 compute wrong results (timing only). The modes' order is reversed every other round (session 50's
+runs 4 and 7 ran them in one order, mode 0 first; their JSONs have no build stamp: the records README names it).
 
     python3 scripts/probe_wgmma_diag_bench.py --shapes Q,down --ms 256,1024 --diags 0,2,8 --rounds 2 --out d.json
 """
 import argparse
 import json
+import os
 import statistics
 
 import torch
@@ -40,8 +42,8 @@ def main():
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
             times = {d: [] for d in diags}
-            for _ in range(a.rounds):
-                for d in diags:
+            for r in range(a.rounds):
+                for d in (diags if r % 2 == 0 else diags[::-1]):  # (no mode always first)
                     kbit._C._wgmma_diag_set(d)
                     times[d].append(timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies],
                                                   Work(0, 0, f"{name} {M} diag {d}")).median_us)
@@ -52,8 +54,11 @@ def main():
             print(f"{name} M={M} | {cells}", flush=True)
             rows.append({"shape": name, "M": M, "us": {str(d): times[d] for d in diags}})
         del copies
+    stamp = os.path.join(os.path.dirname(kbit._C.__file__), "_C.stamp")
+    build = open(stamp).read().strip() if os.path.exists(stamp) else None
     with open(a.out, "w") as f:
-        json.dump({"device": info, "rows": rows}, f, indent=1)
+        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "diags": diags, "rows": rows},
+                  f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Diagnostic modes for the traced wgmma kernel (apply after scripts/wgmma_trace_patch.py; a diagnostic build, never
-main's; results are WRONG in modes 1-4, timing only). kbit._C._wgmma_diag_set(mode) picks, for the next launches:
+"""Diagnostic modes for the traced wgmma kernel (main's, after scripts/wgmma_trace_patch.py; a diagnostic build, never
+main's; results are WRONG in modes 1-4 and 6-8, timing only). kbit._C._wgmma_diag_set(mode) picks, for the next
+launches (after the CTA's first S groups):
 
     0  the kernel as it is
     1  no copies after the first S groups (each group J >= S computes on stage J % S's old data, no waits)
@@ -54,14 +55,15 @@ rep("""    for (int c = producer_warp; c < w.live_tiles; c += kWgProducerWarps) 
       }
       if (!copy_w) continue;
       unsigned char* dst = st + kXBytes + c * kTileBytes;""")
-# modes 2-4: the producer waits for each of its groups to land before the next (the consumers do not wait, so the
-# CTA must not exit with copies in flight; a normal producer issues group J + 1 after J landed anyway, as the
-# consumers release J - 1 only a few steps into J)
+# modes 2-4: the producer waits for each of its groups from S on to land before the next (the consumers do not wait
+# for those, so the CTA must not exit with copies in flight; a normal producer issues group J + 1 after J landed
+# anyway, as the consumers release J - 1 only a few steps into J). Session 50's runs 1-4 used a version that waited
+# from group 0 on, before the CTA barrier too: the table was built ~750-1000 cycles later in those modes.
 rep("""      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
   };""", """      bulk_copy_to_shared(dst + K * 512, args.absmax + tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile, &full[stage]);
     }
-    if (diag >= 2 && diag <= 4) mbarrier_wait(&full[stage], (J / S) & 1);
+    if (diag >= 2 && diag <= 4 && J >= S) mbarrier_wait(&full[stage], (J / S) & 1);
   };""")
 # consumers: skip the waits after the first S groups (modes 1-4)
 rep("""      mbarrier_wait(&full[stage], (J / S) & 1);  // group J landed

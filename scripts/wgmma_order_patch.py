@@ -6,7 +6,7 @@ mode). kbit._C._wgmma_diag_set(mode) (the name scripts/probe_wgmma_diag_bench.py
     1  group J's x, then group J + 1's tiles (the tiles a group ahead, behind x)
     2  group J + 1's tiles, then group J's x (d2a2b59's order)
 
-Question (session 50 run 6: d2a2b59 3-13% slower than main's build at M >= 128): whether a stage's x waits behind
+Question (session 50 run 6: d2a2b59 2-13% slower than main's build at M = 128-1024): whether a stage's x waits behind
 the tiles' copies from DRAM issued before it.
 
     python scripts/wgmma_trace_patch.py && python scripts/wgmma_order_patch.py && bash scripts/build_py312.sh
