@@ -3,7 +3,8 @@
 modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
 setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
 Modes 1-4 and 6-8 compute wrong results (timing only). The modes' order is reversed every other round (session 50's
-runs 4 and 7 ran them in one order, mode 0 first; their JSONs have no build stamp: the records README names it).
+runs 4 and 7 ran them in one order, mode 0 first, on weights of their own seeded copies, since
+benchmarks.weights.shape_weight_copies; their JSONs have no build stamp: the records README names it).
 
     python3 scripts/probe_wgmma_diag_bench.py --shapes Q,down --ms 256,1024 --diags 0,2,8 --rounds 2 --out d.json
 """
@@ -18,7 +19,7 @@ import kbit
 from benchmarks import shapes as S
 from benchmarks.harness import Work
 from benchmarks.session import tuning_setup
-from benchmarks.weights import cold_copies
+from benchmarks.weights import shape_weight_copies
 
 
 def main():
@@ -33,14 +34,10 @@ def main():
     diags = [int(d) for d in a.diags.split(",")]
     rows = []
     for name in a.shapes.split(","):
-        N, K = S.SHAPES[name].N, S.SHAPES[name].K
-        g = torch.Generator(device=dev).manual_seed(N * 7 + K)
-        qw = kbit.quantize(torch.randn(N, K, device=dev, dtype=torch.float16, generator=g) * K ** -0.5, k=4)
-        w = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
-        nb = sum(t.numel() * t.element_size() for t in w)
-        copies = [w] + [tuple(t.clone() for t in w) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
+        K = S.SHAPES[name].K
+        _, _, copies = shape_weight_copies(S.SHAPES[name], 4, dev, info["l2_bytes"])
         for M in map(int, a.ms.split(",")):
-            x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
+            x = torch.randn(M, K, device=dev, dtype=torch.float16)
             times = {d: [] for d in diags}
             for r in range(a.rounds):
                 for d in (diags if r % 2 == 0 else diags[::-1]):  # (no mode always first)
