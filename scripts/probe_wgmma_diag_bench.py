@@ -7,6 +7,9 @@ runs 4 and 7 ran them in one order, mode 0 first, on weights of their own seeded
 benchmarks.weights.shape_weight_copies; their JSONs have no build stamp: the records README names it).
 
     python3 scripts/probe_wgmma_diag_bench.py --shapes Q,down --ms 256,1024 --diags 0,2,8 --rounds 2 --out d.json
+
+With --aid NAME the values of --diags are a tuning aid's instead (kbit._C._set_NAME, on any build; the aid restored
+to 0 after), e.g. the token chunk: --aid wgmma_tokens --diags 128,96.
 """
 import argparse
 import json
@@ -28,10 +31,12 @@ def main():
     p.add_argument("--ms", default="512")
     p.add_argument("--diags", default="0,2")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--aid", default=None, help="a tuning aid (kbit._C._set_<aid>) in place of the diag switch")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     dev, info, timer = tuning_setup()
     diags = [int(d) for d in a.diags.split(",")]
+    switch = getattr(kbit._C, f"_set_{a.aid}") if a.aid else kbit._C._wgmma_diag_set
     rows = []
     for name in a.shapes.split(","):
         K = S.SHAPES[name].K
@@ -41,10 +46,10 @@ def main():
             times = {d: [] for d in diags}
             for r in range(a.rounds):
                 for d in (diags if r % 2 == 0 else diags[::-1]):  # (no mode always first)
-                    kbit._C._wgmma_diag_set(d)
+                    switch(d)
                     times[d].append(timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies],
                                                   Work(0, 0, f"{name} {M} diag {d}")).median_us)
-            kbit._C._wgmma_diag_set(0)
+            switch(0)
             base = statistics.median(times[diags[0]])
             cells = " | ".join(f"{d}: {statistics.median(times[d]):.2f} ({statistics.median(times[d]) / base:.3f})"
                                for d in diags)
@@ -54,8 +59,8 @@ def main():
     stamp = os.path.join(os.path.dirname(kbit._C.__file__), "_C.stamp")
     build = open(stamp).read().strip() if os.path.exists(stamp) else None
     with open(a.out, "w") as f:
-        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "diags": diags, "rows": rows},
-                  f, indent=1)
+        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "aid": a.aid or "wgmma_diag",
+                   "diags": diags, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kb
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import contextlib
+import itertools
 import sys
 
 import torch
@@ -121,38 +122,38 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 
 def wgmma_persistent_cases(dev="cuda"):
-    """Persistent wgmma CTAs in four launches, for the slow tools (racecheck): 128-token CTAs (M = 130, N = 1024, K =
-    2080: 8 row blocks of 128 rows x 2 token chunks, 16 units), kbit._C._set_wgmma_grid_clusters(1): one split, one
-    cluster launched, running every unit in turn; two splits after one cluster of whole units
+    """Persistent wgmma CTAs in eight launches, for the slow tools (racecheck): 96- and 128-token CTAs (M = 130, N =
+    1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks, 16 units), kbit._C._set_wgmma_grid_clusters(1): one
+    split, one cluster launched, running every unit in turn; two splits after one cluster of whole units
     (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the 14 split units' clusters, so cluster 0 runs the
     whole units' cluster and then the last split unit. The first stage's copies alone (2) and never alone (1)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_splits=1, wgmma_row_tiles=8, wgmma_first_stage_alone=0, wgmma_grid_clusters=1,
-                     wgmma_whole_clusters=0) as aid:
+                     wgmma_whole_clusters=0, wgmma_tokens=0) as aid:
         N, K, M = 1024, 2080, 130
         qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
-        for splits in (1, 2):
-            for alone in (1, 2):
-                aid["wgmma_splits"](splits)
-                aid["wgmma_whole_clusters"](1 if splits > 1 else 0)
-                aid["wgmma_first_stage_alone"](alone)
-                plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
-                if plan["grid_ctas"] >= plan["ctas"]:
-                    sys.exit(f"wgmma persistent case: the plan launches {plan['grid_ctas']} CTAs for {plan['ctas']}")
-                y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
-                check(y, ref, f"wgmma_gemm persistent N={N} K={K} M={M} splits={splits} alone={alone}")
+        for tokens, splits, alone in itertools.product((96, 128), (1, 2), (1, 2)):
+            aid["wgmma_tokens"](tokens)
+            aid["wgmma_splits"](splits)
+            aid["wgmma_whole_clusters"](1 if splits > 1 else 0)
+            aid["wgmma_first_stage_alone"](alone)
+            plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
+            if plan["grid_ctas"] >= plan["ctas"]:
+                sys.exit(f"wgmma persistent case: the plan launches {plan['grid_ctas']} CTAs for {plan['ctas']}")
+            y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+            check(y, ref, f"wgmma_gemm persistent N={N} K={K} M={M} tokens={tokens} splits={splits} alone={alone}")
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
     """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory), x by tensor copies
     (TMA) from x itself (zeros past M and K): 2, 3 and 8 splits, a partly filled row block, a K tail, token chunks of
-    16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64 or 128 tokens; 16: chunks of 64). Also one split
+    16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64, 96 or 128 tokens; 16: chunks of 64). Also one split
     (y's tile through shared memory; N = 1024: its 16-byte pieces), and every stage requested at the start (the rule
     requests the first stage alone). With splits, also the split tail: one cluster of whole units before the split
-    ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs (128-token CTAs, M = 100, 130): one cluster
+    ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs (128 tokens at M = 100, 96 at 130): one cluster
     launched (at least the split units': kbit._C._set_wgmma_grid_clusters(1)), running every whole unit in turn, with
     the first stage alone and every stage at the start. `shapes`: indices into the four (N, K, M) cases (None: all),
     so a slow tool (racecheck) can take them in parts."""

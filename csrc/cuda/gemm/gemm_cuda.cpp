@@ -156,7 +156,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
   // force fits too (the stages of every compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0)
   const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
-                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || fits({128, 8}));
+                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || (fits({96, 8}) && fits({128, 8})));
   return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
@@ -180,10 +180,10 @@ int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const c
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
-  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 128,
+  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 96 || tokens == 128,
               "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
-              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64) or 128 (two warpgroups on 128 "
-              "rows); got ", tokens);
+              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 96 or 128 (two warpgroups on "
+              "128 rows); got ", tokens);
   return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
 }
 
@@ -249,13 +249,13 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
-  if (tokens == 128) return plan_for({128, 8});
+  if (tokens == 96 || tokens == 128) return plan_for({tokens, 8});
   if (M <= 32 && tokens == 0) return plan_for(wgmma_plan_shape_small(M));
-  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 128.
+  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 96 or 128.
   const bool chunks_of_64 = tokens == 64 || M <= 64;
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
-  if (forced == 8 || !chunks_of_64) return plan_for({chunks_of_64 ? 64 : 128, 8});
+  if (forced == 8 || !chunks_of_64) return plan_for({chunks_of_64 ? 64 : wgmma_plan_tokens(M), 8});
   // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on
   // 256 rows (Llama-3 70B gate/up: 224 row blocks), or four run at least as many CTAs in no more waves, each on fewer
   // groups (split twice as often: half the x per weight a CTA reads). Session 31 run 6 (H200, M = 33 / 48 / 64, us),
