@@ -74,7 +74,7 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
 @pytest.mark.parametrize("op", ["mma_gemm", "tile_gemm", "wgmma_gemm"])
 def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
     # each tensor-core kernel itself at every M (gemm dispatches by measured crossovers):
-    # token tiles of 8/16/32/64, chunks past 64 (wgmma: of 96 or 128), split-K (257 x 5120), a K tail (2080).
+    # token tiles of 8/16/32/64, chunks past 64 (wgmma: of 80-128), split-K (257 x 5120), a K tail (2080).
     # Small-M kernel: two warps per unit (N >= 4096, M > 8). Tile and wgmma kernels: a CTA tile of 256
     # rows (wgmma from M = 33 often 128: wgmma_plan) that N fills partly (17, 257: warps / 64-row wgmma
     # blocks with no row tile), 17 row blocks (4100).
@@ -1173,8 +1173,8 @@ def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, poisoned_cuda):
     # K = 2080 (a 32-column tail: its last group's x panel 0 half outside x, panels 1-3 wholly, read as
     # zeros by the tensor copies; 1 split: 9 groups, more than the stages, so stages are refilled),
     # K = 96 (one group, one panel partly outside x: any forced splits run as 1), tokens past M in chunks
-    # of 16, 32, 64 (M = 40: either CTA shape, wgmma_plan's), 96 (M = 130: two warpgroups, two chunks) and 128 (M =
-    # 200); the same bits on a rerun
+    # of 16, 32, 64 (M = 40: either CTA shape, wgmma_plan's) and 80-128 (M = 130, 200: two warpgroups, two chunks);
+    # the same bits on a rerun
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgsplit")
@@ -1237,7 +1237,7 @@ def unit_slices(plan, unit, N):
 def test_wgmma_gemm_split_tail(k, dtype, M, splits, whole_clusters, poisoned_cuda):
     # the split tail (kbit._C._set_wgmma_whole_clusters): the first clusters run `splits` whole units each (all of K,
     # one CTA a unit), the units after them split along K. 520 rows (5 row blocks of 128, the last of 8 rows; 3 of 256
-    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64, 96 or 128 with tokens past M (M = 150,
+    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 or 80-128 with tokens past M (M = 150,
     # 200, 300):
     # 3-15 units, so some whole units and some split ones, or every unit whole (1000 clusters, clamped). Each whole
     # unit's outputs are bitwise the unsplit call's, each split unit's the call with every unit split (the same sums
@@ -1330,23 +1330,24 @@ def expected_grid_clusters(plan, forced):
 
 @pytest.mark.parametrize("grid", [1, 3])
 @pytest.mark.parametrize("splits,whole_clusters", [(1, 0), (2, 1), (3, 1000)], ids=["one", "tail1", "tailmax"])
-@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (200, 520), (300, 517)], ids=lambda v: str(v))
+@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (250, 520), (300, 517)], ids=lambda v: str(v))
 @pytest.mark.parametrize("K", [512, 2080])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
 def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, poisoned_cuda):
-    # persistent CTAs (kbit._C._set_wgmma_grid_clusters; 96- and 128-token CTAs, M > 64): `grid` clusters launched (at
+    # persistent CTAs (kbit._C._set_wgmma_grid_clusters; CTAs of 80-128 tokens, M > 64): `grid` clusters launched (at
     # least the split units'), each running clusters of work in turn, the pipeline's stages and phases running on across
     # units, y's tile through the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail) or 512
     # (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 / 1032 /
-    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 200 / 300 (tokens past M;
-    # 96-token chunks at 70 and 129, 128 at 200 and 300): 10-18 units, so CTAs of several whole units, and of whole
-    # units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in the same
-    # order), against the reference, the same bits on a rerun and a graph replay.
+    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 in chunks of 80
+    # / 96 / 128 / 112 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so CTAs of several whole units,
+    # and of whole units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in
+    # the same order), against the reference, the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
-    aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}
+    tokens = {70: 80, 129: 96, 250: 128, 300: 112}[M]
+    aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters, "wgmma_tokens": tokens}
     run = wgmma_plan_runs(x, qw, k, "wgpersist")
     plan, y, again = wgmma_under({**aids, "wgmma_grid_clusters": grid}, run)
     plan_one_each, y_one_each, _ = wgmma_under({**aids, "wgmma_grid_clusters": -1}, run)
@@ -1354,7 +1355,7 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     assert_bitwise_equal(again, y)
     assert_bitwise_equal(y, y_one_each)
     launched, work = expected_grid_clusters(plan, grid)
-    assert plan["tokens"] == (96 if M in (70, 129) else 128) and plan["splits"] == min(splits, -(-K // 256)), plan
+    assert plan["tokens"] == tokens and plan["splits"] == min(splits, -(-K // 256)), plan
     assert plan["ctas"] == work * plan["splits"], plan
     assert plan["grid_ctas"] == launched * plan["splits"] and plan_one_each["grid_ctas"] == plan["ctas"], plan
     if plan["splits"] == 1:  # every unit whole: `grid` CTAs run them all (10-18 units)
@@ -1377,7 +1378,7 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
         p = plan(M, N, K, 4)
         at_once = p["splits"] * p["resident_clusters"]
         split_ctas = (p["units"] - p["whole_units"]) * p["splits"] if p["splits"] > 1 else 0
-        if p["tokens"] >= 96 and split_ctas <= min(p["ctas"], at_once):  # (persistent: 96- and 128-token CTAs only)
+        if p["tokens"] >= 80 and split_ctas <= min(p["ctas"], at_once):  # (persistent: CTAs of 80-128 tokens only)
             assert p["grid_ctas"] == min(p["ctas"], at_once), (M, N, K, p)
         else:
             assert p["grid_ctas"] == p["ctas"], (M, N, K, p)
@@ -1410,8 +1411,8 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
 def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, poisoned_cuda):
     # both CTA shapes from M = 33: two warpgroups on 128 rows x 64, 96 or 128 tokens (8 row tiles) and
     # four on 256 rows x chunks of 64 (16): 300 rows (3 row blocks of 128, the last partly filled;
-    # 2 of 256), 129 rows (a second row block of one row), token chunks of 96 (65, 129, 260) or 128 (100) with tokens
-    # past M; the same bits on a rerun, and the two shapes give the same bits where they
+    # 2 of 256), 129 rows (a second row block of one row), token chunks of 80-128 (the rule's) with tokens past M
+    # (65, 100, 129, 260); the same bits on a rerun, and the two shapes give the same bits where they
     # run the same splits (each output's sum runs the same steps in the same order; a GPU may lower one
     # shape's splits where its clusters do not fit)
     skip_unless_runs("wgmma_gemm", k, M)
@@ -1595,14 +1596,14 @@ def test_wgmma_y_tile_whole_pieces(k, dtype, M, poisoned_cuda):
     assert_bitwise_equal(ys[4096][:, :1000], ys[1000])
 
 
-@pytest.mark.parametrize("tokens", [16, 32, 64, 96, 128])
+@pytest.mark.parametrize("tokens", [16, 32, 64, 80, 96, 112, 128])
 @pytest.mark.parametrize("M", [40, 100])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
-    # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run
-    # 2-7 chunks, the last partly filled), 64 (the row-tiles rule's shape), 96 and 128 (two warpgroups) at any M, on
-    # 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits): each chunk size
+    # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run 2-7
+    # chunks, the last partly filled), 64 (the row-tiles rule's shape), 80, 96, 112 and 128 (two warpgroups) at any M,
+    # on 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits): each chunk size
     # is a tensor map box of that many tokens
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, 300, 2080, dtype)
@@ -1614,7 +1615,7 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
         again = torch.ops.kbit.wgmma_gemm(x.clone(), qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
     finally:
         assert kbit._C._set_wgmma_tokens(previous) == tokens
-    assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens >= 96 else 16 if tokens < 64 else
+    assert plan["tokens"] == tokens and plan["row_tiles"] == (8 if tokens >= 80 else 16 if tokens < 64 else
                                                               plan["row_tiles"]), plan
     row_blocks = -(-19 // plan["row_tiles"])  # 19 row tiles
     assert plan["units"] == -(-M // tokens) * row_blocks and plan["whole_units"] in (0, plan["units"]), plan
@@ -1625,8 +1626,8 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
 
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
-    # x 96 or 128 tokens above 64 (96 where as few chunks of 96 as of 128 hold M); at 33-64 two on 128 x 64 unless
-    # that takes more CTA waves than four or
+    # x chunks of 80-128 tokens above 64 (ceil(M / 128) chunks, balanced, or one more where both plans run in one
+    # wave and the model's CTA time is less); at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
     # four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B gate/up take
     # four, measured on the H200 in session 31; 70B gate/up by the waves, session 23); forcing either with
     # the tuning aid; the launch's CTAs follow the shape
@@ -1640,11 +1641,16 @@ def test_wgmma_launch_plan_shapes():
         assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
     def cdiv(a, b):
         return -(-a // b)
-    for M, tokens in ((65, 96), (96, 96), (97, 128), (100, 128), (128, 128), (129, 96), (192, 96), (193, 128),
-                      (256, 128), (257, 96), (288, 96), (289, 128), (300, 128), (384, 128), (385, 128), (1000, 128)):
-        p = plan(M, 4096, 2048, 4)
-        assert (p["tokens"], p["row_tiles"]) == (tokens, 8), (M, p)
-        assert p["units"] == cdiv(M, tokens) * 32 and cdiv(M, tokens) == cdiv(M, 128)  # 32 row blocks of 128
+    for M, tokens in ((65, 80), (80, 80), (81, 96), (96, 96), (97, 112), (112, 112), (113, 128), (128, 128),
+                      (129, 80), (160, 80), (161, 96), (192, 96), (193, 112), (224, 112), (225, 128), (256, 128),
+                      (257, 96), (288, 96), (289, 112), (336, 112), (337, 128), (384, 128), (385, 112), (1000, 128)):
+        more = cdiv(cdiv(M, cdiv(M, 128) + 1), 16) * 16  # one chunk more, balanced
+        for N, K in ((4096, 2048), (28672, 8192)):  # (70B gate/up: never one wave, so never one chunk more)
+            p = plan(M, N, K, 4)
+            assert p["row_tiles"] == 8 and p["tokens"] == (tokens if N == 28672 else p["tokens"]), (M, N, p)
+            assert p["units"] == cdiv(M, p["tokens"]) * cdiv(N, 128), (M, N, p)
+            if p["tokens"] != tokens:  # one chunk more, taken only where both plans run in one wave
+                assert p["tokens"] == more >= 80 and p["ctas"] <= p["splits"] * p["resident_clusters"], (M, N, p)
         assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
     for M in (33, 64):
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):

@@ -195,9 +195,9 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     names = [name for name, _, _ in kernel_resources(tool, library, "sm_90a") if _WGMMA.search(name)]
     if not names:
         pytest.skip("no wgmma kernels in this build (no sm_90a target)")
-    # every k, both dtypes, the six CTA shapes
+    # every k, both dtypes, the eight CTA shapes
     shapes = {tuple(map(int, _WGMMA.search(n).groups())) + ("Half" in n,) for n in names}
-    assert len(shapes) == 4 * 6 * 2, sorted(shapes)
+    assert len(shapes) == 4 * 8 * 2, sorted(shapes)
     listing = subprocess.run([tool, "-arch", "sm_90a", "-sass", "-fun", ",".join(names), library], capture_output=True,
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}

@@ -156,7 +156,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
   // force fits too (the stages of every compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0)
   const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
-                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || (fits({96, 8}) && fits({128, 8})));
+                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || (fits({80, 8}) && fits({128, 8})));
   return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
@@ -180,10 +180,11 @@ int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const c
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
-  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 96 || tokens == 128,
+  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 80 || tokens == 96 ||
+                  tokens == 112 || tokens == 128,
               "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
-              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 96 or 128 (two warpgroups on "
-              "128 rows); got ", tokens);
+              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112 or 128 (two "
+              "warpgroups on 128 rows); got ", tokens);
   return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
 }
 
@@ -241,21 +242,46 @@ WgmmaSplits wgmma_gemm_splits(int64_t M, int64_t N, int64_t K, int k, WgmmaShape
   return {pick.splits, static_cast<int>(whole_clusters)};
 }
 
+static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_count, WgmmaShape shape) {
+  const WgmmaSplits s = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
+  return WgmmaPlan{shape, s.splits, s.whole_clusters, false};
+}
+
+// Above M = 64: two warpgroups on 128 rows x chunks of 80-128 tokens. ceil(M / 128) chunks, balanced
+// (wgmma_balanced_tokens): the same units as chunks of 128, each with as little tensor work and x as that many chunks
+// allow. Session 51 run 1 (H200, k = 4, fp16, cold L2; 96 against 128 tokens, the same chunk count): Qwen3 Q, O,
+// down, gate/up, KV, GLM shared gate/up and Llama-3 8B gate/up at M = 80 / 96 / 160 / 192 / 288 0.71-0.97x the time
+// (Q M = 192 12.15 -> 10.59 us, 8B M = 160 67.5 -> 47.9). One chunk more, each smaller, where both plans run their
+// CTAs in one wave and a CTA's modelled time, its groups x (96 + tokens) (a group's time at 96 tokens ~0.86x that at
+// 128, run 1), is less: at M = 384 on Q, O, down and KV 96 tokens ran 0.91-0.95x of 128, and lost 7-46% where the
+// extra chunk took a second wave (gate/up, GLM shared, 8B) or halved the splits (O and down at M = 512: 1.37-1.44x).
+static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  const int64_t chunks = (M + 127) / 128;
+  const WgmmaPlan fewer = wgmma_plan_for(M, N, K, k, sm_count, {wgmma_balanced_tokens(M, chunks), 8});
+  const int more_tokens = wgmma_balanced_tokens(M, chunks + 1);
+  if (more_tokens < 80) return fewer;  // (no persistent shape below 80 tokens)
+  const WgmmaPlan more = wgmma_plan_for(M, N, K, k, sm_count, {more_tokens, 8});
+  const auto one_wave = [&](const WgmmaPlan& p) {
+    const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
+    return wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) <= at_once;
+  };
+  const auto cta_time = [&](const WgmmaPlan& p) { return wgmma_cta_groups(K, p.splits) * (96 + p.shape.tokens); };
+  return one_wave(fewer) && one_wave(more) && cta_time(more) < cta_time(fewer) ? more : fewer;
+}
+
 // The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).
 static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
-  const auto plan_for = [&](WgmmaShape shape) {
-    const WgmmaSplits s = wgmma_gemm_splits(M, N, K, k, shape, sm_count);
-    return WgmmaPlan{shape, s.splits, s.whole_clusters, false};
-  };
+  const auto plan_for = [&](WgmmaShape shape) { return wgmma_plan_for(M, N, K, k, sm_count, shape); };
   const int tokens = wgmma_tokens_forced.load(std::memory_order_relaxed);  // the tuning aid's chunk, 0: the rule's
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
-  if (tokens == 96 || tokens == 128) return plan_for({tokens, 8});
+  if (tokens >= 80) return plan_for({tokens, 8});
   if (M <= 32 && tokens == 0) return plan_for(wgmma_plan_shape_small(M));
-  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 96 or 128.
+  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 80-128 (wgmma_plan_large).
   const bool chunks_of_64 = tokens == 64 || M <= 64;
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
-  if (forced == 8 || !chunks_of_64) return plan_for({chunks_of_64 ? 64 : wgmma_plan_tokens(M), 8});
+  if (!chunks_of_64) return wgmma_plan_large(M, N, K, k, sm_count);
+  if (forced == 8) return plan_for({64, 8});
   // M = 33..64 (or chunks of 64 forced): two warpgroups on 128 rows, unless that takes more CTA waves than four on
   // 256 rows (Llama-3 70B gate/up: 224 row blocks), or four run at least as many CTAs in no more waves, each on fewer
   // groups (split twice as often: half the x per weight a CTA reads). Session 31 run 6 (H200, M = 33 / 48 / 64, us),

@@ -7,7 +7,7 @@
 //
 // Work partition:
 //   CTA    = kRowTiles / 4 consumer warpgroups on 16 kRowTiles rows of W x TN tokens (WgmmaShape,
-//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 96 or 128), plus kWgProducerWarps
+//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 80, 96, 112 or 128), plus kWgProducerWarps
 //            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
@@ -19,7 +19,7 @@
 //            through distributed shared memory at the end (no workspace). Without splits every work cluster is
 //            one CTA, one whole unit.
 //   grid   = (args.wgmma_grid_clusters, splits): launched cluster b runs work clusters b, b + gridDim.x, ... in
-//            turn (persistent where fewer are launched than there is work, WgmmaPlan; 96- and 128-token CTAs only,
+//            turn (persistent where fewer are launched than there is work, WgmmaPlan; CTAs of 80-128 tokens only,
 //            wgmma_persistent_shape: the others are launched one cluster per cluster of work): the pair table is built
 //            once, the producers fill the next unit's first stages while the consumers finish the current one,
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
   static_assert(TN <= 64 || kRowTiles == 8,
-                "wgmma_gemm: 96 or 128 tokens only on two warpgroups (48 or 64 accumulators a thread)");
+                "wgmma_gemm: 80-128 tokens only on two warpgroups (40-64 accumulators a thread)");
   constexpr int kConsumerWarps = kRowTiles;  // one per row tile
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
@@ -520,7 +520,9 @@ decltype(auto) with_wgmma_shape(WgmmaShape shape, F&& f) {
   using std::integral_constant;
   if (shape.row_tiles == 8) {
     if (shape.tokens == 128) return f(integral_constant<int, 128>{}, integral_constant<int, 8>{});
+    if (shape.tokens == 112) return f(integral_constant<int, 112>{}, integral_constant<int, 8>{});
     if (shape.tokens == 96) return f(integral_constant<int, 96>{}, integral_constant<int, 8>{});
+    if (shape.tokens == 80) return f(integral_constant<int, 80>{}, integral_constant<int, 8>{});
     TORCH_CHECK(shape.tokens == 64, "kbit: wgmma_gemm: internal error: no kernel for ", shape.tokens, " tokens x 8 row tiles");
     return f(integral_constant<int, 64>{}, integral_constant<int, 8>{});
   }
