@@ -1666,6 +1666,13 @@ def test_wgmma_launch_plan_shapes():
         assert plan(64, 14336, 4096, 4)["row_tiles"] == 16   # Llama-3 8B gate/up: 112 of 8 against 112 of 16
         assert plan(64, 28672, 8192, 4)["row_tiles"] == 16   # 70B gate/up: two would take two waves
         assert plan(64, 2048, 10240, 4)["row_tiles"] == 8    # GLM shared down: 64 CTAs against 96
+        # one chunk more above M = 64 (session 51 run 2, H200): Qwen3 gate/up at M = 256 in 3 chunks of 96 (120 CTAs of 8
+        # groups against 80 of 128 tokens), Q at 384 in 4 of 96 (128 CTAs against 96); not where that takes a second
+        # wave (gate/up at 384: 160 units; Q at 512: 160) or more groups a CTA (O at 512: 80 CTAs of 16 groups against
+        # 128 of 8, 2 splits; run 2 had 112 tokens forced there 1.43x the time)
+        assert plan(256, 5120, 2048, 4)["tokens"] == 96 and plan(384, 4096, 2048, 4)["tokens"] == 96
+        assert plan(384, 5120, 2048, 4)["tokens"] == 128 and plan(512, 4096, 2048, 4)["tokens"] == 128
+        assert plan(512, 2048, 4096, 4)["tokens"] == 128
     previous = kbit._C._set_wgmma_row_tiles(16)
     try:
         assert plan(100, 4096, 2048, 4)["row_tiles"] == 16 and plan(100, 4096, 2048, 4)["tokens"] == 64
