@@ -255,6 +255,9 @@ static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_c
 // CTAs in one wave and a CTA's modelled time, its groups x (96 + tokens) (a group's time at 96 tokens ~0.86x that at
 // 128, run 1), is less: at M = 384 on Q, O, down and KV 96 tokens ran 0.91-0.95x of 128, and lost 7-46% where the
 // extra chunk took a second wave (gate/up, GLM shared, 8B) or halved the splits (O and down at M = 512: 1.37-1.44x).
+// The rule against 128 tokens forced (runs 2 and 6, alternating in one process, M = 72-2048): every one of the 105
+// cells whose plan differs 0.62-0.98x the time (median 0.91); a forced chunk beat the rule by more than 3% only on KV
+// (80 tokens at M = 112, 352, 384, 512: 4-7%).
 static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const int64_t chunks = (M + 127) / 128;
   const WgmmaPlan fewer = wgmma_plan_for(M, N, K, k, sm_count, {wgmma_balanced_tokens(M, chunks), 8});
