@@ -1,5 +1,7 @@
 """The wgmma plan the rule takes (kbit._C._wgmma_launch_plan: tokens, row tiles, splits, CTAs, units) for benchmark
-shapes at each M, k = 4, on this GPU: one line a shape and M.
+shapes at each M, k = 4, on this GPU: one line a shape and M. Above M = 64 also the rule's two candidates
+(gemm_cuda.cpp, wgmma_plan_large), each forced through kbit._C._set_wgmma_tokens: `fewer` (ceil(M / 128) balanced
+chunks) and `more` (one chunk more, where it balances to 80-128 tokens), with whether all their CTAs run in one wave.
 
     python3 scripts/probe_wgmma_plans.py --shapes Q,gateup --ms 96,192,384
 """
@@ -7,6 +9,25 @@ import argparse
 
 import kbit
 from benchmarks import shapes as S
+
+KEYS = ("tokens", "row_tiles", "splits", "units", "whole_units", "ctas", "grid_ctas")
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def describe(plan):
+    one_wave = plan["ctas"] <= plan["splits"] * plan["resident_clusters"]
+    return " ".join(f"{key}={plan[key]}" for key in KEYS) + f" one_wave={int(one_wave)}"
+
+
+def forced(tokens, M, N, K, k):
+    previous = kbit._C._set_wgmma_tokens(tokens)
+    try:
+        return kbit._C._wgmma_launch_plan(M, N, K, k)
+    finally:
+        kbit._C._set_wgmma_tokens(previous)
 
 
 def main():
@@ -18,10 +39,14 @@ def main():
     for name in a.shapes.split(","):
         shape = S.SHAPES[name]
         for M in map(int, a.ms.split(",")):
-            plan = kbit._C._wgmma_launch_plan(M, shape.N, shape.K, a.k)
-            cells = " ".join(f"{key}={plan[key]}" for key in ("tokens", "row_tiles", "splits", "units", "whole_units",
-                                                               "ctas", "grid_ctas"))
-            print(f"{name} M={M} {cells}")
+            print(f"{name} M={M} {describe(kbit._C._wgmma_launch_plan(M, shape.N, shape.K, a.k))}")
+            if M <= 64:
+                continue
+            chunks = cdiv(M, 128)
+            for label, n in (("fewer", chunks), ("more", chunks + 1)):
+                tokens = cdiv(cdiv(M, n), 16) * 16
+                if tokens >= 80:
+                    print(f"  {label}: {describe(forced(tokens, M, shape.N, shape.K, a.k))}")
 
 
 if __name__ == "__main__":

@@ -122,11 +122,12 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 
 def wgmma_persistent_cases(dev="cuda"):
-    """Persistent wgmma CTAs in twelve launches, for the slow tools (racecheck): CTAs of 80, 112 and 128 tokens (M =
-    130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks, 16 units), kbit._C._set_wgmma_grid_clusters(1):
-    one split, one cluster launched, running every unit in turn; two splits after one cluster of whole units
-    (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the 14 split units' clusters, so cluster 0 runs the
-    whole units' cluster and then the last split unit. The first stage's copies alone (2) and never alone (1)."""
+    """Persistent wgmma CTAs in sixteen launches, for the slow tools (racecheck): CTAs of 80, 96, 112 and 128 tokens (M
+    = 130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks, 16 units),
+    kbit._C._set_wgmma_grid_clusters(1): one split, one cluster launched, running every unit in turn; two splits after
+    one cluster of whole units (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the 14 split units'
+    clusters, so cluster 0 runs the whole units' cluster and then the last split unit. The first stage's copies alone
+    (2) and never alone (1)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_splits=1, wgmma_row_tiles=8, wgmma_first_stage_alone=0, wgmma_grid_clusters=1,
@@ -135,7 +136,7 @@ def wgmma_persistent_cases(dev="cuda"):
         qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
-        for tokens, splits, alone in itertools.product((80, 112, 128), (1, 2), (1, 2)):
+        for tokens, splits, alone in itertools.product((80, 96, 112, 128), (1, 2), (1, 2)):
             aid["wgmma_tokens"](tokens)
             aid["wgmma_splits"](splits)
             aid["wgmma_whole_clusters"](1 if splits > 1 else 0)
@@ -149,14 +150,14 @@ def wgmma_persistent_cases(dev="cuda"):
 
 def wgmma_split_cases(dev="cuda", shapes=None):
     """The wgmma kernel's K-splits as clusters (partials added through distributed shared memory), x by tensor copies
-    (TMA) from x itself (zeros past M and K): 2, 3 and 8 splits, a partly filled row block, a K tail, token chunks of
-    16 and 64, and from M = 33 both CTA shapes (8 row tiles: 64, 96 or 128 tokens; 16: chunks of 64). Also one split
-    (y's tile through shared memory; N = 1024: its 16-byte pieces), and every stage requested at the start (the rule
-    requests the first stage alone). With splits, also the split tail: one cluster of whole units before the split
-    ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs (the rule's chunks at M = 100 and 130): one cluster
-    launched (at least the split units': kbit._C._set_wgmma_grid_clusters(1)), running every whole unit in turn, with
-    the first stage alone and every stage at the start. `shapes`: indices into the four (N, K, M) cases (None: all),
-    so a slow tool (racecheck) can take them in parts."""
+    (TMA) from x itself (zeros past M and K): 2, 3 and 8 splits, a partly filled row block, a K tail, token chunks of 16
+    and 64, and from M = 33 both CTA shapes (8 row tiles: the rule's 64, 112 or 80 tokens at M = 40, 100, 130; 16:
+    chunks of 64). Also one split (y's tile through shared memory; N = 1024: its 16-byte pieces), and every stage
+    requested at the start (the rule requests the first stage alone). With splits, also the split tail: one cluster of
+    whole units before the split ones (kbit._C._set_wgmma_whole_clusters). And persistent CTAs (the rule's chunks at M =
+    100 and 130): one cluster launched (at least the split units': kbit._C._set_wgmma_grid_clusters(1)), running every
+    whole unit in turn, with the first stage alone and every stage at the start. `shapes`: indices into the four (N, K,
+    M) cases (None: all), so a slow tool (racecheck) can take them in parts."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_splits=1, wgmma_row_tiles=0, wgmma_first_stage_alone=0, wgmma_whole_clusters=0,

@@ -1131,7 +1131,7 @@ def test_gemm_cuda_misaligned_activation_storage():
 @pytest.mark.parametrize("k", KS)
 def test_gemm_cuda_prefill_m(k, dtype, nk, M, poisoned_cuda):
     # prefill chunks: on the H100 the table (session 25) sends M up to 1024 (k = 2 on KV-size weights such
-    # as these: 768; k = 5: 384-1024 by shape) to the wgmma kernel (token chunks of 128, the last one
+    # as these: 768; k = 5: 384-1024 by shape) to the wgmma kernel (token chunks of up to 128, the last one
     # partial), dequantize + cuBLAS above; the H200's (session 38, its grid to M = 4096) sends KV-size
     # weights to wgmma up to 4096 at every k (so M = 2048 runs wgmma there and 4097, one past the grid,
     # dequantize + cuBLAS); on any GPU with a table, gemm follows its row; gemm matches the reference and,
@@ -1163,29 +1163,27 @@ def test_gemm_cuda_graph(k, M):
 
 
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
-@pytest.mark.parametrize("M", [5, 16, 20, 40, 130, 200])
+@pytest.mark.parametrize("M,tokens", [(5, 0), (16, 0), (20, 0), (40, 0), (130, 80), (130, 96), (130, 112), (200, 128)],
+                         ids=lambda v: str(v))
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4])
-def test_wgmma_gemm_forced_splits(k, dtype, nk, M, splits, poisoned_cuda):
+def test_wgmma_gemm_forced_splits(k, dtype, nk, M, tokens, splits, poisoned_cuda):
     # each cluster size of the wgmma kernel's split-K (a tile's splits add their partials through
     # distributed shared memory, each reducing a slice): 300 rows (a partly filled second row block),
     # K = 2080 (a 32-column tail: its last group's x panel 0 half outside x, panels 1-3 wholly, read as
     # zeros by the tensor copies; 1 split: 9 groups, more than the stages, so stages are refilled),
     # K = 96 (one group, one panel partly outside x: any forced splits run as 1), tokens past M in chunks
-    # of 16, 32, 64 (M = 40: either CTA shape, wgmma_plan's) and 80-128 (M = 130, 200: two warpgroups, two chunks);
-    # the same bits on a rerun
+    # of 16, 32, 64 (the rule's; M = 40: either CTA shape, wgmma_plan's) and 80, 96, 112, 128 (forced: two warpgroups,
+    # two chunks); the same bits on a rerun
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgsplit")
     op = torch.ops.kbit.wgmma_gemm
     args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, k)
-    previous = kbit._C._set_wgmma_splits(splits)
-    try:
-        y = op(x, *args)
-        again = op(x.clone(), *args)
-    finally:
-        kbit._C._set_wgmma_splits(previous)
+    plan, y, again = wgmma_under({"wgmma_splits": splits, "wgmma_tokens": tokens},
+                                 lambda: (kbit._C._wgmma_launch_plan(M, *nk, k), op(x, *args), op(x.clone(), *args)))
+    assert tokens == 0 or plan["tokens"] == tokens, plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
 
@@ -1231,26 +1229,27 @@ def unit_slices(plan, unit, N):
 
 @pytest.mark.parametrize("whole_clusters", [1, 2, 1000])
 @pytest.mark.parametrize("splits", [2, 3, 8])
-@pytest.mark.parametrize("M", [40, 150, 200, 300])
+@pytest.mark.parametrize("M,tokens", [(40, 0), (130, 112), (150, 96), (200, 128), (300, 80)], ids=lambda v: str(v))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
-def test_wgmma_gemm_split_tail(k, dtype, M, splits, whole_clusters, poisoned_cuda):
+def test_wgmma_gemm_split_tail(k, dtype, M, tokens, splits, whole_clusters, poisoned_cuda):
     # the split tail (kbit._C._set_wgmma_whole_clusters): the first clusters run `splits` whole units each (all of K,
     # one CTA a unit), the units after them split along K. 520 rows (5 row blocks of 128, the last of 8 rows; 3 of 256
-    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 or 80-128 with tokens past M (M = 150,
-    # 200, 300):
-    # 3-15 units, so some whole units and some split ones, or every unit whole (1000 clusters, clamped). Each whole
-    # unit's outputs are bitwise the unsplit call's, each split unit's the call with every unit split (the same sums
-    # in the same order, whatever CTA shape each call's rule takes at M = 40); the plan counts its CTAs; the same bits
-    # on a rerun and a graph replay.
+    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 (the rule's) or 80, 96, 112, 128 (forced,
+    # the same in the three calls) with tokens past M: 3-20 units, so some whole units and some split ones, or every
+    # unit whole (1000 clusters, clamped). Each whole unit's outputs are bitwise the unsplit call's, each split unit's
+    # the call with every unit split (the same sums in the same order, whatever CTA shape each call's rule takes at M =
+    # 40); the plan counts its CTAs; the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     N, K = 520, 2080
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgtail")
     run = wgmma_plan_runs(x, qw, k, "wgtail")
-    plan, y, again = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}, run)
-    plan_split, y_split, _ = wgmma_under({"wgmma_splits": splits, "wgmma_whole_clusters": 0}, run)
-    plan_whole, y_whole, _ = wgmma_under({"wgmma_splits": 1}, run)
+    chunk = {"wgmma_tokens": tokens}
+    plan, y, again = wgmma_under({**chunk, "wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters}, run)
+    plan_split, y_split, _ = wgmma_under({**chunk, "wgmma_splits": splits, "wgmma_whole_clusters": 0}, run)
+    plan_whole, y_whole, _ = wgmma_under({**chunk, "wgmma_splits": 1}, run)
+    assert tokens == 0 or plan["tokens"] == plan_split["tokens"] == plan_whole["tokens"] == tokens, plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
     units, whole = plan["units"], plan["whole_units"]
@@ -1396,7 +1395,7 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
         assert_bitwise_equal(y, one_each)
     # below M = 65 (64-token and smaller CTAs) one cluster per cluster of work, whatever the aid asks
     small = wgmma_under({"wgmma_grid_clusters": 1}, lambda: plan(40, 520, 2080, 4))
-    assert small["tokens"] < 128 and small["grid_ctas"] == small["ctas"], small
+    assert small["tokens"] <= 64 and small["grid_ctas"] == small["ctas"], small
     for bad in (-2, 1 << 31):
         with pytest.raises(RuntimeError, match="_set_wgmma_grid_clusters: clusters must be 0 .the rule., -1"):
             kbit._C._set_wgmma_grid_clusters(bad)
@@ -1409,7 +1408,7 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, poisoned_cuda):
-    # both CTA shapes from M = 33: two warpgroups on 128 rows x 64, 96 or 128 tokens (8 row tiles) and
+    # both CTA shapes from M = 33: two warpgroups on 128 rows x 64 or 80-128 tokens (8 row tiles) and
     # four on 256 rows x chunks of 64 (16): 300 rows (3 row blocks of 128, the last partly filled;
     # 2 of 256), 129 rows (a second row block of one row), token chunks of 80-128 (the rule's) with tokens past M
     # (65, 100, 129, 260); the same bits on a rerun, and the two shapes give the same bits where they
@@ -1647,11 +1646,21 @@ def test_wgmma_launch_plan_shapes():
         more = cdiv(cdiv(M, cdiv(M, 128) + 1), 16) * 16  # one chunk more, balanced
         for N, K in ((4096, 2048), (28672, 8192)):  # (70B gate/up: never one wave, so never one chunk more)
             p = plan(M, N, K, 4)
-            assert p["row_tiles"] == 8 and p["tokens"] == (tokens if N == 28672 else p["tokens"]), (M, N, p)
-            assert p["units"] == cdiv(M, p["tokens"]) * cdiv(N, 128), (M, N, p)
-            if p["tokens"] != tokens:  # one chunk more, taken only where both plans run in one wave
-                assert p["tokens"] == more >= 80 and p["ctas"] <= p["splits"] * p["resident_clusters"], (M, N, p)
-        assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
+            assert p["row_tiles"] == 8 and p["units"] == cdiv(M, p["tokens"]) * cdiv(N, 128), (M, N, p)
+            assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
+            # the rule's choice (wgmma_plan_large), rebuilt from both candidates' plans (the aid forces exactly the
+            # candidate's plan): one chunk more where both run their CTAs in one wave and its groups a CTA x (96 +
+            # tokens) is less
+            fewer = wgmma_under({"wgmma_tokens": tokens}, lambda: plan(M, N, K, 4))
+            one_more = wgmma_under({"wgmma_tokens": more}, lambda: plan(M, N, K, 4)) if more >= 80 else None
+            def one_wave(q):
+                return q["ctas"] <= q["splits"] * q["resident_clusters"]
+            def cta_time(q):
+                return cdiv(cdiv(K, 256), q["splits"]) * (96 + q["tokens"])
+            take_more = (one_more is not None and more != tokens and one_wave(fewer) and one_wave(one_more) and
+                         cta_time(one_more) < cta_time(fewer))
+            assert p["tokens"] == (more if take_more else tokens), (M, N, p, fewer, one_more)
+            assert N == 4096 or not take_more, (M, N, p)
     for M in (33, 64):
         for N, K in ((4096, 2048), (2048, 4096), (2048, 5120), (5120, 2048), (28672, 8192)):
             p = plan(M, N, K, 4)
@@ -1692,7 +1701,7 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 4, 32):
         with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
             kbit._C._set_wgmma_row_tiles(bad)
-    for bad in (-1, 8, 48, 256):
+    for bad in (-1, 8, 48, 72, 100, 256):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
             kbit._C._set_wgmma_tokens(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_row_tiles(0) == 0
@@ -1704,7 +1713,7 @@ def test_wgmma_aids_reject_bad_values():
 @pytest.mark.parametrize("M", [16, 100])
 def test_wgmma_gemm_graph(M):
     # x by tensor copies through a map encoded at capture (a graph replays the captured map: the same x buffer, new
-    # values copied into it), M = 16 (one chunk of 16 tokens) and 100 (128 tokens, 28 past M); 257 x 5120 splits K,
+    # values copied into it), M = 16 (one chunk of 16 tokens) and 100 (112 tokens, 12 past M); 257 x 5120 splits K,
     # the splits a cluster adding their partials in shared memory: capture and replay like gemm
     skip_unless_runs("wgmma_gemm", 4, M)
     qw, _ = weight(4, 257, 5120)

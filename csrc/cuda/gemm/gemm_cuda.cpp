@@ -156,7 +156,9 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
   // force fits too (the stages of every compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0)
   const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
-                                  : fits({64, 16}) && fits({64, 8}) && (M <= 64 || (fits({80, 8}) && fits({128, 8})));
+                                  : fits({64, 16}) && fits({64, 8}) &&
+                                        (M <= 64 || (fits({80, 8}) && fits({96, 8}) && fits({112, 8}) &&
+                                                     fits({128, 8})));
   return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
@@ -257,12 +259,15 @@ static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_c
 // extra chunk took a second wave (gate/up, GLM shared, 8B) or halved the splits (O and down at M = 512: 1.37-1.44x).
 // The rule against 128 tokens forced (runs 2 and 6, alternating in one process, M = 72-2048): every one of the 105
 // cells whose plan differs 0.62-0.98x the time (median 0.91); a forced chunk beat the rule by more than 3% only on KV
-// (80 tokens at M = 112, 352, 384, 512: 4-7%).
+// (80 or 96 tokens at M = 112, 352, 384, 512: 4-7%; at 352 and 384 the rule's one-chunk-more candidate, 96 tokens,
+// was rejected by the model).
 static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const int64_t chunks = (M + 127) / 128;
   const WgmmaPlan fewer = wgmma_plan_for(M, N, K, k, sm_count, {wgmma_balanced_tokens(M, chunks), 8});
   const int more_tokens = wgmma_balanced_tokens(M, chunks + 1);
-  if (more_tokens < 80) return fewer;  // (no persistent shape below 80 tokens)
+  // (one chunk more may balance to 48 or 64 tokens: no 8-row-tile shape of those runs persistent or at this M; equal
+  // tokens are the same plan)
+  if (more_tokens < 80 || more_tokens == fewer.shape.tokens) return fewer;
   const WgmmaPlan more = wgmma_plan_for(M, N, K, k, sm_count, {more_tokens, 8});
   const auto one_wave = [&](const WgmmaPlan& p) {
     const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
@@ -323,9 +328,9 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
-  // Persistent (WgmmaPlan::grid_clusters; 128-token CTAs only, else one cluster launched per cluster of work): the
-  // clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them, so
-  // that each is its CTA's last.
+  // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-128 tokens only, else one cluster launched per cluster of work):
+  // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
+  // so that each is its CTA's last.
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
   const int64_t split_clusters = p.splits == 1 ? 0 : work - p.whole_clusters;
   const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);

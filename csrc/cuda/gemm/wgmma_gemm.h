@@ -67,15 +67,15 @@ inline int wgmma_smem_bytes(int k, WgmmaShape s) { return wgmma_smem_bytes(k, s.
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 
 // What a call launches: the CTA shape, the splits along K and the order of the first stages' copies.
-// Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x 128
-// tokens (each weight decoded once per 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
+// Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x up to 128
+// tokens (each weight decoded once per chunk of up to 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
 // faster at M = 96-128 than four warpgroups on chunks of 64), its chunks balanced (session 51: ceil(M / 128) chunks
 // of M / chunks tokens rounded up to 16, 80-128, so a unit has as little tensor work and x as that many chunks allow;
 // one chunk more where that model says so: wgmma_plan_large); at M = 33..64 two on 128 rows x 64
 // unless that takes more CTA waves than four on 256 rows or four run at least as many CTAs, each on
 // fewer groups and no more waves (session 31, H200: Qwen3, GLM shared and Llama-3 8B gate/up).
-// kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64 or 128
-// tokens), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
+// kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64 tokens, or the
+// rule's 80-128 above M = 64), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
 // any M (16 or 32: four warpgroups; 80, 96, 112 or 128: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).
 // first_stage_alone (the rule: always; session 32, measured with x from the image pass of layout version 3): the
@@ -97,8 +97,8 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // in its group loop (session 44); the shapes below M = 65 (one unit per CTA in every benchmark shape) keep session 43's
 // code.
 constexpr bool wgmma_persistent_shape(int tokens) { return tokens >= 80; }
-// M tokens in `chunks` chunks of as few tokens as a compiled shape allows: M / chunks rounded up to 16 (at M > 64
-// and chunks <= ceil(M / 64), 80 to 128 where chunks >= ceil(M / 128)).
+// M tokens in `chunks` chunks of M / chunks tokens rounded up to 16: 80 to 128 (a compiled 8-row-tile shape) iff
+// chunks >= ceil(M / 128) and M > 64 chunks; the caller checks.
 constexpr int wgmma_balanced_tokens(int64_t M, int64_t chunks) {
   return static_cast<int>(((M + chunks - 1) / chunks + 15) / 16 * 16);
 }
