@@ -1,4 +1,4 @@
-"""The wgmma op under the rule (k = 4, fp16, cold L2, CUDA-graph medians, the harness's timer) on a diagnostic build
+"""The wgmma op under the rule (k = --k, default 4; fp16, cold L2, CUDA-graph medians, the harness's timer) on a diagnostic build
 (scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
 modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
 setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
@@ -32,6 +32,7 @@ def main():
     p.add_argument("--diags", default="0,2")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--aid", default=None, help="a tuning aid (kbit._C._set_<aid>) in place of the diag switch")
+    p.add_argument("--k", type=int, default=4)
     p.add_argument("--out", required=True)
     a = p.parse_args()
     dev, info, timer = tuning_setup()
@@ -40,14 +41,14 @@ def main():
     rows = []
     for name in a.shapes.split(","):
         K = S.SHAPES[name].K
-        _, _, copies = shape_weight_copies(S.SHAPES[name], 4, dev, info["l2_bytes"])
+        _, _, copies = shape_weight_copies(S.SHAPES[name], a.k, dev, info["l2_bytes"])
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=torch.float16)
             times = {d: [] for d in diags}
             for r in range(a.rounds):
                 for d in (diags if r % 2 == 0 else diags[::-1]):  # (no mode always first)
                     switch(d)
-                    times[d].append(timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, 4) for c in copies],
+                    times[d].append(timer.measure([lambda c=c: torch.ops.kbit.wgmma_gemm(x, *c, a.k) for c in copies],
                                                   Work(0, 0, f"{name} {M} diag {d}")).median_us)
             switch(0)
             base = statistics.median(times[diags[0]])
@@ -59,7 +60,7 @@ def main():
     stamp = os.path.join(os.path.dirname(kbit._C.__file__), "_C.stamp")
     build = open(stamp).read().strip() if os.path.exists(stamp) else None
     with open(a.out, "w") as f:
-        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "aid": a.aid or "wgmma_diag",
+        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "aid": a.aid or "wgmma_diag", "k": a.k,
                    "diags": diags, "rows": rows}, f, indent=1)
 
 
