@@ -1,5 +1,5 @@
-"""The wgmma op under the rule (k = --k, default 4; fp16, cold L2, CUDA-graph medians, the harness's timer) on a diagnostic build
-(scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
+"""The wgmma op under the rule (k = --k, default 4; fp16, cold L2, CUDA-graph medians, the harness's timer) on a
+diagnostic build (scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
 modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
 setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
 Modes 1-4 and 6-8 compute wrong results (timing only). The modes' order is reversed every other round (session 50's
@@ -60,8 +60,8 @@ def main():
     stamp = os.path.join(os.path.dirname(kbit._C.__file__), "_C.stamp")
     build = open(stamp).read().strip() if os.path.exists(stamp) else None
     with open(a.out, "w") as f:
-        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "aid": a.aid or "wgmma_diag", "k": a.k,
-                   "diags": diags, "rows": rows}, f, indent=1)
+        json.dump({"device": info, "build_stamp": build, "extension": kbit._C.__file__, "aid": a.aid or "wgmma_diag",
+                   "k": a.k, "diags": diags, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
