@@ -1,9 +1,9 @@
 """The wgmma op under the rule (k = --k, default 4; fp16, cold L2, CUDA-graph medians, the harness's timer) on a
-diagnostic build (scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes, alternating the
-modes round by round in one process: what each mode's change to the copies and waits is worth in the benchmark's
-setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2 flush.
-Modes 1-4 and 6-8 compute wrong results (timing only). The modes' order is reversed every other round (session 50's
-runs 4 and 7 ran them in one order, mode 0 first, on weights of their own seeded copies, since
+diagnostic build (scripts/wgmma_trace_patch.py + scripts/wgmma_diag_patch.py) under each of the diag patch's modes,
+alternating the modes round by round in one process: what each mode's change to the copies and waits is worth in the
+benchmark's setting (graph replays, persistent CTAs), where scripts/probe_wgmma_trace.py times one call after an L2
+flush. Modes 1-4 and 6-8 compute wrong results (timing only). The modes' order is reversed every other round (session
+50's runs 4 and 7 ran them in one order, mode 0 first, on weights of their own seeded copies, since
 benchmarks.weights.shape_weight_copies; their JSONs have no build stamp: the records README names it).
 
     python3 scripts/probe_wgmma_diag_bench.py --shapes Q,down --ms 256,1024 --diags 0,2,8 --rounds 2 --out d.json
