@@ -1,5 +1,5 @@
 """The wgmma plan the rule takes (kbit._C._wgmma_launch_plan: tokens, row tiles, splits, CTAs, units) for benchmark
-shapes at each M, k = 4, on this GPU: one line a shape and M. Above M = 64 also the rule's two candidates
+shapes at each M, k = --k (default 4), on this GPU: one line a shape and M. Above M = 64 also the rule's two candidates
 (gemm_cuda.cpp, wgmma_plan_large), each forced through kbit._C._set_wgmma_tokens: `fewer` (ceil(M / 128) balanced
 chunks) and `more` (one chunk more, where it balances to 80-128 tokens), with whether all their CTAs run in one wave.
 

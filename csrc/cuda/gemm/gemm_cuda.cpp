@@ -255,8 +255,9 @@ static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_c
 // down, gate/up, KV, GLM shared gate/up and Llama-3 8B gate/up at M = 80 / 96 / 160 / 192 / 288 0.71-0.97x the time
 // (Q M = 192 12.15 -> 10.59 us, 8B M = 160 67.5 -> 47.9). One chunk more, each smaller, where both plans run their
 // CTAs in one wave and a CTA's modelled time, its groups x (96 + tokens) (a group's time at 96 tokens ~0.86x that at
-// 128, run 1), is less: at M = 384 on Q, O, down and KV 96 tokens ran 0.91-0.95x of 128, and lost 7-46% where the
-// extra chunk took a second wave (gate/up, GLM shared, 8B) or halved the splits (O and down at M = 512: 1.37-1.44x).
+// 128, run 1), is less: at M = 384 on Q, O, down and KV 96 tokens ran 0.91-0.95x of 128, and lost 5-48% where the
+// extra chunk took a second wave (gate/up, GLM shared, 8B at M = 384 and 512, Q at 512) or halved the splits (O and
+// down at M = 512: 1.37-1.44x).
 // The rule against 128 tokens forced (runs 2 and 6, alternating in one process, M = 72-2048): every one of the 105
 // cells whose plan differs 0.62-0.98x the time (median 0.91); a forced chunk beat the rule by more than 3% only on KV
 // (80 or 96 tokens at M = 112, 352, 384, 512: 4-7%; at 352 and 384 the rule's one-chunk-more candidate, 96 tokens,
