@@ -249,6 +249,11 @@ static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_c
   return WgmmaPlan{shape, s.splits, s.whole_clusters, false};
 }
 
+// The CTAs of plan p the GPU runs at once (one a SM without splits, else whole clusters of `splits`).
+static int64_t wgmma_ctas_at_once(int k, const WgmmaPlan& p, int sm_count) {
+  return p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
+}
+
 // Above M = 64: two warpgroups on 128 rows x chunks of 80-128 tokens. ceil(M / 128) chunks, balanced
 // (wgmma_balanced_tokens): the same units as chunks of 128, each with as little tensor work and x as that many chunks
 // allow. Session 51 run 1 (H200, k = 4, fp16, cold L2; 96 against 128 tokens, the same chunk count): Qwen3 Q, O,
@@ -271,8 +276,7 @@ static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm
   if (more_tokens < 80 || more_tokens == fewer.shape.tokens) return fewer;
   const WgmmaPlan more = wgmma_plan_for(M, N, K, k, sm_count, {more_tokens, 8});
   const auto one_wave = [&](const WgmmaPlan& p) {
-    const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
-    return wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) <= at_once;
+    return wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) <= wgmma_ctas_at_once(k, p, sm_count);
   };
   const auto cta_time = [&](const WgmmaPlan& p) { return wgmma_cta_groups(K, p.splits) * (96 + p.shape.tokens); };
   return one_wave(fewer) && one_wave(more) && cta_time(more) < cta_time(fewer) ? more : fewer;
@@ -301,8 +305,8 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   const WgmmaPlan four = plan_for({64, 16}), two = plan_for({64, 8});
   const auto ctas = [&](const WgmmaPlan& p) { return wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters); };
   const auto waves = [&](const WgmmaPlan& p) {
-    const int64_t at_once = p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
-    return (ctas(p) + std::max<int64_t>(at_once, 1) - 1) / std::max<int64_t>(at_once, 1);
+    const int64_t at_once = std::max<int64_t>(wgmma_ctas_at_once(k, p, sm_count), 1);
+    return (ctas(p) + at_once - 1) / at_once;
   };
   // (The H100's session 23 run had two ahead by 2-5% on 8B and GLM shared gate/up at M = 40-64, with the kernels and
   // x rule of then; not re-measured: the device lent since session 26 is the H200.) With the split tail a plan's whole
