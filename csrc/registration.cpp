@@ -244,8 +244,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_wgmma_tokens", &kbit::cuda::set_wgmma_tokens, pybind11::arg("tokens"),
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
         "M = 32, 64 to M = 64, balanced chunks of 80-128 above); 16 or 32 four warpgroups on 256 rows; 64 the row "
-        "tiles of _set_wgmma_row_tiles, else the M = 33-64 rule's; 80, 96, 112 or 128 two warpgroups on 128 rows; "
-        "returns the previous value");
+        "tiles of _set_wgmma_row_tiles, else the M = 33-64 rule's; 80, 96, 112, 128 or 160 two warpgroups on 128 "
+        "rows; returns the previous value");
+  m.def("_set_wgmma_max_tokens", &kbit::cuda::set_wgmma_max_tokens, pybind11::arg("tokens"),
+        "Tuning aid: the largest token chunk wgmma_gemm's rule takes above M = 128: 0 or 160, the default (chunks of 160 "
+        "where they are fewer than of 128 and the rule's model prefers them); 128 (session 51's rule: balanced "
+        "chunks of 80-128); returns the previous value");
   m.def("_set_wgmma_first_stage_alone",
         mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),
         pybind11::arg("mode"),

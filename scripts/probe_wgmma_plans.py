@@ -1,7 +1,9 @@
 """The wgmma plan the rule takes (kbit._C._wgmma_launch_plan: tokens, row tiles, splits, CTAs, units) for benchmark
 shapes at each M, k = --k (default 4), on this GPU: one line a shape and M. Above M = 64 also the rule's two candidates
-(gemm_cuda.cpp, wgmma_plan_large), each forced through kbit._C._set_wgmma_tokens: `fewer` (ceil(M / 128) balanced
-chunks) and `more` (one chunk more, where it balances to 80-128 tokens), with whether all their CTAs run in one wave.
+(gemm_cuda.cpp, wgmma_plan_balanced), each forced through kbit._C._set_wgmma_tokens: `fewer` (ceil(M / 128) balanced
+chunks) and `more` (one chunk more, where it balances to 80-128 tokens), with whether all their CTAs run in one wave;
+where chunks of 160 are fewer than of 128, `wide` (160 forced; wgmma_plan_large) and `max128` (the rule without the
+160 candidate, kbit._C._set_wgmma_max_tokens(128)).
 
     python3 scripts/probe_wgmma_plans.py --shapes Q,gateup --ms 96,192,384
 """
@@ -22,12 +24,12 @@ def describe(plan):
     return " ".join(f"{key}={plan[key]}" for key in KEYS) + f" one_wave={int(one_wave)}"
 
 
-def forced(tokens, M, N, K, k):
-    previous = kbit._C._set_wgmma_tokens(tokens)
+def forced(tokens, M, N, K, k, aid="wgmma_tokens"):
+    previous = getattr(kbit._C, f"_set_{aid}")(tokens)
     try:
         return kbit._C._wgmma_launch_plan(M, N, K, k)
     finally:
-        kbit._C._set_wgmma_tokens(previous)
+        getattr(kbit._C, f"_set_{aid}")(previous)
 
 
 def main():
@@ -47,6 +49,9 @@ def main():
                 tokens = cdiv(cdiv(M, n), 16) * 16
                 if tokens >= 80:
                     print(f"  {label}: {describe(forced(tokens, M, shape.N, shape.K, a.k))}")
+            if cdiv(M, 160) < chunks:
+                print(f"  wide: {describe(forced(160, M, shape.N, shape.K, a.k))}")
+                print(f"  max128: {describe(forced(128, M, shape.N, shape.K, a.k, 'wgmma_max_tokens'))}")
 
 
 if __name__ == "__main__":

@@ -1163,7 +1163,8 @@ def test_gemm_cuda_graph(k, M):
 
 
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
-@pytest.mark.parametrize("M,tokens", [(5, 0), (16, 0), (20, 0), (40, 0), (130, 80), (130, 96), (130, 112), (200, 128)],
+@pytest.mark.parametrize("M,tokens", [(5, 0), (16, 0), (20, 0), (40, 0), (130, 80), (130, 96), (130, 112), (200, 128),
+                                      (200, 160)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -1174,8 +1175,8 @@ def test_wgmma_gemm_forced_splits(k, dtype, nk, M, tokens, splits, poisoned_cuda
     # K = 2080 (a 32-column tail: its last group's x panel 0 half outside x, panels 1-3 wholly, read as
     # zeros by the tensor copies; 1 split: 9 groups, more than the stages, so stages are refilled),
     # K = 96 (one group, one panel partly outside x: any forced splits run as 1), tokens past M in chunks
-    # of 16, 32, 64 (the rule's; M = 40: either CTA shape, wgmma_plan's) and 80, 96, 112, 128 (forced: two warpgroups,
-    # two chunks); the same bits on a rerun
+    # of 16, 32, 64 (the rule's; M = 40: either CTA shape, wgmma_plan's) and 80, 96, 112, 128, 160 (forced: two
+    # warpgroups, two chunks; 160: the consumers on the producers' registers, setmaxnreg); the same bits on a rerun
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgsplit")
@@ -1229,13 +1230,14 @@ def unit_slices(plan, unit, N):
 
 @pytest.mark.parametrize("whole_clusters", [1, 2, 1000])
 @pytest.mark.parametrize("splits", [2, 3, 8])
-@pytest.mark.parametrize("M,tokens", [(40, 0), (130, 112), (150, 96), (200, 128), (300, 80)], ids=lambda v: str(v))
+@pytest.mark.parametrize("M,tokens", [(40, 0), (130, 112), (150, 96), (200, 128), (300, 80), (300, 160)],
+                         ids=lambda v: str(v))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
 def test_wgmma_gemm_split_tail(k, dtype, M, tokens, splits, whole_clusters, poisoned_cuda):
     # the split tail (kbit._C._set_wgmma_whole_clusters): the first clusters run `splits` whole units each (all of K,
     # one CTA a unit), the units after them split along K. 520 rows (5 row blocks of 128, the last of 8 rows; 3 of 256
-    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 (the rule's) or 80, 96, 112, 128 (forced,
+    # at M = 40), K = 2080 (9 groups, a 32-column tail), token chunks of 64 (the rule's) or 80-160 (forced,
     # the same in the three calls) with tokens past M: 3-20 units, so some whole units and some split ones, or every
     # unit whole (1000 clusters, clamped). Each whole unit's outputs are bitwise the unsplit call's, each split unit's
     # the call with every unit split (the same sums in the same order, whatever CTA shape each call's rule takes at M =
@@ -1329,23 +1331,24 @@ def expected_grid_clusters(plan, forced):
 
 @pytest.mark.parametrize("grid", [1, 3])
 @pytest.mark.parametrize("splits,whole_clusters", [(1, 0), (2, 1), (3, 1000)], ids=["one", "tail1", "tailmax"])
-@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (250, 520), (300, 517)], ids=lambda v: str(v))
+@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (250, 520), (300, 517), (200, 520)], ids=lambda v: str(v))
 @pytest.mark.parametrize("K", [512, 2080])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
 def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, poisoned_cuda):
-    # persistent CTAs (kbit._C._set_wgmma_grid_clusters; CTAs of 80-128 tokens, M > 64): `grid` clusters launched (at
+    # persistent CTAs (kbit._C._set_wgmma_grid_clusters; CTAs of 80-160 tokens, M > 64): `grid` clusters launched (at
     # least the split units'), each running clusters of work in turn, the pipeline's stages and phases running on across
     # units, y's tile through the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail) or 512
     # (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 / 1032 /
-    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 in chunks of 80
-    # / 96 / 128 / 112 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so CTAs of several whole units,
+    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 / 200 in chunks
+    # of 80 / 96 / 128 / 112 / 160 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so CTAs of several
+    # whole units,
     # and of whole units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in
     # the same order), against the reference, the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
-    tokens = {70: 80, 129: 96, 250: 128, 300: 112}[M]
+    tokens = {70: 80, 129: 96, 250: 128, 300: 112, 200: 160}[M]
     aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters, "wgmma_tokens": tokens}
     run = wgmma_plan_runs(x, qw, k, "wgpersist")
     plan, y, again = wgmma_under({**aids, "wgmma_grid_clusters": grid}, run)
@@ -1377,7 +1380,7 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
         p = plan(M, N, K, 4)
         at_once = p["splits"] * p["resident_clusters"]
         split_ctas = (p["units"] - p["whole_units"]) * p["splits"] if p["splits"] > 1 else 0
-        if p["tokens"] >= 80 and split_ctas <= min(p["ctas"], at_once):  # (persistent: CTAs of 80-128 tokens only)
+        if p["tokens"] >= 80 and split_ctas <= min(p["ctas"], at_once):  # (persistent: CTAs of 80-160 tokens only)
             assert p["grid_ctas"] == min(p["ctas"], at_once), (M, N, K, p)
         else:
             assert p["grid_ctas"] == p["ctas"], (M, N, K, p)
@@ -1595,13 +1598,13 @@ def test_wgmma_y_tile_whole_pieces(k, dtype, M, poisoned_cuda):
     assert_bitwise_equal(ys[4096][:, :1000], ys[1000])
 
 
-@pytest.mark.parametrize("tokens", [16, 32, 64, 80, 96, 112, 128])
+@pytest.mark.parametrize("tokens", [16, 32, 64, 80, 96, 112, 128, 160])
 @pytest.mark.parametrize("M", [40, 100])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
     # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run 2-7
-    # chunks, the last partly filled), 64 (the row-tiles rule's shape), 80, 96, 112 and 128 (two warpgroups) at any M,
+    # chunks, the last partly filled), 64 (the row-tiles rule's shape), 80, 96, 112, 128 and 160 (two warpgroups) at any M,
     # on 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits): each chunk size
     # is a tensor map box of that many tokens
     skip_unless_runs("wgmma_gemm", k, M)
@@ -1645,7 +1648,8 @@ def test_wgmma_launch_plan_shapes():
                       (257, 96), (288, 96), (289, 112), (336, 112), (337, 128), (384, 128), (385, 112), (1000, 128)):
         more = cdiv(cdiv(M, cdiv(M, 128) + 1), 16) * 16  # one chunk more, balanced
         for N, K in ((4096, 2048), (28672, 8192)):  # (70B gate/up: never one wave, so never one chunk more)
-            p = plan(M, N, K, 4)
+            # session 51's rule (without the 160-token candidate: test_wgmma_plan_160_tokens)
+            p = wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(M, N, K, 4))
             assert p["row_tiles"] == 8 and p["units"] == cdiv(M, p["tokens"]) * cdiv(N, 128), (M, N, p)
             assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
             # the rule's choice (wgmma_plan_large), rebuilt from both candidates' plans (the aid forces exactly the
@@ -1694,6 +1698,45 @@ def test_wgmma_launch_plan_shapes():
         plan(0, 4096, 2048, 4)
 
 
+def test_wgmma_plan_160_tokens():
+    # the rule's 160-token candidate (wgmma_plan_large): chunks of 160 where they are fewer than of 128 (M = 129-160,
+    # 257-320, ...), taken where they split no more ways than session 51's plan (kbit._C._set_wgmma_max_tokens(128))
+    # and the model's time, rounds of CTAs (work CTAs over those that run at once) x groups a CTA x (96 + tokens), is
+    # less; rebuilt here from both candidates' plans (the aids force exactly each candidate's plan)
+    if not kbit._C.wgmma_gemm_runs(4, 512):
+        pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    plan = kbit._C._wgmma_launch_plan
+
+    def cdiv(a, b):
+        return -(-a // b)
+
+    def model_time(q, K):
+        rounds = cdiv(q["ctas"], q["splits"] * q["resident_clusters"])
+        return rounds * cdiv(cdiv(K, 256), q["splits"]) * (96 + q["tokens"])
+
+    took = set()
+    for N, K in ((4096, 2048), (5120, 2048), (2048, 5120), (14336, 4096), (28672, 8192)):
+        for M in (129, 136, 160, 161, 200, 256, 257, 300, 320, 400, 480, 600, 640, 1000):
+            p = plan(M, N, K, 4)
+            base = wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(M, N, K, 4))
+            assert base["tokens"] <= 128 and wgmma_under({"wgmma_max_tokens": 160}, lambda: plan(M, N, K, 4)) == p
+            if cdiv(M, 160) >= cdiv(M, 128):  # no fewer chunks: session 51's plan
+                assert p == base, (M, N, K, p, base)
+                continue
+            wide = wgmma_under({"wgmma_tokens": 160}, lambda: plan(M, N, K, 4))
+            take = wide["splits"] <= base["splits"] and model_time(wide, K) < model_time(base, K)
+            assert p == (wide if take else base), (M, N, K, p, wide, base)
+            if take:
+                took.add((N, M))
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        # Llama-3 8B gate/up at M = 160: 112 units of 160 tokens in one round against 224 of 80 in two
+        assert (14336, 160) in took and plan(160, 14336, 4096, 4)["tokens"] == 160, sorted(took)
+    for bad in (-1, 64, 96, 144, 192):
+        with pytest.raises(RuntimeError, match="tokens must be 0 or 160 .the rule. or 128 .*; got " + str(bad)):
+            kbit._C._set_wgmma_max_tokens(bad)
+    assert kbit._C._set_wgmma_max_tokens(0) == 0
+
+
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):
@@ -1701,7 +1744,7 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 4, 32):
         with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
             kbit._C._set_wgmma_row_tiles(bad)
-    for bad in (-1, 8, 48, 72, 100, 256):
+    for bad in (-1, 8, 48, 72, 100, 144, 192, 256):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
             kbit._C._set_wgmma_tokens(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_row_tiles(0) == 0

@@ -158,7 +158,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
                                   : fits({64, 16}) && fits({64, 8}) &&
                                         (M <= 64 || (fits({80, 8}) && fits({96, 8}) && fits({112, 8}) &&
-                                                     fits({128, 8})));
+                                                     fits({128, 8}) && fits({160, 8})));
   return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
@@ -170,6 +170,7 @@ namespace {
 std::atomic<int> wgmma_splits_forced{0};
 std::atomic<int> wgmma_row_tiles_forced{0};
 std::atomic<int> wgmma_tokens_forced{0};
+std::atomic<int> wgmma_max_tokens{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_whole_clusters_forced{-1};
 std::atomic<int64_t> wgmma_grid_clusters_forced{0};
@@ -183,11 +184,17 @@ int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const c
 
 int set_wgmma_tokens(int64_t tokens) {
   TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 80 || tokens == 96 ||
-                  tokens == 112 || tokens == 128,
+                  tokens == 112 || tokens == 128 || tokens == 160,
               "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
-              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112 or 128 (two "
+              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112, 128 or 160 (two "
               "warpgroups on 128 rows); got ", tokens);
   return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
+}
+
+int set_wgmma_max_tokens(int64_t tokens) {
+  TORCH_CHECK(tokens == 0 || tokens == 128 || tokens == 160, "kbit._C._set_wgmma_max_tokens: tokens must be 0 or 160 "
+              "(the rule) or 128 (the rule without its 160-token candidate: session 51's); got ", tokens);
+  return wgmma_max_tokens.exchange(static_cast<int>(tokens));
 }
 
 int set_wgmma_row_tiles(int64_t row_tiles) {
@@ -267,7 +274,7 @@ static int64_t wgmma_ctas_at_once(int k, const WgmmaPlan& p, int sm_count) {
 // cells whose plan differs 0.62-0.98x the time (median 0.91); a forced chunk beat the rule by more than 3% only on KV
 // (80 or 96 tokens at M = 112, 352, 384, 512: 4-7%; at 352 and 384 the rule's one-chunk-more candidate, 96 tokens,
 // was rejected by the model).
-static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+static WgmmaPlan wgmma_plan_balanced(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const int64_t chunks = (M + 127) / 128;
   const WgmmaPlan fewer = wgmma_plan_for(M, N, K, k, sm_count, {wgmma_balanced_tokens(M, chunks), 8});
   const int more_tokens = wgmma_balanced_tokens(M, chunks + 1);
@@ -280,6 +287,23 @@ static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm
   };
   const auto cta_time = [&](const WgmmaPlan& p) { return wgmma_cta_groups(K, p.splits) * (96 + p.shape.tokens); };
   return one_wave(fewer) && one_wave(more) && cta_time(more) < cta_time(fewer) ? more : fewer;
+}
+
+// The rule's plan above M = 64 (session 51's, wgmma_plan_balanced), or chunks of 160 tokens where they are fewer than
+// chunks of 128 (M = 129-160, 257-320, 385-480, ...), split no more ways and the model's time is less: a CTA's rounds
+// of work (its work CTAs over the CTAs that run at once) x its groups x (96 + tokens). It is for row-block-rich
+// weights (Llama-3 8B gate/up: 112 row blocks, at M = 160 224 units of 80 tokens in two rounds on 132 SMs, 112 of 160
+// in one). kbit._C._set_wgmma_max_tokens(128) leaves the 160 candidate out.
+static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  const WgmmaPlan base = wgmma_plan_balanced(M, N, K, k, sm_count);
+  if (wgmma_max_tokens.load(std::memory_order_relaxed) == 128 || (M + 159) / 160 >= (M + 127) / 128) return base;
+  const WgmmaPlan wide = wgmma_plan_for(M, N, K, k, sm_count, {160, 8});
+  const auto model_time = [&](const WgmmaPlan& p) {
+    const int64_t at_once = std::max<int64_t>(wgmma_ctas_at_once(k, p, sm_count), 1);
+    const int64_t rounds = (wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) + at_once - 1) / at_once;
+    return rounds * wgmma_cta_groups(K, p.splits) * (96 + p.shape.tokens);
+  };
+  return wide.splits <= base.splits && model_time(wide) < model_time(base) ? wide : base;
 }
 
 // The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).

@@ -109,7 +109,13 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
   static_assert(TN <= 64 || kRowTiles == 8,
-                "wgmma_gemm: 80-128 tokens only on two warpgroups (40-64 accumulators a thread)");
+                "wgmma_gemm: 80-160 tokens only on two warpgroups (40-80 accumulators a thread)");
+  // 160 tokens (80 accumulators a consumer thread) do not fit the 168 registers a thread of a 384-thread CTA gets:
+  // the producer warpgroup, which needs few, gives registers to the consumers (setmaxnreg, wgmma_gemm.h).
+  constexpr bool kRebalanceRegisters = TN > 128;
+  static_assert(!kRebalanceRegisters || (kRowTiles == 8 && kWgProducerWarps == 4 &&
+                                         kWgProducerRegisters * 128 + kWgConsumerRegisters * 256 <= 65536),
+                "wgmma_gemm: the rebalanced registers fit the register file");
   constexpr int kConsumerWarps = kRowTiles;  // one per row tile
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
@@ -247,6 +253,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
 
   // The producers never read the pair table: they go on to their copies while the consumers build it.
   if (producer_warp >= 0) {  // producers: the remaining groups as stages are released
+    if constexpr (kRebalanceRegisters) setmaxnreg_dec<kWgProducerRegisters>();
     if (lane == 0) {
       // the first stage alone: group 0 landed, then the rest, then the later work clusters' groups
       if (early_stages < S && early_stages < first.n_groups) mbarrier_wait(&full[0], 0);
@@ -263,6 +270,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     return;
   }
 
+  if constexpr (kRebalanceRegisters) setmaxnreg_inc<kWgConsumerRegisters>();
   build_pair_table<c10::Half, K>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
   named_barrier_sync(3, kConsumerThreads);  // the table
 
@@ -519,6 +527,7 @@ template <typename F>
 decltype(auto) with_wgmma_shape(WgmmaShape shape, F&& f) {
   using std::integral_constant;
   if (shape.row_tiles == 8) {
+    if (shape.tokens == 160) return f(integral_constant<int, 160>{}, integral_constant<int, 8>{});
     if (shape.tokens == 128) return f(integral_constant<int, 128>{}, integral_constant<int, 8>{});
     if (shape.tokens == 112) return f(integral_constant<int, 112>{}, integral_constant<int, 8>{});
     if (shape.tokens == 96) return f(integral_constant<int, 96>{}, integral_constant<int, 8>{});
