@@ -289,21 +289,40 @@ static WgmmaPlan wgmma_plan_balanced(int64_t M, int64_t N, int64_t K, int k, int
   return one_wave(fewer) && one_wave(more) && cta_time(more) < cta_time(fewer) ? more : fewer;
 }
 
-// The rule's plan above M = 64 (session 51's, wgmma_plan_balanced), or chunks of 160 tokens where they are fewer than
-// chunks of 128 (M = 129-160, 257-320, 385-480, ...), split no more ways and the model's time is less: a CTA's rounds
-// of work (its work CTAs over the CTAs that run at once) x its groups x (96 + tokens). It is for row-block-rich
-// weights (Llama-3 8B gate/up: 112 row blocks, at M = 160 224 units of 80 tokens in two rounds on 132 SMs, 112 of 160
-// in one). kbit._C._set_wgmma_max_tokens(128) leaves the 160 candidate out.
+// A plan's modelled time above M = 64 (session 52, H200, k = 4, fp16; fitted to 44 pairs of plans timed against
+// each other in one process, runs 1-2, and ordering every pair that differed by more than 3%): the work clusters go
+// round-robin to the clusters that run at once (as the persistent launch deals them, and as the GPU refills its SMs
+// where each cluster of work is launched), and a cluster's time is the sum of its work: a whole unit G groups x (128 +
+// tokens) + 500, a split CTA its share of the groups x (128 + tokens) + 1000 (its partials' reduction); the plan's
+// time is its busiest cluster's.
+static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const WgmmaPlan& p, int sm_count) {
+  const int64_t groups = (K + 255) / 256, units = wgmma_units(M, N, p.shape);
+  const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
+  const int64_t whole = p.splits == 1 ? units : p.whole_clusters;  // the work clusters of whole units come first
+  const int64_t at_once = std::min<int64_t>(
+      std::max<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), 1), work);
+  const int64_t per_group = 128 + p.shape.tokens;
+  const int64_t whole_cost = groups * per_group + 500, split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000;
+  const auto dealt = [&](int64_t b, int64_t end) { return b < end ? (end - b + at_once - 1) / at_once : 0; };
+  int64_t busiest = 0;
+  for (int64_t b = 0; b < at_once; ++b) {
+    const int64_t whole_b = dealt(b, whole), all_b = dealt(b, work);
+    busiest = std::max(busiest, whole_b * whole_cost + (all_b - whole_b) * split_cost);
+  }
+  return busiest;
+}
+
+// The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or chunks of 160 tokens where they are fewer than
+// chunks of 128 (M = 129-160, 257-320, 385-480, ...) and the model's time (wgmma_model_time) is less. Runs 1-2
+// (alternating in one process): Llama-3 8B gate/up at M = 136-160 in 112 units of 160 tokens, one round on 132 SMs,
+// against 224 of 80 in two: 46.6 -> 30.5 us; 70B at M = 272 / 320 0.78x / 0.73x; where chunks of 160 are as many as
+// of 128 (M = 192, 256) forcing 160 took 1.2-1.8x the time. kbit._C._set_wgmma_max_tokens(128) leaves the 160 candidate
+// out.
 static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const WgmmaPlan base = wgmma_plan_balanced(M, N, K, k, sm_count);
   if (wgmma_max_tokens.load(std::memory_order_relaxed) == 128 || (M + 159) / 160 >= (M + 127) / 128) return base;
   const WgmmaPlan wide = wgmma_plan_for(M, N, K, k, sm_count, {160, 8});
-  const auto model_time = [&](const WgmmaPlan& p) {
-    const int64_t at_once = std::max<int64_t>(wgmma_ctas_at_once(k, p, sm_count), 1);
-    const int64_t rounds = (wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters) + at_once - 1) / at_once;
-    return rounds * wgmma_cta_groups(K, p.splits) * (96 + p.shape.tokens);
-  };
-  return wide.splits <= base.splits && model_time(wide) < model_time(base) ? wide : base;
+  return wgmma_model_time(M, N, K, k, wide, sm_count) < wgmma_model_time(M, N, K, k, base, sm_count) ? wide : base;
 }
 
 // The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).
