@@ -228,7 +228,7 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the clusters wgmma_gemm launches, each running clusters of work in turn (persistent CTAs where "
         "fewer than the work): 0, the default: the rule (as many as the GPU runs at once, where every split unit is "
         "then its CTA's last; else one per cluster of work), -1: one per cluster of work, n: n, clamped to the work "
-        "and to at least its split units (CTAs of 80-128 tokens only: others are launched one per cluster of work); "
+        "and to at least its split units (CTAs of 80-160 tokens only: others are launched one per cluster of work); "
         "returns the previous value");
   m.def("_set_wgmma_whole_clusters", &kbit::cuda::set_wgmma_whole_clusters, pybind11::arg("clusters"),
         "Tuning aid: the split tail of wgmma_gemm launches with splits: -1, the default: the rule (the full CTA waves "
@@ -237,13 +237,13 @@ PYBIND11_MODULE(_C, m) {
         "value");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
-        "128 rows x balanced chunks of 80-128 tokens above M = 64; at M = 33-64 two on 128 x 64 unless that takes "
+        "128 rows x balanced chunks of 80-128 tokens, or of 160, above M = 64; at M = 33-64 two on 128 x 64 unless that takes "
         "more CTA waves than four on 256 x 64 or four run at least as many CTAs, each on fewer groups); 8 two "
-        "warpgroups (64 tokens to M = 64, the rule's 80-128 above); 16 four (chunks of 64 tokens); returns the "
+        "warpgroups (64 tokens to M = 64, the rule's 80-160 above); 16 four (chunks of 64 tokens); returns the "
         "previous value");
   m.def("_set_wgmma_tokens", &kbit::cuda::set_wgmma_tokens, pybind11::arg("tokens"),
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
-        "M = 32, 64 to M = 64, balanced chunks of 80-128 above); 16 or 32 four warpgroups on 256 rows; 64 the row "
+        "M = 32, 64 to M = 64, balanced chunks of 80-128 or chunks of 160 above); 16 or 32 four warpgroups on 256 rows; 64 the row "
         "tiles of _set_wgmma_row_tiles, else the M = 33-64 rule's; 80, 96, 112, 128 or 160 two warpgroups on 128 "
         "rows; returns the previous value");
   m.def("_set_wgmma_max_tokens", &kbit::cuda::set_wgmma_max_tokens, pybind11::arg("tokens"),

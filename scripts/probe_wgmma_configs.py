@@ -1,7 +1,7 @@
 """The wgmma op at every CTA shape and split count the tuning aids allow, next to the rule's plan: for each
 shape and M, wgmma_gemm (k = --k, default 4; fp16, cold L2, CUDA-graph medians) with row tiles 8 / 16 x splits 1-8 x
 the first stage alone (never / always; 0: the rule's), plus the rule and cuBLAS fp16. The row-tiles aid acts from M
-= 33 (8: two warpgroups, 64 tokens to M = 64 and the rule's 80-128 above; 16: four,
+= 33 (8: two warpgroups, 64 tokens to M = 64 and the rule's 80-160 above; 16: four,
 chunks of 64); each row's `plan` says what ran. --tail: also the rule without the split tail ("no tail",
 kbit._C._set_wgmma_whole_clusters(0)) and, per forced split count, its tail ("... tail": the units' full waves of
 clusters run whole, the rest split). --one-each: also the rule with a cluster launched per cluster of work ("rule

@@ -74,7 +74,7 @@ def test_gemm_cuda_matches_reference(k, dtype, nk, M, poisoned_cuda):
 @pytest.mark.parametrize("op", ["mma_gemm", "tile_gemm", "wgmma_gemm"])
 def test_kernel_any_m(op, k, dtype, nk, M, poisoned_cuda):
     # each tensor-core kernel itself at every M (gemm dispatches by measured crossovers):
-    # token tiles of 8/16/32/64, chunks past 64 (wgmma: of 80-128), split-K (257 x 5120), a K tail (2080).
+    # token tiles of 8/16/32/64, chunks past 64 (wgmma: of 80-160), split-K (257 x 5120), a K tail (2080).
     # Small-M kernel: two warps per unit (N >= 4096, M > 8). Tile and wgmma kernels: a CTA tile of 256
     # rows (wgmma from M = 33 often 128: wgmma_plan) that N fills partly (17, 257: warps / 64-row wgmma
     # blocks with no row tile), 17 row blocks (4100).
@@ -1411,9 +1411,9 @@ def test_wgmma_persistent_rule(dtype, poisoned_cuda):
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_gemm_row_tiles(k, dtype, nk, M, splits, poisoned_cuda):
-    # both CTA shapes from M = 33: two warpgroups on 128 rows x 64 or 80-128 tokens (8 row tiles) and
+    # both CTA shapes from M = 33: two warpgroups on 128 rows x 64 or 80-160 tokens (8 row tiles) and
     # four on 256 rows x chunks of 64 (16): 300 rows (3 row blocks of 128, the last partly filled;
-    # 2 of 256), 129 rows (a second row block of one row), token chunks of 80-128 (the rule's) with tokens past M
+    # 2 of 256), 129 rows (a second row block of one row), token chunks of 80-160 (the rule's) with tokens past M
     # (65, 100, 129, 260); the same bits on a rerun, and the two shapes give the same bits where they
     # run the same splits (each output's sum runs the same steps in the same order; a GPU may lower one
     # shape's splits where its clusters do not fit)

@@ -74,7 +74,7 @@ int set_wgmma_whole_clusters(int64_t clusters);
 // the previous value.
 int64_t set_wgmma_grid_clusters(int64_t clusters);
 // The wgmma kernel's CTA shape from M = 33 (0 = the rule, wgmma_plan; 8 = two warpgroups, 64 tokens to M = 64,
-// the rule's 80-128 above; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
+// the rule's 80-160 above; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
 // The wgmma kernel's token chunk at any M (0 = the rule; 16 or 32 = four warpgroups on 256 rows; 64 = the
 // row tiles of set_wgmma_row_tiles, else the M = 33..64 rule's; 80, 96, 112, 128 or 160 = two warpgroups on 128

@@ -332,7 +332,7 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   if (tokens == 16 || tokens == 32) return plan_for({tokens, 16});
   if (tokens >= 80) return plan_for({tokens, 8});
   if (M <= 32 && tokens == 0) return plan_for(wgmma_plan_shape_small(M));
-  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 80-128 (wgmma_plan_large).
+  // From here chunks of 64 tokens (M = 33..64, or forced), or above M = 64 the rule's 80-160 (wgmma_plan_large).
   const bool chunks_of_64 = tokens == 64 || M <= 64;
   const int forced = wgmma_row_tiles_forced.load(std::memory_order_relaxed);
   if (forced == 16) return plan_for({64, 16});
@@ -376,7 +376,7 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
-  // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-128 tokens only, else one cluster launched per cluster of work):
+  // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
   // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
   // so that each is its CTA's last.
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);

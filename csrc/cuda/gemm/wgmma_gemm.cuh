@@ -7,7 +7,7 @@
 //
 // Work partition:
 //   CTA    = kRowTiles / 4 consumer warpgroups on 16 kRowTiles rows of W x TN tokens (WgmmaShape,
-//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 80, 96, 112 or 128), plus kWgProducerWarps
+//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 80, 96, 112, 128 or 160), plus kWgProducerWarps
 //            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
@@ -19,7 +19,7 @@
 //            through distributed shared memory at the end (no workspace). Without splits every work cluster is
 //            one CTA, one whole unit.
 //   grid   = (args.wgmma_grid_clusters, splits): launched cluster b runs work clusters b, b + gridDim.x, ... in
-//            turn (persistent where fewer are launched than there is work, WgmmaPlan; CTAs of 80-128 tokens only,
+//            turn (persistent where fewer are launched than there is work, WgmmaPlan; CTAs of 80-160 tokens only,
 //            wgmma_persistent_shape: the others are launched one cluster per cluster of work): the pair table is built
 //            once, the producers fill the next unit's first stages while the consumers finish the current one,
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last

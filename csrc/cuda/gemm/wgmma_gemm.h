@@ -19,9 +19,10 @@ namespace kbit {
 namespace cuda {
 
 // The CTA's shape (WgmmaShape): row_tiles 16-row tiles of W, one consumer warp each (16: four
-// warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64, 80, 96, 112 or 128). Compiled: 16 row
-// tiles x 16 / 32 / 64 tokens, 8 x 64 / 80 / 96 / 112 / 128 (80-128 tokens hold 40-64 fp32 accumulators per consumer
-// thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups).
+// warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64, 80, 96, 112, 128 or 160). Compiled: 16 row
+// tiles x 16 / 32 / 64 tokens, 8 x 64 / 80 / 96 / 112 / 128 / 160 (80-160 tokens hold 40-80 fp32 accumulators per
+// consumer thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups; 160 on the
+// producers' registers, kWgConsumerRegisters).
 struct WgmmaShape {
   int tokens;
   int row_tiles;
@@ -72,16 +73,17 @@ inline int wgmma_smem_bytes(int k, WgmmaShape s) { return wgmma_smem_bytes(k, s.
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 
 // What a call launches: the CTA shape, the splits along K and the order of the first stages' copies.
-// Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x up to 128
-// tokens (each weight decoded once per chunk of up to 128 tokens; session 23: Qwen3 and Llama-3 layers 10-25%
-// faster at M = 96-128 than four warpgroups on chunks of 64), its chunks balanced (session 51: ceil(M / 128) chunks
+// Shape: up to M = 32 four warpgroups (wgmma_plan_shape_small); above 64 two on 128 rows x up to 160
+// tokens (each weight decoded once per chunk; session 23: Qwen3 and Llama-3 layers 10-25% faster at M = 96-128 with
+// chunks of 128 than four warpgroups on chunks of 64), its chunks balanced (session 51: ceil(M / 128) chunks
 // of M / chunks tokens rounded up to 16, 80-128, so a unit has as little tensor work and x as that many chunks allow;
-// one chunk more where that model says so: wgmma_plan_large); at M = 33..64 two on 128 rows x 64
+// one chunk more where that model says so: wgmma_plan_balanced), or chunks of 160 where they are fewer and a fitted
+// model of the busiest cluster's time says so (session 52: wgmma_plan_large); at M = 33..64 two on 128 rows x 64
 // unless that takes more CTA waves than four on 256 rows or four run at least as many CTAs, each on
 // fewer groups and no more waves (session 31, H200: Qwen3, GLM shared and Llama-3 8B gate/up).
 // kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64 tokens, or the
-// rule's 80-128 above M = 64), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
-// any M (16 or 32: four warpgroups; 80, 96, 112 or 128: two; 64: the row tiles as above; session 30: chunks of
+// rule's 80-160 above M = 64), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
+// any M (16 or 32: four warpgroups; 80, 96, 112, 128 or 160: two; 64: the row tiles as above; session 30: chunks of
 // 32 at M = 40-128 lost to the rule everywhere).
 // first_stage_alone (the rule: always; session 32, measured with x from the image pass of layout version 3): the
 // first stage's copies requested alone, the others' once it landed (wgmma_gemm.cuh, early_stages);
@@ -91,13 +93,13 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // rest split `splits` ways (a cluster each): the full CTA waves stay unsplit and only the last, partial wave's units
 // are split to fill the SMs (Qwen3 gate/up M = 512: 160 units on 132 SMs ran as two waves of whole units).
 // grid_clusters (persistent CTAs): the clusters launched, each running work clusters (wgmma_work_clusters: whole units,
-// then split ones) b, b + grid_clusters, ... in turn (CTAs of 80-128 tokens only: wgmma_persistent_shape). The rule: as
+// then split ones) b, b + grid_clusters, ... in turn (CTAs of 80-160 tokens only: wgmma_persistent_shape). The rule: as
 // many as the GPU runs at once, unless a split unit would then not be its CTA's last (its reduction takes every stage
 // and cluster barriers the producers, still copying the next unit, would miss): then one per work cluster.
 // kbit._C._set_wgmma_grid_clusters forces a count (-1: one per work cluster). A persistent CTA builds the pair table
 // once, its producers copy the next unit's first groups while the consumers finish the current one, and the next unit's
 // start costs no CTA launch and prologue (session 44).
-// Persistent CTAs run only in the shapes of 80-128 tokens (the rule's above M = 64, where units can outnumber the
+// Persistent CTAs run only in the shapes of 80-160 tokens (the rule's above M = 64, where units can outnumber the
 // SMs): the loop over work clusters adds registers (128 x 8: 143 -> 167-168 of 168), and the 64 x 16 shape then spilled
 // in its group loop (session 44); the shapes below M = 65 (one unit per CTA in every benchmark shape) keep session 43's
 // code.
