@@ -8,7 +8,11 @@ the loop never waits for the GPU; the GPU is drained before each repetition. Rep
 median over repetitions of the per-call time, next to native aten calls of the same shape
 (torch.nn.functional.linear on fp16 weights, torch.mm) as the yardstick.
 
-    python -m benchmarks.bench_dispatch [--out DIR] [--calls 200] [--reps 25]
+    python -m benchmarks.bench_dispatch [--out DIR] [--calls 200] [--reps 25] [--shapes "160,4096,14336;..."]
+
+Above M = 128 (--shapes) also kbit._C.gemm_direct under session 51's wgmma rule (kbit._C._set_wgmma_max_tokens(128)):
+the 160-token candidate's host cost (a third split-model evaluation and the plan model, gemm_cuda.cpp) is the
+difference where chunks of 160 are fewer than chunks of 128.
 """
 from __future__ import annotations
 
@@ -52,15 +56,31 @@ def per_call_us(entries: dict, calls: int, reps: int) -> dict:
     return out
 
 
+@contextlib.contextmanager
+def wgmma_max_tokens_128():
+    """Session 51's wgmma rule (no 160-token candidate) inside."""
+    previous = kbit._C._set_wgmma_max_tokens(128)
+    try:
+        yield
+    finally:
+        kbit._C._set_wgmma_max_tokens(previous)
+
+
+def parse_shapes(text):
+    """"M,K,N;M,K,N" -> [(M, K, N), ...]."""
+    return [tuple(int(v) for v in part.split(",")) for part in text.split(";") if part.strip()]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--reps", type=int, default=25)
+    ap.add_argument("--shapes", default=None, help='"M,K,N;M,K,N" (default: the four small shapes)')
     args = ap.parse_args(argv)
     dev = torch.device("cuda")
     rows = []
-    for M, K, N in SHAPES:
+    for M, K, N in parse_shapes(args.shapes) if args.shapes else SHAPES:
         W = torch.randn(N, K, device=dev, dtype=torch.float16) * 0.02
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         qw = kbit.quantize(W, k=4)
@@ -87,6 +107,8 @@ def main(argv=None) -> None:
             "kbit.Linear": (lambda: lin(x), plain),
             "kbit.Linear, inference_mode": (lambda: lin(x), infer),
         }
+        if M > 128:
+            entries["kbit._C.gemm_direct, session 51's wgmma rule"] = (lambda: direct(x, *w, 4), wgmma_max_tokens_128)
         for name, r in per_call_us(entries, args.calls, args.reps).items():
             rows.append({"M": M, "K": K, "N": N, "entry": name, **r})
             print(f"M={M:3d} K={K} N={N:5d} {name:40s} {r['median_us']:6.2f} us/call "
