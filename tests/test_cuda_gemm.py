@@ -1629,7 +1629,8 @@ def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
 def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x chunks of 80-128 tokens above 64 (ceil(M / 128) chunks, balanced, or one more where both plans run in one
-    # wave and the model's CTA time is less); at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
+    # wave and the model's CTA time is less: session 51's rule, checked here under kbit._C._set_wgmma_max_tokens(128);
+    # its 160-token candidate above M = 128: test_wgmma_plan_160_tokens); at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
     # four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B gate/up take
     # four, measured on the H200 in session 31; 70B gate/up by the waves, session 23); forcing either with
     # the tuning aid; the launch's CTAs follow the shape

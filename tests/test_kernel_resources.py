@@ -200,14 +200,22 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     assert len(shapes) == 4 * 9 * 2, sorted(shapes)
     # no stack (spills) in any of them: at 160 tokens the consumers' 80 accumulators live on the registers the
     # producer warpgroup gives back (setmaxnreg)
-    stacks = {name: stack for name, _, stack in kernel_resources(tool, library, "sm_90a") if _WGMMA.search(name)}
-    assert not any(stacks.values()), {name: stack for name, stack in stacks.items() if stack}
+    resources = {name: (regs, stack) for name, regs, stack in kernel_resources(tool, library, "sm_90a")
+                 if _WGMMA.search(name)}
+    assert not any(stack for _, stack in resources.values()), {n: r for n, r in resources.items() if r[1]}
+    # ... which works only if the kernel launches at the 168 registers the CTA's pool is sized from (kWgLaunchRegisters:
+    # the consumers' setmaxnreg.inc waits for what the producers' dec gives back) and ptxas kept both moves (it drops
+    # setmaxnreg with a warning a quiet build does not show); no other shape moves registers
+    wide = {name for name in resources if _WGMMA.search(name).group(2) == "160"}
+    assert len(wide) == 4 * 2 and all(resources[name][0] == 168 for name in wide), {n: resources[n] for n in wide}
     listing = subprocess.run([tool, "-arch", "sm_90a", "-sass", "-fun", ",".join(names), library], capture_output=True,
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
     assert sorted(sass_of) == sorted(names), "cuobjdump -sass listed other functions than those asked for"
     serialized, moved = {}, {}
     for name, sass in sass_of.items():
+        moves = (len(re.findall(r"USETMAXREG\.TRY_ALLOC", sass)), len(re.findall(r"USETMAXREG\.DEALLOC", sass)))
+        assert moves == ((1, 1) if name in wide else (0, 0)), (name, moves)
         mmas, full, partial = wgmma_waits(sass)
         assert mmas >= 16, (name, mmas)  # a group's 16 steps, unrolled
         if full > 1 or partial == 0:

@@ -294,7 +294,9 @@ static WgmmaPlan wgmma_plan_balanced(int64_t M, int64_t N, int64_t K, int k, int
 // round-robin to the clusters that run at once (as the persistent launch deals them, and as the GPU refills its SMs
 // where each cluster of work is launched), and a cluster's time is the sum of its work: a whole unit G groups x (128 +
 // tokens) + 500, a split CTA its share of the groups x (128 + tokens) + 1000 (its partials' reduction); the plan's
-// time is its busiest cluster's.
+// time is its busiest cluster's. Cluster b gets whole / at_once whole units' clusters, one more where b < whole %
+// at_once, and of all the work likewise: at most three runs of clusters with the same share, each evaluated once (a loop
+// over the clusters, two 64-bit divisions each, was ~1 us of host time a candidate: session 52 run 10).
 static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const WgmmaPlan& p, int sm_count) {
   const int64_t groups = (K + 255) / 256, units = wgmma_units(M, N, p.shape);
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
@@ -303,12 +305,15 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
       std::max<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), 1), work);
   const int64_t per_group = 128 + p.shape.tokens;
   const int64_t whole_cost = groups * per_group + 500, split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000;
-  const auto dealt = [&](int64_t b, int64_t end) { return b < end ? (end - b + at_once - 1) / at_once : 0; };
-  int64_t busiest = 0;
-  for (int64_t b = 0; b < at_once; ++b) {
-    const int64_t whole_b = dealt(b, whole), all_b = dealt(b, work);
-    busiest = std::max(busiest, whole_b * whole_cost + (all_b - whole_b) * split_cost);
-  }
+  const int64_t whole_q = whole / at_once, whole_r = whole % at_once, work_q = work / at_once, work_r = work % at_once;
+  const auto time_of = [&](int64_t b) {  // cluster b's sum
+    const int64_t whole_b = whole_q + (b < whole_r), all_b = work_q + (b < work_r);
+    return whole_b * whole_cost + (all_b - whole_b) * split_cost;
+  };
+  // the first cluster of each run: 0, min(whole_r, work_r), max(whole_r, work_r) (those below at_once)
+  int64_t busiest = time_of(0);
+  for (const int64_t b : {std::min(whole_r, work_r), std::max(whole_r, work_r)})
+    if (b < at_once) busiest = std::max(busiest, time_of(b));
   return busiest;
 }
 

@@ -113,9 +113,12 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // 160 tokens (80 accumulators a consumer thread) do not fit the 168 registers a thread of a 384-thread CTA gets:
   // the producer warpgroup, which needs few, gives registers to the consumers (setmaxnreg, wgmma_gemm.h).
   constexpr bool kRebalanceRegisters = TN > 128;
-  static_assert(!kRebalanceRegisters || (kRowTiles == 8 && kWgProducerWarps == 4 &&
-                                         kWgProducerRegisters * 128 + kWgConsumerRegisters * 256 <= 65536),
-                "wgmma_gemm: the rebalanced registers fit the register file");
+  // (setmaxnreg.inc waits for registers in the CTA's pool, which holds what it launched with: the consumers may take no
+  // more than the producers give back, or the inc never returns)
+  static_assert(!kRebalanceRegisters ||
+                    (kRowTiles == 8 && kWgProducerWarps == 4 &&
+                     (kWgLaunchRegisters - kWgProducerRegisters) * 128 >= (kWgConsumerRegisters - kWgLaunchRegisters) * 256),
+                "wgmma_gemm: the consumers take no more registers than the producers give back");
   constexpr int kConsumerWarps = kRowTiles;  // one per row tile
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);

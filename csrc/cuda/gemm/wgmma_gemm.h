@@ -34,11 +34,15 @@ struct WgmmaShape {
 constexpr int kWgProducerWarps = 4;
 constexpr int wgmma_threads(int row_tiles) { return (row_tiles + kWgProducerWarps) * 32; }
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
-// The 160-token shape's registers (setmaxnreg, PTX ISA): a 384-thread CTA launches at 168 a thread (65536 / 384,
-// rounded down to 8); its producer warpgroup drops to kWgProducerRegisters once its role is known and the two
-// consumer warpgroups rise to kWgConsumerRegisters (128 x 40 + 256 x 232 = 64512 of the SM's 65536), room for 80
-// fp32 accumulators a thread. The other shapes keep 168 everywhere.
+// The 160-token shape's registers (setmaxnreg, PTX ISA): a 384-thread CTA launches at kWgLaunchRegisters = 168 a
+// thread (65536 / 384, rounded down to 8: 64512 in the CTA's pool); its producer warpgroup drops to
+// kWgProducerRegisters once its role is known, giving back 128 x (168 - 40) = 16384, and the two consumer warpgroups
+// rise to kWgConsumerRegisters, taking 256 x (232 - 168) = 16384 of them: room for 80 fp32 accumulators a thread. The
+// other shapes keep 168 everywhere. (tests/test_kernel_resources.py checks the 160-token kernels' 168 and their
+// register moves in the SASS.)
+constexpr int kWgLaunchRegisters = 65536 / wgmma_threads(8) / 8 * 8;
 constexpr int kWgProducerRegisters = 40, kWgConsumerRegisters = 232;
+static_assert(kWgLaunchRegisters == 168, "a 384-thread CTA's registers a thread");
 // K-splits: the splits of one output tile (row block x token chunk) run as one thread-block
 // cluster and add their partials through distributed shared memory (wgmma_gemm.cuh), so at most
 // a portable cluster's 8 CTAs.
