@@ -140,16 +140,17 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int part_blocks = 8 >> parts_log2;
   for (int64_t item = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); item < items; item += step) {
     const int64_t tile = item >> parts_log2;
+    const int part = static_cast<int>(item & ((1 << parts_log2) - 1));  // of the tile's 2^parts_log2
     // the warp's next tile into L2 meanwhile, by the warp of its first part only (step >= 8 >= the parts, so the
     // next item is always another tile)
-    if (lane == 0 && item + step < items && (item & ((1 << parts_log2) - 1)) == 0) {
+    if (lane == 0 && item + step < items && part == 0) {
       const int64_t next_tile = (item + step) >> parts_log2;
       prefetch_l2(packed + next_tile * tile_words(K), K * 512);
       prefetch_l2(absmax + next_tile * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
     }
     const int64_t grp = tile % G, col0 = grp * 256;
     const int tail_blocks = static_cast<int>(cols - col0 < 256 ? (cols - col0) / 32 : 8);  // K % 32 == 0
-    const int first_block = static_cast<int>(item & ((1 << parts_log2) - 1)) * part_blocks;
+    const int first_block = part * part_blocks;
     const int end_block = min(first_block + part_blocks, tail_blocks);
     if (first_block >= end_block) continue;  // a part wholly past K: the same for the whole warp
     // The lane's codes (its stream: k 16-byte vectors) and its rows' absmax bytes (row g: bytes 0-7 of the 16
