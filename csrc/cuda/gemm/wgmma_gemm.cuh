@@ -117,7 +117,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // more than the producers give back, or the inc never returns)
   static_assert(!kRebalanceRegisters ||
                     (kRowTiles == 8 && kWgProducerWarps == 4 &&
-                     (kWgLaunchRegisters - kWgProducerRegisters) * 128 >= (kWgConsumerRegisters - kWgLaunchRegisters) * 256),
+                     (kWgLaunchRegisters - kWgProducerRegisters) * 128 >=
+                         (kWgConsumerRegisters - kWgLaunchRegisters) * 256),
                 "wgmma_gemm: the consumers take no more registers than the producers give back");
   constexpr int kConsumerWarps = kRowTiles;  // one per row tile
   constexpr int kConsumerThreads = 32 * kConsumerWarps;
