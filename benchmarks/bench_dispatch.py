@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import statistics
@@ -27,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 import kbit
+from .session import tuning_aids
 
 SHAPES = [(1, 2048, 512), (1, 2048, 5120), (16, 2048, 5120), (64, 2048, 5120)]  # (M, K, N)
 
@@ -54,16 +56,6 @@ def per_call_us(entries: dict, calls: int, reps: int) -> dict:
         v.sort()
         out[name] = {"median_us": statistics.median(v), "p10_us": v[len(v) // 10], "p90_us": v[(9 * len(v)) // 10]}
     return out
-
-
-@contextlib.contextmanager
-def wgmma_max_tokens_128():
-    """Session 51's wgmma rule (no 160-token candidate) inside."""
-    previous = kbit._C._set_wgmma_max_tokens(128)
-    try:
-        yield
-    finally:
-        kbit._C._set_wgmma_max_tokens(previous)
 
 
 def parse_shapes(text):
@@ -108,7 +100,8 @@ def main(argv=None) -> None:
             "kbit.Linear, inference_mode": (lambda: lin(x), infer),
         }
         if M > 128:
-            entries["kbit._C.gemm_direct, session 51's wgmma rule"] = (lambda: direct(x, *w, 4), wgmma_max_tokens_128)
+            entries["kbit._C.gemm_direct, session 51's wgmma rule"] = (
+                lambda: direct(x, *w, 4), functools.partial(tuning_aids, wgmma_max_tokens=128))
         for name, r in per_call_us(entries, args.calls, args.reps).items():
             rows.append({"M": M, "K": K, "N": N, "entry": name, **r})
             print(f"M={M:3d} K={K} N={N:5d} {name:40s} {r['median_us']:6.2f} us/call "

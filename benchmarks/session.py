@@ -3,6 +3,7 @@ and writing results (JSON for machines, Markdown for people, PNG plots)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -52,6 +53,19 @@ def git_commit() -> str:
         return (head or "unknown") + ("+dirty" if dirty else "")
     except Exception:  # noqa: BLE001
         return "unknown"
+
+
+@contextlib.contextmanager
+def tuning_aids(**values):
+    """kbit._C._set_<name>(value) for each name inside, the previous values restored after (every aid returns its
+    previous value)."""
+    setters = {name: getattr(kbit._C, f"_set_{name}") for name in values}
+    previous = {name: setters[name](value) for name, value in values.items()}
+    try:
+        yield setters
+    finally:
+        for name, value in previous.items():
+            setters[name](value)
 
 
 def tuning_setup(cool_s: float = 0.0):

@@ -11,6 +11,7 @@ import argparse
 
 import kbit
 from benchmarks import shapes as S
+from benchmarks.session import tuning_aids
 
 KEYS = ("tokens", "row_tiles", "splits", "units", "whole_units", "ctas", "grid_ctas")
 
@@ -25,11 +26,8 @@ def describe(plan):
 
 
 def forced(tokens, M, N, K, k, aid="wgmma_tokens"):
-    previous = getattr(kbit._C, f"_set_{aid}")(tokens)
-    try:
+    with tuning_aids(**{aid: tokens}):
         return kbit._C._wgmma_launch_plan(M, N, K, k)
-    finally:
-        getattr(kbit._C, f"_set_{aid}")(previous)
 
 
 def main():

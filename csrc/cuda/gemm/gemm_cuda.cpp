@@ -256,9 +256,12 @@ static WgmmaPlan wgmma_plan_for(int64_t M, int64_t N, int64_t K, int k, int sm_c
   return WgmmaPlan{shape, s.splits, s.whole_clusters, false};
 }
 
-// The CTAs of plan p the GPU runs at once (one a SM without splits, else whole clusters of `splits`).
+// The clusters of `splits` CTAs of plan p the GPU runs at once (one CTA a SM without splits), and their CTAs.
+static int64_t wgmma_clusters_at_once(int k, const WgmmaPlan& p, int sm_count) {
+  return p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits);
+}
 static int64_t wgmma_ctas_at_once(int k, const WgmmaPlan& p, int sm_count) {
-  return p.splits == 1 ? sm_count : int64_t(p.splits) * wgmma_clusters(k, p.shape, p.splits);
+  return p.splits * wgmma_clusters_at_once(k, p, sm_count);
 }
 
 // Above M = 64: two warpgroups on 128 rows x chunks of 80-128 tokens. ceil(M / 128) chunks, balanced
@@ -302,8 +305,7 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
   const int64_t groups = (K + 255) / 256, units = wgmma_units(M, N, p.shape);
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
   const int64_t whole = p.splits == 1 ? units : p.whole_clusters;  // the work clusters of whole units come first
-  const int64_t at_once = std::min<int64_t>(
-      std::max<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), 1), work);
+  const int64_t at_once = std::min<int64_t>(std::max<int64_t>(wgmma_clusters_at_once(k, p, sm_count), 1), work);
   const int64_t per_group = 128 + p.shape.tokens;
   const int64_t whole_cost = groups * per_group + 500, split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000;
   const int64_t whole_q = whole / at_once, whole_r = whole % at_once, work_q = work / at_once, work_r = work % at_once;
@@ -393,7 +395,7 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
     p.grid_clusters = std::clamp<int64_t>(forced, std::max<int64_t>(split_clusters, 1), work);
   } else if (wgmma_persistent_shape(p.shape.tokens) && forced == 0) {
     // (as the split model and _wgmma_launch_plan count them: one CTA per SM without splits)
-    const int64_t at_once = std::min<int64_t>(p.splits == 1 ? sm_count : wgmma_clusters(k, p.shape, p.splits), work);
+    const int64_t at_once = std::min<int64_t>(wgmma_clusters_at_once(k, p, sm_count), work);
     if (at_once > 0 && split_clusters <= at_once) p.grid_clusters = at_once;
   }
   return p;
