@@ -1751,6 +1751,48 @@ def test_wgmma_plan_160_tokens():
     assert kbit._C._set_wgmma_max_tokens(0) == 0
 
 
+def test_wgmma_remembered_plan_follows_the_aids(poisoned_cuda):
+    # the wgmma plan is remembered per (device, shape, k, tuning aids) (remembered_plans.h): each aid set between two
+    # calls of one shape gets its own plan, and set back the rule's plan again; a call's bits follow the plan (two
+    # K-splits add their partials in another order than one CTA over all of K: other bits, which a stale plan would
+    # repeat)
+    skip_unless_runs("wgmma_gemm", 4, 200)
+    plan = kbit._C._wgmma_launch_plan
+    N, K, M = 14336, 4096, 200  # Llama-3 8B gate/up: 112 row blocks, two chunks of 112 tokens (one split)
+    rule = plan(M, N, K, 4)
+    assert rule["splits"] == 1 and rule["tokens"] == 112 and rule["first_stage_alone"], rule
+    forced = {  # aid: (value, what the plan then says)
+        "wgmma_splits": (2, lambda p: p["splits"] == 2),
+        "wgmma_row_tiles": (16, lambda p: p["row_tiles"] == 16 and p["tokens"] == 64),
+        "wgmma_tokens": (96, lambda p: p["tokens"] == 96),
+        "wgmma_first_stage_alone": (1, lambda p: not p["first_stage_alone"]),
+        "wgmma_grid_clusters": (-1, lambda p: p["grid_ctas"] == p["ctas"] > rule["grid_ctas"]),
+    }
+    for aid, (value, holds) in forced.items():
+        assert plan(M, N, K, 4) == rule
+        p = wgmma_under({aid: value}, lambda: plan(M, N, K, 4))
+        assert holds(p) and p != rule, (aid, p, rule)
+        assert plan(M, N, K, 4) == rule, aid
+    # the split tail's aid (with splits forced, 0 whole clusters unless it says how many) and the 160-token candidate's
+    two_splits = wgmma_under({"wgmma_splits": 2}, lambda: plan(M, N, K, 4))
+    tail = wgmma_under({"wgmma_splits": 2, "wgmma_whole_clusters": 10}, lambda: plan(M, N, K, 4))
+    assert two_splits["whole_units"] == 0 and tail["whole_units"] == 20, (two_splits, tail)
+    wide = plan(160, N, K, 4)
+    assert wide["tokens"] == 160 and wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(160, N, K, 4))["tokens"] < 160
+    assert plan(160, N, K, 4) == wide and plan(M, N, K, 4) == rule
+    # the bits: 1 and 2 splits forced in turn on one call (K = 2048, 8 groups)
+    qw, W_hat = weight(4, 512, 2048)
+    x = acts(100, 2048, torch.float16, "wg-memo")
+    fn = lambda: torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)  # noqa: E731
+    one = wgmma_under({"wgmma_splits": 1}, fn)
+    check(one, x, W_hat, torch.float16)
+    two = wgmma_under({"wgmma_splits": 2}, fn)
+    check(two, x, W_hat, torch.float16)
+    assert not torch.equal(one, two)
+    assert_bitwise_equal(wgmma_under({"wgmma_splits": 1}, fn), one)
+    assert_bitwise_equal(wgmma_under({"wgmma_splits": 2}, fn), two)
+
+
 def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 9):
         with pytest.raises(RuntimeError, match="splits must be 0 .the rule. or 1 to 8; got " + str(bad)):

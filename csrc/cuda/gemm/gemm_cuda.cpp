@@ -11,11 +11,14 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <optional>
+#include <tuple>
 
 #include "../../common/checks.h"
+#include "../common/remembered_plans.h"
 #include "dispatch_query.h"
 #include "gemm_paths.h"
 #include "scalar_gemv.h"
@@ -381,7 +384,7 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
-WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+static WgmmaPlan planned_wgmma(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
   // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
@@ -399,6 +402,31 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
     if (at_once > 0 && split_clusters <= at_once) p.grid_clusters = at_once;
   }
   return p;
+}
+
+// planned_wgmma, remembered (remembered_plans.h): the plan depends only on the call's shape, k, the device (its SMs
+// and cluster occupancy) and the tuning aids, all in the key. Above M = 128 the rule evaluates the split model for
+// three shapes and the cluster model twice; remembered, a repeated call costs one lookup.
+WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
+  struct Key {
+    int64_t M, N, K, grid_clusters_forced;
+    int k, sm_count, device;
+    std::array<int, 6> aids;
+    auto tied() const { return std::tie(M, N, K, grid_clusters_forced, k, sm_count, device, aids); }
+    bool operator==(const Key& o) const { return tied() == o.tied(); }
+    uint64_t hash() const {
+      return plan_key_hash({M, N, K, grid_clusters_forced, k, sm_count, device, aids[0], aids[1], aids[2], aids[3],
+                            aids[4], aids[5]});
+    }
+  };
+  const auto key_now = [&] {
+    const auto aid = [](const auto& slot) { return slot.load(std::memory_order_relaxed); };
+    return Key{M, N, K, aid(wgmma_grid_clusters_forced), k, sm_count, static_cast<int>(c10::cuda::current_device()),
+               {{aid(wgmma_splits_forced), aid(wgmma_row_tiles_forced), aid(wgmma_tokens_forced), aid(wgmma_max_tokens),
+                 aid(wgmma_first_stage_alone_mode), aid(wgmma_whole_clusters_forced)}}};
+  };
+  static RememberedPlans<Key, WgmmaPlan> plans;
+  return plans.get(key_now, [&] { return planned_wgmma(M, N, K, k, sm_count); });
 }
 
 namespace {

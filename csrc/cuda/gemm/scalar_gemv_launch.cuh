@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "../common/dependent_launch.h"
 #include "../common/kernel_residency.h"
+#include "../common/remembered_plans.h"
 #include "scalar_gemv.cuh"
 #include "scalar_gemv.h"
 #include "scalar_gemv_split.cuh"
@@ -581,10 +581,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   return plan;
 }
 
-// plan_gemv_kernel, remembered: a plan depends only on the device, the call's shape (M, N, K,
-// experts, rows per unit) and the tuning aids, all in the key, so a repeated call costs one lookup
-// instead of its plan's occupancy queries (up to ~40 cached lookups behind a mutex for dense calls
-// of 8+ rows). One small direct-mapped table per kernel instantiation; a clash recomputes.
+// plan_gemv_kernel, remembered (remembered_plans.h): a plan depends only on the device, the call's shape (M, N, K,
+// experts, rows per unit) and the tuning aids, all in the key, so a repeated call costs one lookup instead of its
+// plan's occupancy queries (up to ~40 cached lookups behind a mutex for dense calls of 8+ rows). One table per kernel
+// instantiation.
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
@@ -594,6 +594,11 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
     bool grouped;
     auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
+    uint64_t hash() const {
+      return plan_key_hash({rows, out_features, cols, experts, rows_per_unit, device, grouped, aids[0], aids[1],
+                            aids[2], aids[3], aids[4], aids[5], aids[6], aids[7], aids[8], aids[9], aids[10],
+                            aids[11]});
+    }
   };
   const bool grouped = args.expert_offsets != nullptr;
   const auto key_now = [&] {
@@ -604,31 +609,8 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                  gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run()}},
                grouped};
   };
-  const Key key = key_now();
-  constexpr int kSlots = 64;
-  struct Entry {
-    Key key;
-    GemvLaunchPlan plan;
-    bool used;
-  };
-  static std::mutex mutex;
-  static Entry table[kSlots] = {};
-  uint64_t h = (uint64_t(key.rows) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(key.out_features) * 0xC2B2AE3D27D4EB4Full) ^
-               (uint64_t(key.cols) * 0x165667B19E3779F9ull) ^ uint64_t(key.experts) ^ (uint64_t(key.device) << 40) ^
-               (uint64_t(key.rows_per_unit) << 20) ^ (uint64_t(key.grouped) << 50);
-  for (int a : key.aids) h = h * 31 + uint64_t(a);
-  Entry& e = table[(h ^ (h >> 29)) % kSlots];
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (e.used && e.key == key) return e.plan;
-  }
-  const GemvLaunchPlan plan = plan_gemv_kernel<T, K, kTokens, kDecode>(args);
-  // (stored only if no tuning aid changed while it was computed: plan_gemv_kernel reads them again)
-  if (key_now() == key) {
-    std::lock_guard<std::mutex> lock(mutex);
-    e = Entry{key, plan, true};
-  }
-  return plan;
+  static RememberedPlans<Key, GemvLaunchPlan> plans;
+  return plans.get(key_now, [&] { return plan_gemv_kernel<T, K, kTokens, kDecode>(args); });
 }
 
 template <typename T, int K>
