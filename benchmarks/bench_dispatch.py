@@ -11,8 +11,9 @@ median over repetitions of the per-call time, next to native aten calls of the s
     python -m benchmarks.bench_dispatch [--out DIR] [--calls 200] [--reps 25] [--shapes "160,4096,14336;..."]
 
 Above M = 128 (--shapes) also kbit._C.gemm_direct under session 51's wgmma rule (kbit._C._set_wgmma_max_tokens(128)):
-the 160-token candidate's host cost (a third split-model evaluation and the plan model, gemm_cuda.cpp) is the
-difference where chunks of 160 are fewer than chunks of 128.
+the wide candidate's host cost (a third split-model evaluation and the plan model, gemm_cuda.cpp) was the
+difference where chunks of up to 160 are fewer than chunks of 128, until session 53 remembered the plans
+(remembered_plans.h): a repeated call now plans once under either rule.
 """
 from __future__ import annotations
 

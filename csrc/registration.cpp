@@ -237,18 +237,19 @@ PYBIND11_MODULE(_C, m) {
         "value");
   m.def("_set_wgmma_row_tiles", &kbit::cuda::set_wgmma_row_tiles, pybind11::arg("row_tiles"),
         "Tuning aid: the CTA shape of wgmma_gemm launches from M = 33: 0, the default: the rule (two warpgroups on "
-        "128 rows x balanced chunks of 80-128 tokens above M = 64, or of 160 above 128; at M = 33-64 two on 128 x "
+        "128 rows x balanced chunks of 80-128 tokens above M = 64, or of 144-160 above 128; at M = 33-64 two on 128 x "
         "64 unless that takes more CTA waves than four on 256 x 64 or four run at least as many CTAs, each on fewer "
         "groups); 8 two warpgroups (64 tokens to M = 64, the rule's 80-160 above); 16 four (chunks of 64 tokens); "
         "returns the previous value");
   m.def("_set_wgmma_tokens", &kbit::cuda::set_wgmma_tokens, pybind11::arg("tokens"),
         "Tuning aid: the token chunk of wgmma_gemm launches at any M: 0, the default: the rule (16 to M = 16, 32 to "
-        "M = 32, 64 to M = 64, balanced chunks of 80-128 above, or of 160 above 128); 16 or 32 four warpgroups on "
-        "256 rows; 64 the row tiles of _set_wgmma_row_tiles, else the M = 33-64 rule's; 80, 96, 112, 128 or 160 two "
-        "warpgroups on 128 rows; returns the previous value");
+        "M = 32, 64 to M = 64, balanced chunks of 80-128 above, or of 144-160 above 128); 16 or 32 four warpgroups "
+        "on 256 rows; 64 the row tiles of _set_wgmma_row_tiles, else the M = 33-64 rule's; 80, 96, 112, 128, 144 or "
+        "160 two warpgroups on 128 rows; returns the previous value");
   m.def("_set_wgmma_max_tokens", &kbit::cuda::set_wgmma_max_tokens, pybind11::arg("tokens"),
-        "Tuning aid: the largest token chunk wgmma_gemm's rule takes above M = 128: 0 or 160, the default (chunks of "
-        "160 where they are fewer than of 128 and the rule's model prefers them); 128 (session 51's rule: balanced "
+        "Tuning aid: the wide token chunks wgmma_gemm's rule may take above M = 128: 0, the default (ceil(M / 160) "
+        "chunks balanced to 144 or 160 tokens where they are fewer than of 128 and the rule's model prefers them); "
+        "160 (those chunks always of 160: session 52's rule); 128 (no wide chunks: session 51's rule, balanced "
         "chunks of 80-128); returns the previous value");
   m.def("_set_wgmma_first_stage_alone",
         mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),

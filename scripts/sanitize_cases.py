@@ -122,12 +122,12 @@ def gemv_cluster_split_cases(dev="cuda"):
 
 
 def wgmma_persistent_cases(dev="cuda"):
-    """Persistent wgmma CTAs in twenty launches, for the slow tools (racecheck): CTAs of 80, 96, 112, 128 and 160 tokens
-    (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks, 16 units; 160: one chunk, 8 units),
-    kbit._C._set_wgmma_grid_clusters(1): one split, one cluster launched, running every unit in turn; two splits after
-    one cluster of whole units (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the split units' clusters
-    (14; 6 at 160 tokens), so cluster 0 runs the whole units' cluster and then the last split unit. The first stage's
-    copies alone (2) and never alone (1)."""
+    """Persistent wgmma CTAs in twenty-four launches, for the slow tools (racecheck): CTAs of 80, 96, 112, 128, 144 and
+    160 tokens (M = 130, N = 1024, K = 2080: 8 row blocks of 128 rows x 2 token chunks, 16 units; 144 and 160: one
+    chunk, 8 units), kbit._C._set_wgmma_grid_clusters(1): one split, one cluster launched, running every unit in turn;
+    two splits after one cluster of whole units (kbit._C._set_wgmma_whole_clusters(1)), the launch clamped to the split
+    units' clusters (14; 6 at 144 and 160 tokens), so cluster 0 runs the whole units' cluster and then the last split
+    unit. The first stage's copies alone (2) and never alone (1)."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_splits=1, wgmma_row_tiles=8, wgmma_first_stage_alone=0, wgmma_grid_clusters=1,
@@ -136,7 +136,7 @@ def wgmma_persistent_cases(dev="cuda"):
         qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
         x = torch.randn(M, K, device=dev, dtype=torch.float16)
         ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
-        for tokens, splits, alone in itertools.product((80, 96, 112, 128, 160), (1, 2), (1, 2)):
+        for tokens, splits, alone in itertools.product((80, 96, 112, 128, 144, 160), (1, 2), (1, 2)):
             aid["wgmma_tokens"](tokens)
             aid["wgmma_splits"](splits)
             aid["wgmma_whole_clusters"](1 if splits > 1 else 0)

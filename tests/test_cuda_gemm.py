@@ -1164,7 +1164,7 @@ def test_gemm_cuda_graph(k, M):
 
 @pytest.mark.parametrize("splits", [1, 2, 3, 5, 7, 8])
 @pytest.mark.parametrize("M,tokens", [(5, 0), (16, 0), (20, 0), (40, 0), (130, 80), (130, 96), (130, 112), (200, 128),
-                                      (200, 160)],
+                                      (200, 144), (200, 160)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("nk", [(300, 2080), (17, 96)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
@@ -1175,8 +1175,9 @@ def test_wgmma_gemm_forced_splits(k, dtype, nk, M, tokens, splits, poisoned_cuda
     # K = 2080 (a 32-column tail: its last group's x panel 0 half outside x, panels 1-3 wholly, read as
     # zeros by the tensor copies; 1 split: 9 groups, more than the stages, so stages are refilled),
     # K = 96 (one group, one panel partly outside x: any forced splits run as 1), tokens past M in chunks
-    # of 16, 32, 64 (the rule's; M = 40: either CTA shape, wgmma_plan's) and 80, 96, 112, 128, 160 (forced: two
-    # warpgroups, two chunks; 160: the consumers on the producers' registers, setmaxnreg); the same bits on a rerun
+    # of 16, 32, 64 (the rule's; M = 40: either CTA shape, wgmma_plan's) and 80, 96, 112, 128, 144, 160 (forced: two
+    # warpgroups, two chunks; 144 and 160: the consumers on the producers' registers, setmaxnreg); the same bits on a
+    # rerun
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, *nk, dtype)
     x = acts(M, nk[1], dtype, "wgsplit")
@@ -1230,7 +1231,7 @@ def unit_slices(plan, unit, N):
 
 @pytest.mark.parametrize("whole_clusters", [1, 2, 1000])
 @pytest.mark.parametrize("splits", [2, 3, 8])
-@pytest.mark.parametrize("M,tokens", [(40, 0), (130, 112), (150, 96), (200, 128), (300, 80), (300, 160)],
+@pytest.mark.parametrize("M,tokens", [(40, 0), (130, 112), (150, 96), (200, 128), (300, 80), (300, 144), (300, 160)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
@@ -1331,7 +1332,8 @@ def expected_grid_clusters(plan, forced):
 
 @pytest.mark.parametrize("grid", [1, 3])
 @pytest.mark.parametrize("splits,whole_clusters", [(1, 0), (2, 1), (3, 1000)], ids=["one", "tail1", "tailmax"])
-@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (250, 520), (300, 517), (200, 520)], ids=lambda v: str(v))
+@pytest.mark.parametrize("M,N", [(70, 2056), (129, 1032), (250, 520), (300, 517), (200, 520), (280, 1032)],
+                         ids=lambda v: str(v))
 @pytest.mark.parametrize("K", [512, 2080])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", [2, 4, 5])
@@ -1340,15 +1342,14 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     # least the split units'), each running clusters of work in turn, the pipeline's stages and phases running on across
     # units, y's tile through the last group's stage, then the next unit. K = 2080 (9 groups, a 32-column tail) or 512
     # (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 / 1032 /
-    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 / 200 in chunks
-    # of 80 / 96 / 128 / 112 / 160 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so CTAs of several
-    # whole units,
-    # and of whole units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in
+    # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 / 200 / 280
+    # in chunks of 80 / 96 / 128 / 112 / 160 / 144 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so
+    # CTAs of several whole units, and of whole units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in
     # the same order), against the reference, the same bits on a rerun and a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
-    tokens = {70: 80, 129: 96, 250: 128, 300: 112, 200: 160}[M]
+    tokens = {70: 80, 129: 96, 250: 128, 300: 112, 200: 160, 280: 144}[M]
     aids = {"wgmma_splits": splits, "wgmma_whole_clusters": whole_clusters, "wgmma_tokens": tokens}
     run = wgmma_plan_runs(x, qw, k, "wgpersist")
     plan, y, again = wgmma_under({**aids, "wgmma_grid_clusters": grid}, run)
@@ -1598,13 +1599,13 @@ def test_wgmma_y_tile_whole_pieces(k, dtype, M, poisoned_cuda):
     assert_bitwise_equal(ys[4096][:, :1000], ys[1000])
 
 
-@pytest.mark.parametrize("tokens", [16, 32, 64, 80, 96, 112, 128, 160])
+@pytest.mark.parametrize("tokens", [16, 32, 64, 80, 96, 112, 128, 144, 160])
 @pytest.mark.parametrize("M", [40, 100])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_forced_token_chunks(k, dtype, M, tokens, poisoned_cuda):
     # the tuning aid kbit._C._set_wgmma_tokens: chunks of 16 / 32 tokens (four warpgroups; M = 40 and 100 run 2-7
-    # chunks, the last partly filled), 64 (the row-tiles rule's shape), 80, 96, 112, 128 and 160 (two warpgroups) at any M,
+    # chunks, the last partly filled), 64 (the row-tiles rule's shape), 80-160 (two warpgroups) at any M,
     # on 300 rows (a partly filled last row block) x 2080 columns (a K tail; several groups, so splits): each chunk size
     # is a tensor map box of that many tokens
     skip_unless_runs("wgmma_gemm", k, M)
@@ -1630,7 +1631,8 @@ def test_wgmma_launch_plan_shapes():
     # the CTA shape rule (wgmma_plan): four warpgroups (16 row tiles) up to M = 32, two on 128 rows
     # x chunks of 80-128 tokens above 64 (ceil(M / 128) chunks, balanced, or one more where both plans run in one
     # wave and the model's CTA time is less: session 51's rule, checked here under kbit._C._set_wgmma_max_tokens(128);
-    # its 160-token candidate above M = 128: test_wgmma_plan_160_tokens); at 33-64 two on 128 x 64 unless that takes more CTA waves than four or
+    # its wide candidate above M = 128: test_wgmma_plan_wide_tokens); at 33-64 two on 128 x 64 unless that takes more
+    # CTA waves than four or
     # four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B gate/up take
     # four, measured on the H200 in session 31; 70B gate/up by the waves, session 23); forcing either with
     # the tuning aid; the launch's CTAs follow the shape
@@ -1649,7 +1651,7 @@ def test_wgmma_launch_plan_shapes():
                       (257, 96), (288, 96), (289, 112), (336, 112), (337, 128), (384, 128), (385, 112), (1000, 128)):
         more = cdiv(cdiv(M, cdiv(M, 128) + 1), 16) * 16  # one chunk more, balanced
         for N, K in ((4096, 2048), (28672, 8192)):  # (70B gate/up: never one wave, so never one chunk more)
-            # session 51's rule (without the 160-token candidate: test_wgmma_plan_160_tokens)
+            # session 51's rule (without the wide candidate: test_wgmma_plan_wide_tokens)
             p = wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(M, N, K, 4))
             assert p["row_tiles"] == 8 and p["units"] == cdiv(M, p["tokens"]) * cdiv(N, 128), (M, N, p)
             assert p["ctas"] == p["whole_units"] + (p["units"] - p["whole_units"]) * p["splits"], p
@@ -1713,9 +1715,10 @@ def wgmma_model_time(q, K):
     return max(w * whole_cost + (len(range(b, work, at_once)) - w) * split_cost for b, w in enumerate(dealt))
 
 
-def test_wgmma_plan_160_tokens():
-    # the rule's 160-token candidate (wgmma_plan_large): chunks of 160 where they are fewer than of 128 (M = 129-160,
-    # 257-320, ...), taken where the model's time (wgmma_model_time above, fitted in session 52) is less than that of
+def test_wgmma_plan_wide_tokens():
+    # the rule's wide candidate (wgmma_plan_large): ceil(M / 160) chunks where they are fewer than of 128 (M = 129-160,
+    # 257-320, ...), balanced to 144 or 160 tokens (session 53; session 52's rule, kbit._C._set_wgmma_max_tokens(160),
+    # took 160), taken where the model's time (wgmma_model_time above, fitted in session 52) is less than that of
     # session 51's plan (kbit._C._set_wgmma_max_tokens(128)); rebuilt here from both candidates' plans (the aids force
     # exactly each candidate's plan)
     if not kbit._C.wgmma_gemm_runs(4, 512):
@@ -1727,26 +1730,32 @@ def test_wgmma_plan_160_tokens():
 
     took = set()
     for N, K in ((4096, 2048), (5120, 2048), (2048, 4096), (2048, 5120), (2048, 10240), (14336, 4096), (28672, 8192)):
-        for M in (129, 136, 160, 161, 200, 256, 257, 300, 320, 400, 480, 600, 640, 800, 1000):
+        for M in (129, 136, 144, 145, 160, 161, 200, 256, 257, 272, 288, 300, 320, 400, 432, 480, 600, 640, 800, 1000):
             p = plan(M, N, K, 4)
             base = wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(M, N, K, 4))
-            assert base["tokens"] <= 128 and wgmma_under({"wgmma_max_tokens": 160}, lambda: plan(M, N, K, 4)) == p
+            assert base["tokens"] <= 128, (M, N, K, base)
+            session52 = wgmma_under({"wgmma_max_tokens": 160}, lambda: plan(M, N, K, 4))
+            assert session52["tokens"] in (160, base["tokens"]), (M, N, K, session52)
             if cdiv(M, 160) >= cdiv(M, 128):  # no fewer chunks: session 51's plan
-                assert p == base, (M, N, K, p, base)
+                assert p == base == session52, (M, N, K, p, base, session52)
                 continue
-            wide = wgmma_under({"wgmma_tokens": 160}, lambda: plan(M, N, K, 4))
+            tokens = cdiv(cdiv(M, cdiv(M, 160)), 16) * 16
+            assert tokens in (144, 160) and tokens * cdiv(M, 160) >= M, (M, tokens)
+            wide = wgmma_under({"wgmma_tokens": tokens}, lambda: plan(M, N, K, 4))
             take = wgmma_model_time(wide, K) < wgmma_model_time(base, K)
             assert p == (wide if take else base), (M, N, K, p, wide, base)
             if take:
-                took.add((N, M))
+                took.add((N, M, tokens))
+    assert {t for _, _, t in took} == {144, 160}, sorted(took)
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:
         # measured in session 52 (runs 1-2, H200): Llama-3 8B gate/up at M = 160, 112 units of 160 tokens in one round
         # against 224 of 80 in two (0.66x the time); 70B at M = 160 (0.68x); Qwen3 Q at M = 160 stays (160 forced:
         # 1.07x), and O, down and GLM shared down at M = 800 (1.11x, 1.14x, 1.26x)
-        assert {(14336, 160), (28672, 160), (14336, 320)} <= took, sorted(took)
-        assert (4096, 160) not in took and (2048, 800) not in took and plan(160, 14336, 4096, 4)["tokens"] == 160
+        assert {(14336, 160, 160), (28672, 160, 160), (14336, 320, 160), (14336, 136, 144)} <= took, sorted(took)
+        assert (4096, 160, 160) not in took and (2048, 800, 160) not in took
+        assert plan(160, 14336, 4096, 4)["tokens"] == 160 and plan(272, 14336, 4096, 4)["tokens"] == 144
     for bad in (-1, 64, 96, 144, 192):
-        with pytest.raises(RuntimeError, match="tokens must be 0 or 160 .the rule. or 128 .*; got " + str(bad)):
+        with pytest.raises(RuntimeError, match="tokens must be 0 .the rule: .*, 128 .* or 160 .*; got " + str(bad)):
             kbit._C._set_wgmma_max_tokens(bad)
     assert kbit._C._set_wgmma_max_tokens(0) == 0
 
@@ -1800,7 +1809,7 @@ def test_wgmma_aids_reject_bad_values():
     for bad in (-1, 4, 32):
         with pytest.raises(RuntimeError, match="row_tiles must be 0 .the rule., 8 .* or 16 .*; got " + str(bad)):
             kbit._C._set_wgmma_row_tiles(bad)
-    for bad in (-1, 8, 48, 72, 100, 144, 192, 256):
+    for bad in (-1, 8, 48, 72, 100, 136, 176, 192, 256):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule., 16 or 32 .*; got " + str(bad)):
             kbit._C._set_wgmma_tokens(bad)
     assert kbit._C._set_wgmma_splits(0) == 0 and kbit._C._set_wgmma_row_tiles(0) == 0

@@ -161,7 +161,7 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
   const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
                                   : fits({64, 16}) && fits({64, 8}) &&
                                         (M <= 64 || (fits({80, 8}) && fits({96, 8}) && fits({112, 8}) &&
-                                                     fits({128, 8}) && fits({160, 8})));
+                                                     fits({128, 8}) && fits({144, 8}) && fits({160, 8})));
   return prop.major == 9 && prop.minor == 0 && shapes_fit;
 #else
   (void)k, (void)M, (void)prop;
@@ -187,16 +187,17 @@ int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const c
 
 int set_wgmma_tokens(int64_t tokens) {
   TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 80 || tokens == 96 ||
-                  tokens == 112 || tokens == 128 || tokens == 160,
+                  tokens == 112 || tokens == 128 || tokens == 144 || tokens == 160,
               "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
-              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112, 128 or 160 (two "
-              "warpgroups on 128 rows); got ", tokens);
+              "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112, 128, 144 or 160 "
+              "(two warpgroups on 128 rows); got ", tokens);
   return wgmma_tokens_forced.exchange(static_cast<int>(tokens));
 }
 
 int set_wgmma_max_tokens(int64_t tokens) {
-  TORCH_CHECK(tokens == 0 || tokens == 128 || tokens == 160, "kbit._C._set_wgmma_max_tokens: tokens must be 0 or 160 "
-              "(the rule) or 128 (the rule without its 160-token candidate: session 51's); got ", tokens);
+  TORCH_CHECK(tokens == 0 || tokens == 128 || tokens == 160, "kbit._C._set_wgmma_max_tokens: tokens must be 0 (the "
+              "rule: balanced chunks of up to 160), 128 (the rule without its wide candidate: session 51's) or 160 "
+              "(the wide candidate always chunks of 160: session 52's); got ", tokens);
   return wgmma_max_tokens.exchange(static_cast<int>(tokens));
 }
 
@@ -323,16 +324,22 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
   return busiest;
 }
 
-// The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or chunks of 160 tokens where they are fewer than
-// chunks of 128 (M = 129-160, 257-320, 385-480, ...) and the model's time (wgmma_model_time) is less. Runs 1-2
-// (alternating in one process): Llama-3 8B gate/up at M = 136-160 in 112 units of 160 tokens, one round on 132 SMs,
-// against 224 of 80 in two: 46.6 -> 30.5 us; 70B at M = 272 / 320 0.78x / 0.73x; where chunks of 160 are as many as
-// of 128 (M = 192, 256) forcing 160 took 1.2-1.8x the time. kbit._C._set_wgmma_max_tokens(128) leaves the 160 candidate
-// out.
+// The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or the wide candidate where its chunks, ceil(M /
+// 160), are fewer than chunks of 128 (M = 129-160, 257-320, 385-480, ...) and the model's time (wgmma_model_time) is
+// less: those chunks balanced as session 51's are (wgmma_balanced_tokens: 144 or 160 tokens; session 53), so a unit
+// runs no more padding columns than that chunk count needs (M = 136 one chunk of 144, 272 two, 400 three). Session 52
+// runs 1-2 (alternating in one process): Llama-3 8B gate/up at M = 136-160 in 112 units of 160 tokens, one round on 132
+// SMs, against 224 of 80 in two: 46.6 -> 30.5 us; 70B at M = 272 / 320 0.78x / 0.73x; where chunks of 160 are as many
+// as of 128 (M = 192, 256) forcing 160 took 1.2-1.8x the time. kbit._C._set_wgmma_max_tokens(128) leaves the wide
+// candidate out, 160 makes its chunks 160 (session 52's rule).
 static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const WgmmaPlan base = wgmma_plan_balanced(M, N, K, k, sm_count);
-  if (wgmma_max_tokens.load(std::memory_order_relaxed) == 128 || (M + 159) / 160 >= (M + 127) / 128) return base;
-  const WgmmaPlan wide = wgmma_plan_for(M, N, K, k, sm_count, {160, 8});
+  const int max_tokens = wgmma_max_tokens.load(std::memory_order_relaxed);
+  const int64_t wide_chunks = (M + 159) / 160;
+  if (max_tokens == 128 || wide_chunks >= (M + 127) / 128) return base;
+  // (fewer chunks than of 128 hold more than 128 tokens each: 144 or 160)
+  const int tokens = max_tokens == 160 ? 160 : wgmma_balanced_tokens(M, wide_chunks);
+  const WgmmaPlan wide = wgmma_plan_for(M, N, K, k, sm_count, {tokens, 8});
   return wgmma_model_time(M, N, K, k, wide, sm_count) < wgmma_model_time(M, N, K, k, base, sm_count) ? wide : base;
 }
 

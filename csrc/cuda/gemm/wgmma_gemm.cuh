@@ -7,7 +7,7 @@
 //
 // Work partition:
 //   CTA    = kRowTiles / 4 consumer warpgroups on 16 kRowTiles rows of W x TN tokens (WgmmaShape,
-//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 80, 96, 112, 128 or 160), plus kWgProducerWarps
+//            wgmma_gemm.h: 16 row tiles x 16, 32 or 64 tokens; 8 x 64, 80, ..., 160), plus kWgProducerWarps
 //            producer warps. Warpgroup wg owns the 64-row wgmma block of row tiles
 //            4 wg .. 4 wg + 3; its warp q decodes row tile 4 wg + q. Accumulators: TN / 2 fp32
 //            per thread (wgmma D layout, wgmma.cuh).
@@ -110,7 +110,8 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
   static_assert(TN <= 64 || kRowTiles == 8,
                 "wgmma_gemm: 80-160 tokens only on two warpgroups (40-80 accumulators a thread)");
-  // 160 tokens (80 accumulators a consumer thread) do not fit the 168 registers a thread of a 384-thread CTA gets:
+  // 144 and 160 tokens (72, 80 accumulators a consumer thread) do not fit the 168 registers a thread of a 384-thread
+  // CTA gets:
   // the producer warpgroup, which needs few, gives registers to the consumers (setmaxnreg, wgmma_gemm.h).
   constexpr bool kRebalanceRegisters = TN > 128;
   // (setmaxnreg.inc waits for registers in the CTA's pool, which holds what it launched with: the consumers may take no
@@ -532,6 +533,7 @@ decltype(auto) with_wgmma_shape(WgmmaShape shape, F&& f) {
   using std::integral_constant;
   if (shape.row_tiles == 8) {
     if (shape.tokens == 160) return f(integral_constant<int, 160>{}, integral_constant<int, 8>{});
+    if (shape.tokens == 144) return f(integral_constant<int, 144>{}, integral_constant<int, 8>{});
     if (shape.tokens == 128) return f(integral_constant<int, 128>{}, integral_constant<int, 8>{});
     if (shape.tokens == 112) return f(integral_constant<int, 112>{}, integral_constant<int, 8>{});
     if (shape.tokens == 96) return f(integral_constant<int, 96>{}, integral_constant<int, 8>{});

@@ -19,10 +19,10 @@ namespace kbit {
 namespace cuda {
 
 // The CTA's shape (WgmmaShape): row_tiles 16-row tiles of W, one consumer warp each (16: four
-// warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64, 80, 96, 112, 128 or 160). Compiled: 16 row
-// tiles x 16 / 32 / 64 tokens, 8 x 64 / 80 / 96 / 112 / 128 / 160 (80-160 tokens hold 40-80 fp32 accumulators per
-// consumer thread: too many under the 96-register cap of a 640-thread CTA, so only with two warpgroups; 160 on the
-// producers' registers, kWgConsumerRegisters).
+// warpgroups of 64 rows, 8: two), times `tokens` tokens of x (16, 32, 64, 80, 96, 112, 128, 144 or 160). Compiled: 16
+// row tiles x 16 / 32 / 64 tokens, 8 x 64 / 80 / 96 / 112 / 128 / 144 / 160 (80-160 tokens hold 40-80 fp32
+// accumulators per consumer thread: too many under the 96-register cap of a 640-thread CTA, so only with two
+// warpgroups; 144 and 160 on the producers' registers, kWgConsumerRegisters).
 struct WgmmaShape {
   int tokens;
   int row_tiles;
@@ -34,11 +34,11 @@ struct WgmmaShape {
 constexpr int kWgProducerWarps = 4;
 constexpr int wgmma_threads(int row_tiles) { return (row_tiles + kWgProducerWarps) * 32; }
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
-// The 160-token shape's registers (setmaxnreg, PTX ISA): a 384-thread CTA launches at kWgLaunchRegisters = 168 a
-// thread (65536 / 384, rounded down to 8: 64512 in the CTA's pool); its producer warpgroup drops to
+// The 144- and 160-token shapes' registers (setmaxnreg, PTX ISA): a 384-thread CTA launches at kWgLaunchRegisters =
+// 168 a thread (65536 / 384, rounded down to 8: 64512 in the CTA's pool); its producer warpgroup drops to
 // kWgProducerRegisters once its role is known, giving back 128 x (168 - 40) = 16384, and the two consumer warpgroups
-// rise to kWgConsumerRegisters, taking 256 x (232 - 168) = 16384 of them: room for 80 fp32 accumulators a thread. The
-// other shapes keep 168 everywhere. (tests/test_kernel_resources.py checks the 160-token kernels' 168 and their
+// rise to kWgConsumerRegisters, taking 256 x (232 - 168) = 16384 of them: room for 72 or 80 fp32 accumulators a
+// thread. The other shapes keep 168 everywhere. (tests/test_kernel_resources.py checks those kernels' 168 and their
 // register moves in the SASS.)
 constexpr int kWgLaunchRegisters = 65536 / wgmma_threads(8) / 8 * 8;
 constexpr int kWgProducerRegisters = 40, kWgConsumerRegisters = 232;
@@ -81,14 +81,15 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // tokens (each weight decoded once per chunk; session 23: Qwen3 and Llama-3 layers 10-25% faster at M = 96-128 with
 // chunks of 128 than four warpgroups on chunks of 64), its chunks balanced (session 51: ceil(M / 128) chunks
 // of M / chunks tokens rounded up to 16, 80-128, so a unit has as little tensor work and x as that many chunks allow;
-// one chunk more where that model says so: wgmma_plan_balanced), or chunks of 160 where they are fewer and a fitted
-// model of the busiest cluster's time says so (session 52: wgmma_plan_large); at M = 33..64 two on 128 rows x 64
-// unless that takes more CTA waves than four on 256 rows or four run at least as many CTAs, each on
-// fewer groups and no more waves (session 31, H200: Qwen3, GLM shared and Llama-3 8B gate/up).
+// one chunk more where that model says so: wgmma_plan_balanced), or ceil(M / 160) chunks balanced the same way (144
+// or 160 tokens) where they are fewer and a fitted model of the busiest cluster's time says so (sessions 52-53:
+// wgmma_plan_large); at M = 33..64 two on 128 rows x 64 unless that takes more CTA waves than four on 256 rows or
+// four run at least as many CTAs, each on fewer groups and no more waves (session 31, H200: Qwen3, GLM shared and
+// Llama-3 8B gate/up).
 // kbit._C._set_wgmma_row_tiles (tuning aid) forces one from M = 33: 8 = two warpgroups (64 tokens, or the
 // rule's 80-160 above M = 64), 16 = four (chunks of 64 tokens); kbit._C._set_wgmma_tokens the token chunk at
-// any M (16 or 32: four warpgroups; 80, 96, 112, 128 or 160: two; 64: the row tiles as above; session 30: chunks of
-// 32 at M = 40-128 lost to the rule everywhere).
+// any M (16 or 32: four warpgroups; 80, 96, 112, 128, 144 or 160: two; 64: the row tiles as above; session 30:
+// chunks of 32 at M = 40-128 lost to the rule everywhere).
 // first_stage_alone (the rule: always; session 32, measured with x from the image pass of layout version 3): the
 // first stage's copies requested alone, the others' once it landed (wgmma_gemm.cuh, early_stages);
 // kbit._C._set_wgmma_first_stage_alone.
