@@ -2,8 +2,9 @@
 shapes at each M, k = --k (default 4), on this GPU: one line a shape and M. Above M = 64 also the rule's two candidates
 (gemm_cuda.cpp, wgmma_plan_balanced), each forced through kbit._C._set_wgmma_tokens: `fewer` (ceil(M / 128) balanced
 chunks) and `more` (one chunk more, where it balances to 80-128 tokens), with whether all their CTAs run in one wave;
-where chunks of 160 are fewer than of 128, `wide` (160 forced; wgmma_plan_large) and `max128` (the rule without the
-160 candidate, kbit._C._set_wgmma_max_tokens(128)).
+where ceil(M / 160) chunks are fewer than of 128, `wide` (those chunks balanced, 144 or 160 tokens, forced;
+wgmma_plan_large), `session52` (session 52's rule: chunks of 160, kbit._C._set_wgmma_max_tokens(160)) and `max128`
+(the rule without the wide candidate, kbit._C._set_wgmma_max_tokens(128)).
 
     python3 scripts/probe_wgmma_plans.py --shapes Q,gateup --ms 96,192,384
 """
@@ -48,7 +49,9 @@ def main():
                 if tokens >= 80:
                     print(f"  {label}: {describe(forced(tokens, M, shape.N, shape.K, a.k))}")
             if cdiv(M, 160) < chunks:
-                print(f"  wide: {describe(forced(160, M, shape.N, shape.K, a.k))}")
+                wide = cdiv(cdiv(M, cdiv(M, 160)), 16) * 16
+                print(f"  wide: {describe(forced(wide, M, shape.N, shape.K, a.k))}")
+                print(f"  session52: {describe(forced(160, M, shape.N, shape.K, a.k, 'wgmma_max_tokens'))}")
                 print(f"  max128: {describe(forced(128, M, shape.N, shape.K, a.k, 'wgmma_max_tokens'))}")
 
 

@@ -304,14 +304,17 @@ static WgmmaPlan wgmma_plan_balanced(int64_t M, int64_t N, int64_t K, int k, int
 // is its busiest cluster's. Cluster b gets whole / at_once whole units' clusters, one more where b < whole % at_once,
 // and of all the work likewise: at most three runs of clusters with the same share, each evaluated once. (With a loop
 // over every cluster, two 64-bit divisions each, the rule's plan took 0.9-2.3 us more than session 51's; now 0.4-0.7:
-// session 52 runs 9b, 10.)
-static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const WgmmaPlan& p, int sm_count) {
+// session 52 runs 9b, 10.) split_step: a split CTA's further cost per split of its cluster (0 in session 52's fit,
+// kWgModelSplitStep in the rule's since session 53).
+static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const WgmmaPlan& p, int sm_count,
+                                int64_t split_step) {
   const int64_t groups = (K + 255) / 256, units = wgmma_units(M, N, p.shape);
   const int64_t work = wgmma_work_clusters(M, N, p.shape, p.splits, p.whole_clusters);
   const int64_t whole = p.splits == 1 ? units : p.whole_clusters;  // the work clusters of whole units come first
   const int64_t at_once = std::min<int64_t>(std::max<int64_t>(wgmma_clusters_at_once(k, p, sm_count), 1), work);
   const int64_t per_group = 128 + p.shape.tokens;
-  const int64_t whole_cost = groups * per_group + 500, split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000;
+  const int64_t whole_cost = groups * per_group + 500,
+                split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000 + split_step * p.splits;
   const int64_t whole_q = whole / at_once, whole_r = whole % at_once, work_q = work / at_once, work_r = work % at_once;
   const auto time_of = [&](int64_t b) {  // cluster b's sum
     const int64_t whole_b = whole_q + (b < whole_r), all_b = work_q + (b < work_r);
@@ -324,6 +327,11 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
   return busiest;
 }
 
+// A split CTA's modelled cost per split of its cluster, on top of session 52's flat 1000 (session 53 run 2: Qwen3 Q at M
+// = 136 took 144 tokens in 3 splits, 96 CTAs of 3 groups, over 80 in 2, 128 CTAs of 4 groups, by 1816 against 1832,
+// and ran 6% slower at k = 4 (3% at k = 2); run 1 had 160 in 3 splits 6% slower than the 80-token plan there too).
+constexpr int64_t kWgModelSplitStep = 50;
+
 // The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or the wide candidate where its chunks, ceil(M /
 // 160), are fewer than chunks of 128 (M = 129-160, 257-320, 385-480, ...) and the model's time (wgmma_model_time) is
 // less: those chunks balanced as session 51's are (wgmma_balanced_tokens: 144 or 160 tokens; session 53), so a unit
@@ -331,7 +339,7 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
 // runs 1-2 (alternating in one process): Llama-3 8B gate/up at M = 136-160 in 112 units of 160 tokens, one round on 132
 // SMs, against 224 of 80 in two: 46.6 -> 30.5 us; 70B at M = 272 / 320 0.78x / 0.73x; where chunks of 160 are as many
 // as of 128 (M = 192, 256) forcing 160 took 1.2-1.8x the time. kbit._C._set_wgmma_max_tokens(128) leaves the wide
-// candidate out, 160 makes its chunks 160 (session 52's rule).
+// candidate out, 160 gives session 52's rule (chunks of 160, the model without the split step).
 static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   const WgmmaPlan base = wgmma_plan_balanced(M, N, K, k, sm_count);
   const int max_tokens = wgmma_max_tokens.load(std::memory_order_relaxed);
@@ -339,8 +347,11 @@ static WgmmaPlan wgmma_plan_large(int64_t M, int64_t N, int64_t K, int k, int sm
   if (max_tokens == 128 || wide_chunks >= (M + 127) / 128) return base;
   // (fewer chunks than of 128 hold more than 128 tokens each: 144 or 160)
   const int tokens = max_tokens == 160 ? 160 : wgmma_balanced_tokens(M, wide_chunks);
+  const int64_t step = max_tokens == 160 ? 0 : kWgModelSplitStep;
   const WgmmaPlan wide = wgmma_plan_for(M, N, K, k, sm_count, {tokens, 8});
-  return wgmma_model_time(M, N, K, k, wide, sm_count) < wgmma_model_time(M, N, K, k, base, sm_count) ? wide : base;
+  return wgmma_model_time(M, N, K, k, wide, sm_count, step) < wgmma_model_time(M, N, K, k, base, sm_count, step)
+             ? wide
+             : base;
 }
 
 // The CTA shape and splits (first_stage_alone left false: wgmma_plan sets it).
