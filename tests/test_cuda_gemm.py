@@ -1701,17 +1701,17 @@ def test_wgmma_launch_plan_shapes():
         plan(0, 4096, 2048, 4)
 
 
-def wgmma_model_time(q, K, split_step=50):
+def wgmma_model_time(q, K, split_step=100):
     """gemm_cuda.cpp's wgmma_model_time of a plan (kbit._C._wgmma_launch_plan's dict): the work clusters dealt
     round-robin to the clusters that run at once, a whole unit G groups x (128 + tokens) + 500, a split CTA its share of
-    the groups x (128 + tokens) + 1000 + split_step x its splits (kWgModelSplitStep = 50 in the rule, 0 in session 52's);
-    the busiest cluster's sum."""
+    the groups x (128 + tokens) + 1000 + split_step x its splits past 4 (kWgModelSplitStep = 100 in the rule, 0 in
+    session 52's); the busiest cluster's sum."""
     groups, s = -(-K // 256), q["splits"]
     whole = q["units"] if s == 1 else q["whole_units"] // s
     work = whole + (q["units"] - q["whole_units"] if s > 1 else 0)
     at_once = min(max(q["resident_clusters"], 1), work)
     whole_cost = groups * (128 + q["tokens"]) + 500
-    split_cost = -(-groups // s) * (128 + q["tokens"]) + 1000 + split_step * s
+    split_cost = -(-groups // s) * (128 + q["tokens"]) + 1000 + split_step * max(s - 4, 0)
     dealt = [len(range(b, whole, at_once)) for b in range(at_once)]
     return max(w * whole_cost + (len(range(b, work, at_once)) - w) * split_cost for b, w in enumerate(dealt))
 
@@ -1758,9 +1758,10 @@ def test_wgmma_plan_wide_tokens():
         assert {(14336, 160, 160), (28672, 160, 160), (14336, 320, 160), (14336, 136, 144)} <= took, sorted(took)
         assert (4096, 160, 160) not in took and (2048, 800, 160) not in took
         assert plan(160, 14336, 4096, 4)["tokens"] == 160 and plan(272, 14336, 4096, 4)["tokens"] == 144
-        # session 53 run 2: Qwen3 Q at M = 136 ran 6% slower in 144 tokens x 3 splits than in 80 x 2, which the split
-        # step prefers
-        assert plan(136, 4096, 2048, 4)["tokens"] == 80, plan(136, 4096, 2048, 4)
+        # session 53 runs 2-3: Qwen3 KV at M = 400 ran 13% faster in 80 tokens x 4 splits than in 144 x 8, which the
+        # split step prefers; Q at M = 272 9% faster in 144 x 2 than in 80 x 1, which it leaves
+        assert (plan(400, 512, 2048, 4)["tokens"], plan(400, 512, 2048, 4)["splits"]) == (80, 4)
+        assert (plan(272, 4096, 2048, 4)["tokens"], plan(272, 4096, 2048, 4)["splits"]) == (144, 2)
     for bad in (-1, 64, 96, 144, 192):
         with pytest.raises(RuntimeError, match="tokens must be 0 .the rule: .*, 128 .* or 160 .*; got " + str(bad)):
             kbit._C._set_wgmma_max_tokens(bad)

@@ -304,8 +304,8 @@ static WgmmaPlan wgmma_plan_balanced(int64_t M, int64_t N, int64_t K, int k, int
 // is its busiest cluster's. Cluster b gets whole / at_once whole units' clusters, one more where b < whole % at_once,
 // and of all the work likewise: at most three runs of clusters with the same share, each evaluated once. (With a loop
 // over every cluster, two 64-bit divisions each, the rule's plan took 0.9-2.3 us more than session 51's; now 0.4-0.7:
-// session 52 runs 9b, 10.) split_step: a split CTA's further cost per split of its cluster (0 in session 52's fit,
-// kWgModelSplitStep in the rule's since session 53).
+// session 52 runs 9b, 10.) split_step: a split CTA's further cost per split of its cluster past 4 (0 in session 52's
+// fit, kWgModelSplitStep in the rule's since session 53).
 static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const WgmmaPlan& p, int sm_count,
                                 int64_t split_step) {
   const int64_t groups = (K + 255) / 256, units = wgmma_units(M, N, p.shape);
@@ -314,7 +314,7 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
   const int64_t at_once = std::min<int64_t>(std::max<int64_t>(wgmma_clusters_at_once(k, p, sm_count), 1), work);
   const int64_t per_group = 128 + p.shape.tokens;
   const int64_t whole_cost = groups * per_group + 500,
-                split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000 + split_step * p.splits;
+                split_cost = wgmma_cta_groups(K, p.splits) * per_group + 1000 + split_step * std::max(p.splits - 4, 0);
   const int64_t whole_q = whole / at_once, whole_r = whole % at_once, work_q = work / at_once, work_r = work % at_once;
   const auto time_of = [&](int64_t b) {  // cluster b's sum
     const int64_t whole_b = whole_q + (b < whole_r), all_b = work_q + (b < work_r);
@@ -327,10 +327,13 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
   return busiest;
 }
 
-// A split CTA's modelled cost per split of its cluster, on top of session 52's flat 1000 (session 53 run 2: Qwen3 Q at M
-// = 136 took 144 tokens in 3 splits, 96 CTAs of 3 groups, over 80 in 2, 128 CTAs of 4 groups, by 1816 against 1832,
-// and ran 6% slower at k = 4 (3% at k = 2); run 1 had 160 in 3 splits 6% slower than the 80-token plan there too).
-constexpr int64_t kWgModelSplitStep = 50;
+// A split CTA's modelled cost per split of its cluster past 4, on top of session 52's flat 1000. Session 53 runs 2-3:
+// Qwen3 KV at M = 400 / 432 took 144 tokens in 8 splits (96 CTAs of 1 group) over 80 / 96 in 4 (80 CTAs of 2) by the
+// model without it, and ran 13-14% slower (8.17 / 8.30 us against 7.14 / 7.28); a step on every split (50 each, run 3)
+// also moved 2- and 3-split plans to fewer splits, which lost 2-9% (Qwen3 Q at M = 257-288 144 tokens x 2 splits 12.4
+// us against 80 x 1 13.5; O at 257-288 144 x 3 14.8 against 80 x 2 15.5) or won 5% (Q at M = 136, 80 x 2 against 144 x
+// 3), so the step starts past 4 splits, where the only evidence is (as for session 51's KV cells, 8 splits against 4).
+constexpr int64_t kWgModelSplitStep = 100;
 
 // The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or the wide candidate where its chunks, ceil(M /
 // 160), are fewer than chunks of 128 (M = 129-160, 257-320, 385-480, ...) and the model's time (wgmma_model_time) is
