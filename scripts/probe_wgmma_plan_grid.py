@@ -23,13 +23,14 @@ PLAN_KEYS = ("tokens", "row_tiles", "splits", "ctas", "grid_ctas", "whole_units"
 
 
 def plan_label(p):
-    return f"{p['tokens']}x{p['row_tiles'] * 16} s{p['splits']} ctas {p['ctas']}/{p['grid_ctas']} whole {p['whole_units']}"
+    return (f"{p['tokens']}x{p['row_tiles'] * 16} s{p['splits']} ctas {p['ctas']}/{p['grid_ctas']} "
+            f"whole {p['whole_units']}")
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cells", nargs="+", required=True, help="SHAPE:M,M,...")
-    p.add_argument("--tokens", default="80,96,112,128,160")
+    p.add_argument("--tokens", default="80,96,112,128,144,160")
     p.add_argument("--splits", default="1,2,3,4,6,8")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--k", type=int, default=4)

@@ -1344,8 +1344,9 @@ def test_wgmma_gemm_persistent(k, dtype, K, M, N, splits, whole_clusters, grid, 
     # (2 groups, no more than the stages: most releases after y's tile, the producers a unit ahead); N = 2056 / 1032 /
     # 520 / 517 (a last row block of 8 rows; 517: y stored element by element); M = 70 / 129 / 250 / 300 / 200 / 280
     # in chunks of 80 / 96 / 128 / 112 / 160 / 144 tokens (kbit._C._set_wgmma_tokens; tokens past M): 10-18 units, so
-    # CTAs of several whole units, and of whole units then a split one. Bitwise the same as a cluster launched per cluster of work (the same steps in
-    # the same order), against the reference, the same bits on a rerun and a graph replay.
+    # CTAs of several whole units, and of whole units then a split one. Bitwise the same as a cluster launched per
+    # cluster of work (the same steps in the same order), against the reference, the same bits on a rerun and a graph
+    # replay.
     skip_unless_runs("wgmma_gemm", k, M)
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgpersist")
@@ -1632,8 +1633,8 @@ def test_wgmma_launch_plan_shapes():
     # x chunks of 80-128 tokens above 64 (ceil(M / 128) chunks, balanced, or one more where both plans run in one
     # wave and the model's CTA time is less: session 51's rule, checked here under kbit._C._set_wgmma_max_tokens(128);
     # its wide candidate above M = 128: test_wgmma_plan_wide_tokens); at 33-64 two on 128 x 64 unless that takes more
-    # CTA waves than four or
-    # four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B gate/up take
+    # CTA waves than four or four run at least as many CTAs, each on fewer groups (Qwen3, GLM shared and Llama-3 8B
+    # gate/up take
     # four, measured on the H200 in session 31; 70B gate/up by the waves, session 23); forcing either with
     # the tuning aid; the launch's CTAs follow the shape
     if not kbit._C.wgmma_gemm_runs(4, 64):
@@ -1720,8 +1721,8 @@ def test_wgmma_plan_wide_tokens():
     # the rule's wide candidate (wgmma_plan_large): ceil(M / 160) chunks where they are fewer than of 128 (M = 129-160,
     # 257-320, ...), balanced to 144 or 160 tokens (session 53; session 52's rule, kbit._C._set_wgmma_max_tokens(160),
     # took 160), taken where the model's time (wgmma_model_time above, fitted in session 52, with session 53's split
-    # step) is less than that of session 51's plan (kbit._C._set_wgmma_max_tokens(128)); rebuilt here from both candidates' plans (the aids force
-    # exactly each candidate's plan)
+    # step) is less than that of session 51's plan (kbit._C._set_wgmma_max_tokens(128)); rebuilt here from both
+    # candidates' plans (the aids force exactly each candidate's plan)
     if not kbit._C.wgmma_gemm_runs(4, 512):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
@@ -1743,15 +1744,14 @@ def test_wgmma_plan_wide_tokens():
             wide160 = wgmma_under({"wgmma_tokens": 160}, lambda: plan(M, N, K, 4))
             take52 = wgmma_model_time(wide160, K, 0) < wgmma_model_time(base, K, 0)
             assert session52 == (wide160 if take52 else base), (M, N, K, session52, wide160, base)
-            tokens = cdiv(cdiv(M, cdiv(M, 160)), 16) * 16
-            assert tokens in (144, 160) and tokens * cdiv(M, 160) >= M, (M, tokens)
+            tokens = cdiv(cdiv(M, cdiv(M, 160)), 16) * 16  # (144 or 160)
             wide = wgmma_under({"wgmma_tokens": tokens}, lambda: plan(M, N, K, 4))
             take = wgmma_model_time(wide, K) < wgmma_model_time(base, K)
             assert p == (wide if take else base), (M, N, K, p, wide, base)
             if take:
                 took.add((N, M, tokens))
-    assert {t for _, _, t in took} == {144, 160}, sorted(took)
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        assert {t for _, _, t in took} == {144, 160}, sorted(took)
         # measured in session 52 (runs 1-2, H200): Llama-3 8B gate/up at M = 160, 112 units of 160 tokens in one round
         # against 224 of 80 in two (0.66x the time); 70B at M = 160 (0.68x); Qwen3 Q at M = 160 stays (160 forced:
         # 1.07x), and O, down and GLM shared down at M = 800 (1.11x, 1.14x, 1.26x)
@@ -1775,28 +1775,33 @@ def test_wgmma_remembered_plan_follows_the_aids(poisoned_cuda):
     # repeat)
     skip_unless_runs("wgmma_gemm", 4, 200)
     plan = kbit._C._wgmma_launch_plan
-    N, K, M = 14336, 4096, 200  # Llama-3 8B gate/up: 112 row blocks, two chunks of 112 tokens (one split)
+    N, K, M = 14336, 4096, 200  # Llama-3 8B gate/up: 112 row blocks x two chunks (the H200: of 112 tokens, one split)
     rule = plan(M, N, K, 4)
-    assert rule["splits"] == 1 and rule["tokens"] == 112 and rule["first_stage_alone"], rule
-    forced = {  # aid: (value, what the plan then says)
-        "wgmma_splits": (2, lambda p: p["splits"] == 2),
+    assert rule["row_tiles"] == 8 and rule["first_stage_alone"], rule
+    splits = 3 if rule["splits"] != 3 else 2
+    tokens = 96 if rule["tokens"] != 96 else 80
+    forced = {  # aid: (value, what the plan then says), each unlike the rule's plan
+        "wgmma_splits": (splits, lambda p: p["splits"] == splits),
         "wgmma_row_tiles": (16, lambda p: p["row_tiles"] == 16 and p["tokens"] == 64),
-        "wgmma_tokens": (96, lambda p: p["tokens"] == 96),
+        "wgmma_tokens": (tokens, lambda p: p["tokens"] == tokens),
         "wgmma_first_stage_alone": (1, lambda p: not p["first_stage_alone"]),
-        "wgmma_grid_clusters": (-1, lambda p: p["grid_ctas"] == p["ctas"] > rule["grid_ctas"]),
     }
+    if rule["grid_ctas"] < rule["ctas"]:  # persistent (224 units on 132 SMs)
+        forced["wgmma_grid_clusters"] = (-1, lambda p: p["grid_ctas"] == p["ctas"] > rule["grid_ctas"])
     for aid, (value, holds) in forced.items():
         assert plan(M, N, K, 4) == rule
         p = wgmma_under({aid: value}, lambda: plan(M, N, K, 4))
         assert holds(p) and p != rule, (aid, p, rule)
         assert plan(M, N, K, 4) == rule, aid
-    # the split tail's aid (with splits forced, 0 whole clusters unless it says how many) and the 160-token candidate's
+    # the split tail's aid (with splits forced, 0 whole clusters unless it says how many) and the wide candidate's
     two_splits = wgmma_under({"wgmma_splits": 2}, lambda: plan(M, N, K, 4))
     tail = wgmma_under({"wgmma_splits": 2, "wgmma_whole_clusters": 10}, lambda: plan(M, N, K, 4))
     assert two_splits["whole_units"] == 0 and tail["whole_units"] == 20, (two_splits, tail)
     wide = plan(160, N, K, 4)
-    assert wide["tokens"] == 160 and wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(160, N, K, 4))["tokens"] < 160
+    assert wgmma_under({"wgmma_max_tokens": 128}, lambda: plan(160, N, K, 4))["tokens"] < 160
     assert plan(160, N, K, 4) == wide and plan(M, N, K, 4) == rule
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:  # (the model takes the wide chunk there)
+        assert wide["tokens"] == 160, wide
     # the bits: 1 and 2 splits forced in turn on one call (K = 2048, 8 groups)
     qw, W_hat = weight(4, 512, 2048)
     x = acts(100, 2048, torch.float16, "wg-memo")

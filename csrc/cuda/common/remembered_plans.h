@@ -4,7 +4,9 @@
 // shape, the device and every tuning aid the planner reads). One small direct-mapped table per
 // RememberedPlans object, guarded by a mutex; a clash on a slot recomputes and replaces.
 //
-// Key: equality-comparable and copyable, with `uint64_t hash() const`.
+// Key and Plan: default-constructible and copyable; Key equality-comparable, with `uint64_t hash() const`. (An aid
+// changed and changed back by another thread while a plan is computed can file a stale plan: the aids are tuning
+// tools, set between calls.)
 #include <cstdint>
 #include <initializer_list>
 #include <mutex>

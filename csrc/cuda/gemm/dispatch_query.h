@@ -77,11 +77,11 @@ int64_t set_wgmma_grid_clusters(int64_t clusters);
 // the rule's 80-160 above; 16 = four warpgroups, chunks of 64 tokens); returns the previous value.
 int set_wgmma_row_tiles(int64_t row_tiles);
 // The wgmma kernel's token chunk at any M (0 = the rule; 16 or 32 = four warpgroups on 256 rows; 64 = the
-// row tiles of set_wgmma_row_tiles, else the M = 33..64 rule's; 80, 96, 112, 128 or 160 = two warpgroups on 128
-// rows); returns the previous value.
+// row tiles of set_wgmma_row_tiles, else the M = 33..64 rule's; 80, 96, 112, 128, 144 or 160 = two warpgroups on
+// 128 rows); returns the previous value.
 int set_wgmma_tokens(int64_t tokens);
-// The largest chunk the rule takes above M = 128 (0 or 160 = the rule; 128 = without its 160-token candidate);
-// returns the previous value.
+// The rule's wide chunks above M = 128 (0 = the rule: balanced to 144 or 160 tokens; 160 = always 160, session 52's
+// rule; 128 = none, session 51's); returns the previous value.
 int set_wgmma_max_tokens(int64_t tokens);
 // Whether wgmma launches request the first stage's copies alone (0 = the rule: always; 1 never; 2 always);
 // returns the previous mode.

@@ -153,16 +153,20 @@ int tile_gemm_splits(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
       .splits;
 }
 
+// The most shared memory per block of the shapes wgmma_plan's rule may pick for M (from M = 33 either warpgroup count,
+// above 64 every chunk of 80-160 tokens); a shape the tuning aids force fits where these do (the stages of every
+// compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0).
+static int wgmma_smem_needed(int k, int64_t M) {
+  if (M <= 32) return wgmma_smem_bytes(k, wgmma_plan_shape_small(M));
+  int most = std::max(wgmma_smem_bytes(k, {64, 16}), wgmma_smem_bytes(k, {64, 8}));
+  if (M > 64)
+    for (const int tokens : {80, 96, 112, 128, 144, 160}) most = std::max(most, wgmma_smem_bytes(k, {tokens, 8}));
+  return most;
+}
+
 bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop) {
 #ifdef KBIT_HAS_SM90A
-  // every shape wgmma_plan's rule may pick for M (from M = 33 either warpgroup count); a shape the tuning aids
-  // force fits too (the stages of every compiled shape are capped at kTileSmemBudget, the opt-in on compute 9.0)
-  const auto fits = [&](WgmmaShape s) { return size_t(wgmma_smem_bytes(k, s)) <= prop.sharedMemPerBlockOptin; };
-  const bool shapes_fit = M <= 32 ? fits(wgmma_plan_shape_small(M))
-                                  : fits({64, 16}) && fits({64, 8}) &&
-                                        (M <= 64 || (fits({80, 8}) && fits({96, 8}) && fits({112, 8}) &&
-                                                     fits({128, 8}) && fits({144, 8}) && fits({160, 8})));
-  return prop.major == 9 && prop.minor == 0 && shapes_fit;
+  return prop.major == 9 && prop.minor == 0 && size_t(wgmma_smem_needed(k, M)) <= prop.sharedMemPerBlockOptin;
 #else
   (void)k, (void)M, (void)prop;
   return false;
@@ -329,10 +333,11 @@ static int64_t wgmma_model_time(int64_t M, int64_t N, int64_t K, int k, const Wg
 
 // A split CTA's modelled cost per split of its cluster past 4, on top of session 52's flat 1000. Session 53 runs 2-3:
 // Qwen3 KV at M = 400 / 432 took 144 tokens in 8 splits (96 CTAs of 1 group) over 80 / 96 in 4 (80 CTAs of 2) by the
-// model without it, and ran 13-14% slower (8.17 / 8.30 us against 7.14 / 7.28); a step on every split (50 each, run 3)
-// also moved 2- and 3-split plans to fewer splits, which lost 2-9% (Qwen3 Q at M = 257-288 144 tokens x 2 splits 12.4
-// us against 80 x 1 13.5; O at 257-288 144 x 3 14.8 against 80 x 2 15.5) or won 5% (Q at M = 136, 80 x 2 against 144 x
-// 3), so the step starts past 4 splits, where the only evidence is (as for session 51's KV cells, 8 splits against 4).
+// model without it, and ran 13-14% slower (8.17 / 8.30 us against 7.14 / 7.28). A step of 50 on every split (run 3)
+// also moved 2- and 3-split plans to fewer splits: mostly slower (Qwen3 Q at M = 257-288: 80 tokens x 1 split 13.5 us
+// against 144 x 2's 12.4; O at 257-288: 80 x 2 15.5 against 144 x 3's 14.8; gate/up at 136-144: 9-11% slower), once
+// faster (Q at M = 136: 80 x 2 about 6% faster than 144 x 3). So the step starts past 4 splits, where the evidence is
+// one-sided (8 splits against 4).
 constexpr int64_t kWgModelSplitStep = 100;
 
 // The rule's plan above M = 64: session 51's (wgmma_plan_balanced), or the wide candidate where its chunks, ceil(M /
@@ -684,10 +689,7 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   TORCH_CHECK(prop.major == 9 && prop.minor == 0, "kbit: wgmma_gemm runs on compute-9.0 GPUs (Hopper) only; this GPU is ",
               prop.name, " (compute ", prop.major, ".", prop.minor, "). Use gemm, which picks a kernel this GPU runs.");
   // before the plan: planning asks the kernels' cluster occupancy, which raises their shared-memory limit
-  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs up to ",
-              M <= 32 ? wgmma_smem_bytes(g.k, wgmma_plan_shape_small(M))
-                      : std::max({wgmma_smem_bytes(g.k, {64, 16}), wgmma_smem_bytes(g.k, {64, 8}),
-                                  wgmma_smem_bytes(g.k, {128, 8})}),
+  TORCH_CHECK(wgmma_gemm_available(g.k, M, prop), "kbit: wgmma_gemm needs up to ", wgmma_smem_needed(g.k, M),
               " bytes of shared memory per block for k=", g.k, " and M=", M, "; this GPU (", prop.name, ") allows ",
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the splits and launch agree

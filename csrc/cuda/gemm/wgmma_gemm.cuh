@@ -111,8 +111,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   static_assert(TN <= 64 || kRowTiles == 8,
                 "wgmma_gemm: 80-160 tokens only on two warpgroups (40-80 accumulators a thread)");
   // 144 and 160 tokens (72, 80 accumulators a consumer thread) do not fit the 168 registers a thread of a 384-thread
-  // CTA gets:
-  // the producer warpgroup, which needs few, gives registers to the consumers (setmaxnreg, wgmma_gemm.h).
+  // CTA gets: the producer warpgroup, which needs few, gives registers to the consumers (setmaxnreg, wgmma_gemm.h).
   constexpr bool kRebalanceRegisters = TN > 128;
   // (setmaxnreg.inc waits for registers in the CTA's pool, which holds what it launched with: the consumers may take no
   // more than the producers give back, or the inc never returns)

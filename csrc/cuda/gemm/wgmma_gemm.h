@@ -110,7 +110,8 @@ bool wgmma_gemm_available(int k, int64_t M, const cudaDeviceProp& prop);
 // code.
 constexpr bool wgmma_persistent_shape(int tokens) { return tokens >= 80; }
 // M tokens in `chunks` chunks of M / chunks tokens rounded up to 16: 80 to 128 (a compiled 8-row-tile shape) iff
-// chunks >= ceil(M / 128) and M > 64 chunks; the caller checks.
+// chunks >= ceil(M / 128) and M > 64 chunks; 144 or 160 where chunks = ceil(M / 160) < ceil(M / 128) (the wide
+// candidate, wgmma_plan_large); the caller checks.
 constexpr int wgmma_balanced_tokens(int64_t M, int64_t chunks) {
   return static_cast<int>(((M + chunks - 1) / chunks + 15) / 16 * 16);
 }
