@@ -1778,7 +1778,7 @@ def test_wgmma_remembered_plan_follows_the_aids(poisoned_cuda):
     N, K, M = 14336, 4096, 200  # Llama-3 8B gate/up: 112 row blocks x two chunks (the H200: of 112 tokens, one split)
     rule = plan(M, N, K, 4)
     assert rule["row_tiles"] == 8 and rule["first_stage_alone"], rule
-    splits = 3 if rule["splits"] != 3 else 2
+    splits = 2 if rule["splits"] != 2 else 3
     tokens = 96 if rule["tokens"] != 96 else 80
     forced = {  # aid: (value, what the plan then says), each unlike the rule's plan
         "wgmma_splits": (splits, lambda p: p["splits"] == splits),
