@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <tuple>
 
@@ -160,7 +161,7 @@ static int wgmma_smem_needed(int k, int64_t M) {
   if (M <= 32) return wgmma_smem_bytes(k, wgmma_plan_shape_small(M));
   int most = std::max(wgmma_smem_bytes(k, {64, 16}), wgmma_smem_bytes(k, {64, 8}));
   if (M > 64)
-    for (const int tokens : {80, 96, 112, 128, 144, 160}) most = std::max(most, wgmma_smem_bytes(k, {tokens, 8}));
+    for (const int tokens : kWgChunkTokens) most = std::max(most, wgmma_smem_bytes(k, {tokens, 8}));
   return most;
 }
 
@@ -190,8 +191,8 @@ int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const c
 }  // namespace
 
 int set_wgmma_tokens(int64_t tokens) {
-  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 || tokens == 80 || tokens == 96 ||
-                  tokens == 112 || tokens == 128 || tokens == 144 || tokens == 160,
+  TORCH_CHECK(tokens == 0 || tokens == 16 || tokens == 32 || tokens == 64 ||
+                  std::count(std::begin(kWgChunkTokens), std::end(kWgChunkTokens), tokens) == 1,
               "kbit._C._set_wgmma_tokens: tokens must be 0 (the rule), 16 or 32 (four warpgroups on 256 rows), 64 "
               "(the row tiles of _set_wgmma_row_tiles, else of the rule at M = 33-64), 80, 96, 112, 128, 144 or 160 "
               "(two warpgroups on 128 rows); got ", tokens);

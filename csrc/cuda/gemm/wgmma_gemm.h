@@ -27,6 +27,8 @@ struct WgmmaShape {
   int tokens;
   int row_tiles;
 };
+// The token chunks compiled on two warpgroups above 64 (with_wgmma_shape, wgmma_gemm.cuh, dispatches each).
+constexpr int kWgChunkTokens[] = {80, 96, 112, 128, 144, 160};
 // Producer warps: one lane of each issues the bulk copies of every kWgProducerWarps-th tile of a
 // stage and the tensor copy of one of x's 4 panels. One lane issuing a stage's ~33 copies took
 // ~2250 cycles (a per-CTA trace, session 17: 68-80 cycles per copy on the uniform datapath), ~9000
