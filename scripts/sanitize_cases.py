@@ -14,7 +14,8 @@ resident in CTAs of several unit slots and the decode layouts of session 28 (`py
 gemv-slots`: those cases alone) and its
 cluster split (`... cuda gemv-split`: those alone);
 the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`: those alone; `... cuda
-wgmma-persistent`: four launches of its persistent CTAs, for racecheck); the
+wgmma-persistent`: four launches of its persistent CTAs, for racecheck; `... cuda wgmma-stream`: its stream-K
+schedule); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
 and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
@@ -146,6 +147,29 @@ def wgmma_persistent_cases(dev="cuda"):
                 sys.exit(f"wgmma persistent case: the plan launches {plan['grid_ctas']} CTAs for {plan['ctas']}")
             y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
             check(y, ref, f"wgmma_gemm persistent N={N} K={K} M={M} tokens={tokens} splits={splits} alone={alone}")
+
+
+def wgmma_stream_cases(dev="cuda"):
+    """The wgmma kernel's stream-K schedule (kbit._C._set_wgmma_stream: clusters of C CTAs sharing their units' steps,
+    later pieces through the global workspace behind the cluster barrier), for memcheck / racecheck / synccheck: N =
+    1024, K = 2080 (9 groups, a K tail) at M = 130 in chunks of 80 (16 units: several a cluster, pieces across unit
+    ends) and 144 (8 units), and N = 300 (3 row blocks, the last partial) with one unit a cluster; clusters of 2, 3
+    and 8; fp16 and bf16."""
+    if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
+        return
+    with tuning_aids(wgmma_stream=0, wgmma_tokens=0) as aid:
+        for N, K, M, dt in ((1024, 2080, 130, torch.float16), (300, 2080, 130, torch.bfloat16)):
+            qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
+            x = torch.randn(M, K, device=dev, dtype=dt)
+            ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
+            for tokens, C in itertools.product((80, 144), (2, 3, 8)):
+                aid["wgmma_tokens"](tokens)
+                aid["wgmma_stream"](C)
+                plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
+                if not plan["stream"]:
+                    sys.exit(f"wgmma stream case: no stream-K plan for N={N} K={K} M={M} tokens={tokens} C={C}")
+                y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
+                check(y, ref, f"wgmma_gemm stream N={N} K={K} M={M} tokens={tokens} C={C} {dt}")
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):
@@ -338,6 +362,7 @@ def main(dev="cuda"):
     gemv_layout_cases(dev)
     gemv_cluster_split_cases(dev)
     wgmma_split_cases(dev)
+    wgmma_stream_cases(dev)
     grouped_schedule_cases(dev)
     moe_glue_cases(dev)
     for k in (2, 3, 4, 5):
@@ -442,6 +467,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
+    elif sys.argv[2:] == ["wgmma-stream"]:  # only these cases
+        wgmma_stream_cases(sys.argv[1])
+        print("sanitize_cases: wgmma-stream ran")
     elif sys.argv[2:] == ["wgmma-persistent"]:  # only these cases (a quick racecheck)
         wgmma_persistent_cases(sys.argv[1])
         print("sanitize_cases: wgmma-persistent ran")

@@ -165,7 +165,8 @@ def test_grouped_shared_x_gemv_kernels_do_not_spill():
     assert not bad, f"grouped x-shared GEMV kernels over 128 registers or with stack, (k, slots, fp16): (regs, stack): {bad}"
 
 
-_WGMMA = re.compile(r"wgmma_gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)EE")
+# the kernel of work clusters and (wgmma_stream_gemm_kernel) of stream-K pieces: k, tokens, row tiles
+_WGMMA = re.compile(r"wgmma_(?:stream_)?gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)EE")
 
 
 def wgmma_loop_r2ur(sass):
@@ -195,9 +196,10 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     names = [name for name, _, _ in kernel_resources(tool, library, "sm_90a") if _WGMMA.search(name)]
     if not names:
         pytest.skip("no wgmma kernels in this build (no sm_90a target)")
-    # every k, both dtypes, the ten CTA shapes
-    shapes = {tuple(map(int, _WGMMA.search(n).groups())) + ("Half" in n,) for n in names}
-    assert len(shapes) == 4 * 10 * 2, sorted(shapes)
+    # every k, both dtypes, the ten CTA shapes; and stream-K in the six persistent ones (80-160 tokens)
+    shapes = {tuple(map(int, _WGMMA.search(n).groups())) + ("Half" in n, "stream" in n) for n in names}
+    assert len(shapes) == len(names) == 4 * 10 * 2 + 4 * 6 * 2, sorted(shapes)
+    assert {s[1] for s in shapes if s[4]} == {80, 96, 112, 128, 144, 160}, sorted(shapes)
     # no stack (spills) in any of them: at 144 and 160 tokens the consumers' 72 and 80 accumulators live on the
     # registers the producer warpgroup gives back (setmaxnreg)
     resources = {name: (regs, stack) for name, regs, stack in kernel_resources(tool, library, "sm_90a")
@@ -207,7 +209,7 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     # the consumers' setmaxnreg.inc waits for what the producers' dec gives back) and ptxas kept both moves (it drops
     # setmaxnreg with a warning a quiet build does not show); no other shape moves registers
     wide = {name for name in resources if _WGMMA.search(name).group(2) in ("144", "160")}
-    assert len(wide) == 4 * 2 * 2 and all(resources[name][0] == 168 for name in wide), {n: resources[n] for n in wide}
+    assert len(wide) == 4 * 2 * 2 * 2 and all(resources[name][0] == 168 for name in wide), {n: resources[n] for n in wide}
     listing = subprocess.run([tool, "-arch", "sm_90a", "-sass", "-fun", ",".join(names), library], capture_output=True,
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
@@ -236,6 +238,8 @@ def test_wgmma_wait_parser():
     assert wgmma_waits(serialized) == (16, 16, 0)
     name = "_ZN4kbit4cuda17wgmma_gemm_kernelIN3c104HalfELi4ELi16ELi16EEEvNS0_10TcGemmArgsE14CUtensorMap_st"
     assert _WGMMA.search(name).groups() == ("4", "16", "16")
+    stream = "_ZN4kbit4cuda24wgmma_stream_gemm_kernelIN3c108BFloat16ELi5ELi144ELi8EEEvNS0_10TcGemmArgsE14CUtensorMap_st"
+    assert _WGMMA.search(stream).groups() == ("5", "144", "8")
     # R2UR between the first and the last wgmma only (session 44's regression: two a wgmma)
     step = "IMAD.MOV.U32 R41, RZ, RZ, 0x40000040 ;\nR2UR UR19, R41 ;\nHGMMA.64x16x16.F32 R24, R40, gdesc[UR16], R24, gsb0 ;\n"
     assert wgmma_loop_r2ur("R2UR UR4, R2 ;\n" + pipelined) == 0

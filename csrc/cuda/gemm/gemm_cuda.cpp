@@ -182,6 +182,7 @@ std::atomic<int> wgmma_max_tokens{0};
 std::atomic<int> wgmma_first_stage_alone_mode{0};
 std::atomic<int> wgmma_whole_clusters_forced{-1};
 std::atomic<int64_t> wgmma_grid_clusters_forced{0};
+std::atomic<int> wgmma_stream_forced{0};
 
 // A tuning aid's mode 0, 1 or 2 (`meanings` says what each is), checked, stored in `slot`; returns the previous mode.
 int exchange_mode(std::atomic<int>& slot, int64_t mode, const char* aid, const char* meanings) {
@@ -398,6 +399,13 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   return waves(two) > waves(four) || four_as_wide ? four : two;
 }
 
+int set_wgmma_stream(int64_t cluster_ctas) {
+  TORCH_CHECK(cluster_ctas == 0 || cluster_ctas == -1 || (cluster_ctas >= 2 && cluster_ctas <= kWgMaxSplits),
+              "kbit._C._set_wgmma_stream: cluster_ctas must be 0 (the rule), -1 (never) or 2 to ", kWgMaxSplits,
+              " (stream-K in clusters of that many CTAs); got ", cluster_ctas);
+  return wgmma_stream_forced.exchange(static_cast<int>(cluster_ctas));
+}
+
 int set_wgmma_first_stage_alone(int64_t mode) {
   return exchange_mode(wgmma_first_stage_alone_mode, mode, "_set_wgmma_first_stage_alone",
                        "0 (the rule), 1 (never) or 2 (always)");
@@ -411,9 +419,23 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
+// The stream-K schedule of plan p's shape in clusters of C CTAs (wgmma_gemm.cuh, the partition's `stream`): as many
+// clusters as the GPU runs at once (at most the units), where the shape is a persistent one and the launch fits the
+// kernel's arithmetic (wgmma_stream_fits); else p unchanged (false).
+static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int k, int C, WgmmaPlan& p) {
+  if (!wgmma_persistent_shape(p.shape.tokens) || p.shape.row_tiles != 8) return false;
+  const int64_t units = wgmma_units(M, N, p.shape), clusters = std::min<int64_t>(wgmma_clusters(k, p.shape, C), units);
+  if (clusters < 1 || !wgmma_stream_fits(units, (K + 255) / 256, clusters, C)) return false;
+  p.splits = C, p.whole_clusters = 0, p.grid_clusters = clusters, p.stream = true;
+  return true;
+}
+
 static WgmmaPlan planned_wgmma(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
+  // stream-K where forced (kbit._C._set_wgmma_stream; the rule: not yet)
+  if (const int C = wgmma_stream_forced.load(std::memory_order_relaxed); C >= 2)
+    if (wgmma_stream_plan(M, N, K, k, C, p)) return p;
   // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
   // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
   // so that each is its CTA's last.
@@ -438,19 +460,19 @@ WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   struct Key {
     int64_t M, N, K, grid_clusters_forced;
     int k, sm_count, device;
-    std::array<int, 6> aids;
+    std::array<int, 7> aids;
     auto tied() const { return std::tie(M, N, K, grid_clusters_forced, k, sm_count, device, aids); }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
     uint64_t hash() const {
       return plan_key_hash({M, N, K, grid_clusters_forced, k, sm_count, device, aids[0], aids[1], aids[2], aids[3],
-                            aids[4], aids[5]});
+                            aids[4], aids[5], aids[6]});
     }
   };
   const auto key_now = [&] {
     const auto aid = [](const auto& slot) { return slot.load(std::memory_order_relaxed); };
     return Key{M, N, K, aid(wgmma_grid_clusters_forced), k, sm_count, static_cast<int>(c10::cuda::current_device()),
                {{aid(wgmma_splits_forced), aid(wgmma_row_tiles_forced), aid(wgmma_tokens_forced), aid(wgmma_max_tokens),
-                 aid(wgmma_first_stage_alone_mode), aid(wgmma_whole_clusters_forced)}}};
+                 aid(wgmma_first_stage_alone_mode), aid(wgmma_whole_clusters_forced), aid(wgmma_stream_forced)}}};
   };
   static RememberedPlans<Key, WgmmaPlan> plans;
   return plans.get(key_now, [&] { return planned_wgmma(M, N, K, k, sm_count); });
@@ -695,12 +717,18 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  // stream-K's fp32 slots (no zeros needed: each is written before it is read, behind the cluster barrier)
+  const at::Tensor stream_workspace =
+      plan.stream ? at::empty({wgmma_stream_workspace_floats(plan)}, x.options().dtype(at::kFloat)) : at::Tensor();
   // x is contiguous (dense_gemm) and 16-byte aligned (aligned_activations), as the tensor map over it needs
   // (wgmma_gemm.cuh, wgmma_x_tensor_map: its rows K * 2 bytes apart, a multiple of 64)
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
     args.wgmma_whole_clusters = plan.whole_clusters;
-    args.wgmma_work_clusters = wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
+    args.wgmma_work_clusters = plan.stream ? wgmma_units(M, g.rows, plan.shape)
+                                           : wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
+    args.wgmma_stream = plan.stream;
+    if (plan.stream) args.workspace = stream_workspace.data_ptr<float>();
     args.wgmma_grid_clusters = plan.grid_clusters;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
@@ -881,10 +909,11 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
   TORCH_CHECK(wgmma_gemm_available(k, M, prop), "kbit._C._wgmma_launch_plan: wgmma_gemm does not run for k=", k,
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
-  return {p.shape.tokens, p.shape.row_tiles, p.splits, wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
+  return {p.shape.tokens, p.shape.row_tiles, p.splits,
+          p.stream ? p.grid_clusters * p.splits : wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
           p.grid_clusters * p.splits, p.first_stage_alone,
           p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits)),
-          wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters)};
+          wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters), p.stream};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

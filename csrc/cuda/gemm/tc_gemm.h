@@ -17,7 +17,7 @@ struct TcGemmArgs {
   const float* codebook;          // [2^k]
   const int32_t* expert_offsets;  // grouped: [E + 1] on the device; dense: nullptr
   void* y;                        // [M, N], same dtype as x
-  float* workspace;               // dense with splits > 1: [splits, M, N16] fp32
+  float* workspace;               // dense with splits > 1: [splits, M, N16] fp32; wgmma stream-K: its slots
   int64_t M, N, K;
   int64_t experts;                // 1 when dense
   int splits;                     // CTAs sharing one 16-row tile along K (dense only; wgmma: the cluster's CTAs,
@@ -61,6 +61,9 @@ struct TcGemmArgs {
   // wgmma kernel (wgmma_plan): the clusters of work (each `splits` CTAs: whole units, then split ones), and the
   // clusters launched, each running work clusters blockIdx.x, + gridDim.x, ... (fewer than the work: persistent).
   int64_t wgmma_work_clusters, wgmma_grid_clusters;
+  // wgmma kernel, the stream-K schedule (WgmmaPlan::stream): wgmma_work_clusters = the units, wgmma_grid_clusters
+  // clusters of `splits` CTAs, workspace: wgmma_stream_workspace_floats.
+  bool wgmma_stream;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

@@ -24,6 +24,18 @@
 //            once, the producers fill the next unit's first stages while the consumers finish the current one,
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
 //            (the host's rule), so the split reduction keeps every stage and the cluster barriers as before.
+//   stream = the stream-K schedule (kStream: wgmma_stream_gemm_kernel, WgmmaPlan::stream; persistent shapes only):
+//            grid (B, C) in clusters of C CTAs. Cluster b takes the units [b U / B, (b + 1) U / B) (U =
+//            args.wgmma_work_clusters, the units), whose steps (a unit's 256-column groups, unit after unit: S =
+//            units x G) its CTAs share evenly: rank r takes steps [r S / C, (r + 1) S / C), as pieces (one unit's
+//            groups in the range each). A piece of all G groups is a whole unit (y out as above). A range that
+//            starts inside a unit (a tail piece: the CTA's first) writes its fp32 sums to the workspace slot of its
+//            CTA ([b C + r][TN / 8][consumer thread][4], the accumulators' own order), then arrives on the cluster
+//            barrier (release) when its range is done; a range that ends inside a unit (a head piece, groups 0 ..:
+//            the CTA's last) waits on that barrier, adds the unit's later pieces (ranks r + 1 .. the one holding its
+//            last group) in rank order, and stores y as a whole unit does. Fixed orders: the same bits every run
+//            (for the same B and C). So each CTA runs within one group of the same work: the units' quantization
+//            into the SMs (whole units a CTA) is gone, for the cost of a tail piece's store and load.
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
@@ -97,15 +109,22 @@ struct WgmmaWork {
   int live_tiles;           // its row tiles inside N
   int64_t grp_begin;
   int64_t tok0, cta_tile0;  // the unit's first token and first 16-row tile
+  // stream-K only (kStream): kWgWholePiece, kWgHeadPiece or kWgTailPiece; unit_step0: the unit's first step in its
+  // cluster's steps
+  int piece;
+  uint32_t unit_step0;
 };
+// A stream-K piece (the partition above): all of a unit's groups; its first groups, others' later ones added to it
+// (the CTA's last piece); or later groups, written to the workspace (the CTA's first piece).
+constexpr int kWgWholePiece = 0, kWgHeadPiece = 1, kWgTailPiece = 2;
 
 // x_map (the kernel's tensor map over x [M, K], wgmma_x_tensor_map): boxes of TN tokens x 64 columns, the 128-byte
 // swizzle; the 64 columns of a box are one panel of a stage, 128 bytes a token.
 constexpr int kWgPanelCols = 64;
 
-template <typename T, int K, int TN, int kRowTiles>
-__global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
-    wgmma_gemm_kernel(const TcGemmArgs args, const __grid_constant__ CUtensorMap x_map) {
+// The kernel's body (the two kernels below: work clusters, or kStream's stream-K pieces).
+template <typename T, int K, int TN, int kRowTiles, bool kStream>
+__device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CUtensorMap& x_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kRowTiles == 8 || kRowTiles == 16, "wgmma_gemm: two or four consumer warpgroups");
   static_assert(TN <= 64 || kRowTiles == 8,
@@ -150,24 +169,55 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   const uint32_t whole_clusters = static_cast<uint32_t>(args.wgmma_whole_clusters);
   const uint32_t groups32 = static_cast<uint32_t>(G), chunks32 = static_cast<uint32_t>(chunks);
   constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches a cluster per work cluster)
+  static_assert(!kStream || (kPersistent && kRowTiles == 8), "wgmma_gemm: stream-K in the persistent shapes only");
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
+  // Stream-K (the partition above): the cluster's first unit, its steps S, this CTA's steps [stream_begin,
+  // stream_end), the unit (within the cluster's) of its first piece, and its pieces. 32-bit: the launcher checks
+  // U B < 2^32 and S (C + 1) < 2^32, and that every rank has a step (S >= C).
+  uint32_t stream_unit0 = 0, stream_steps = 0, stream_begin = 0, stream_end = 0, stream_first = 0;
+  int stream_pieces = 0;
+  if constexpr (kStream) {
+    const uint32_t units32 = static_cast<uint32_t>(work_clusters), b = blockIdx.x, B = gridDim.x;
+    stream_unit0 = b * units32 / B;
+    stream_steps = ((b + 1) * units32 / B - stream_unit0) * groups32;
+    stream_begin = rank * stream_steps / cluster_ctas;
+    stream_end = (rank + 1) * stream_steps / cluster_ctas;
+    stream_first = stream_begin / groups32;
+    stream_pieces = static_cast<int>((stream_end - 1) / groups32 - stream_first + 1);
+    if (stream_end <= stream_begin) __trap();  // (a launch against the launcher's checks)
+  }
   const auto work_of = [&](int64_t v) {
     WgmmaWork w;
-    const uint32_t v32 = static_cast<uint32_t>(v);
-    const bool whole = v32 < whole_clusters;
-    w.split = whole ? 0 : static_cast<int>(rank);
-    w.splits = whole ? 1 : static_cast<int>(cluster_ctas);
-    const uint32_t unit = whole ? v32 * cluster_ctas + rank : v32 + whole_clusters * (cluster_ctas - 1);
-    const uint32_t grp_begin = groups32 * w.split / w.splits;  // (< 2^23 groups x 8 splits)
-    w.grp_begin = grp_begin;
-    w.n_groups = static_cast<int>(groups32 * (w.split + 1) / w.splits - grp_begin);
+    uint32_t unit;
+    if constexpr (kStream) {  // v: the CTA's piece
+      const uint32_t unit_in_cluster = stream_first + static_cast<uint32_t>(v);
+      const uint32_t step0 = unit_in_cluster * groups32;
+      const uint32_t s0 = std::max(stream_begin, step0), s1 = std::min(stream_end, step0 + groups32);
+      w.split = 0, w.splits = 1;
+      w.grp_begin = s0 - step0;
+      w.n_groups = static_cast<int>(s1 - s0);
+      w.piece = s1 - s0 == groups32 ? kWgWholePiece : s0 == step0 ? kWgHeadPiece : kWgTailPiece;
+      w.unit_step0 = step0;
+      unit = stream_unit0 + unit_in_cluster;
+    } else {  // v: the work cluster
+      const uint32_t v32 = static_cast<uint32_t>(v);
+      const bool whole = v32 < whole_clusters;
+      w.split = whole ? 0 : static_cast<int>(rank);
+      w.splits = whole ? 1 : static_cast<int>(cluster_ctas);
+      unit = whole ? v32 * cluster_ctas + rank : v32 + whole_clusters * (cluster_ctas - 1);
+      const uint32_t grp_begin = groups32 * w.split / w.splits;  // (< 2^23 groups x 8 splits)
+      w.grp_begin = grp_begin;
+      w.n_groups = static_cast<int>(groups32 * (w.split + 1) / w.splits - grp_begin);
+      w.piece = kWgWholePiece, w.unit_step0 = 0;
+    }
     const uint32_t row_block = unit / chunks32;
     w.tok0 = int64_t(unit - row_block * chunks32) * TN;
     w.cta_tile0 = int64_t(row_block) * kRowTiles;
     w.live_tiles = static_cast<int>(std::min<int64_t>(NT - w.cta_tile0, kRowTiles));
     return w;
   };
-  const WgmmaWork first = work_of(blockIdx.x);
+  const int64_t first_v = kStream ? 0 : blockIdx.x;  // the CTA's first piece, or work cluster
+  const WgmmaWork first = work_of(first_v);
   const int producer_warp = warp - kConsumerWarps;  // >= 0: a producer warp
 
   // Launched with PDL (dependent_launch.cuh): the launch overlaps the previous kernel's tail, which may write anything
@@ -262,7 +312,14 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
       // the first stage alone: group 0 landed, then the rest, then the later work clusters' groups
       if (early_stages < S && early_stages < first.n_groups) mbarrier_wait(&full[0], 0);
       for (int j = early_stages; j < first.n_groups; ++j) copy_stage(first, j, j);
-      if constexpr (kPersistent) {
+      if constexpr (kStream) {
+        uint32_t J = first.n_groups;
+        for (int v = 1; v < stream_pieces; ++v) {
+          const WgmmaWork w = work_of(v);
+          for (int j = 0; j < w.n_groups; ++j) copy_stage(w, j, J + j);
+          J += w.n_groups;
+        }
+      } else if constexpr (kPersistent) {
         uint32_t J = first.n_groups;
         for (int64_t v = blockIdx.x + launched; v < work_clusters; v += launched) {
           const WgmmaWork w = work_of(v);
@@ -283,7 +340,7 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // tile out. Returns its groups.
   const auto consume = [&](int64_t v, uint32_t J0) {
     const WgmmaWork w = work_of(v);
-    if (v != blockIdx.x) load_row_scales(w);  // (used at the end: their latency hides under the loop)
+    if (v != first_v) load_row_scales(w);  // (used at the end: their latency hides under the loop)
     // Consumer warp: row tile 4 wg + q of the CTA (warp = 4 wg + q); past N it feeds zeros.
     const bool has_tile = w.cta_tile0 + warp < NT;
     float acc[TN / 2];
@@ -342,8 +399,39 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
     // acc[4 n + e] (wgmma D): e = 0, 1: row g, tokens 8 n + 2 t, + 1; e = 2, 3: row g + 8.
     const int rows = static_cast<int>(std::min<int64_t>(TN, M - w.tok0));  // valid tokens of the chunk
     const int64_t row0 = w.cta_tile0 * 16, tok0 = w.tok0;
-    const bool more = v + launched < work_clusters;  // another work cluster follows
+    const bool more = kStream ? v + 1 < stream_pieces : v + launched < work_clusters;  // another work follows
     T* const y = static_cast<T*>(args.y);
+    if constexpr (kStream) {
+      // The CTA's workspace slot q (the partition above): float4 i of consumer thread t at [i][t].
+      const auto slot = [&](uint32_t q) {
+        return reinterpret_cast<float4*>(args.workspace) +
+               (size_t(blockIdx.x) * cluster_ctas + q) * (TN / 8) * kConsumerThreads + threadIdx.x;
+      };
+      if (w.piece == kWgTailPiece) {  // its sums to the workspace (the head's CTA adds them), the stage back
+        float4* const mine = slot(rank);
+#pragma unroll
+        for (int i = 0; i < TN / 8; ++i)
+          mine[i * kConsumerThreads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        // (no shared-memory writes: the thread's wgmmas of the stage are complete, wgmma_wait<0> above)
+        if (more) mbarrier_arrive(&empty[static_cast<int>((J0 + w.n_groups - 1) % S)]);
+        return w.n_groups;
+      }
+      if (w.piece == kWgHeadPiece) {
+        // Every rank arrives once its range is done (the tail pieces' stores released); then the unit's later
+        // pieces, in rank order: ranks rank + 1 .. the one whose range holds the unit's last step.
+        cluster_sync();
+        const uint32_t last_step = w.unit_step0 + groups32 - 1;
+        const uint32_t last_rank = ((last_step + 1) * cluster_ctas + stream_steps - 1) / stream_steps - 1;
+        for (uint32_t q = rank + 1; q <= last_rank; ++q) {
+          const float4* const theirs = slot(q);
+#pragma unroll
+          for (int i = 0; i < TN / 8; ++i) {
+            const float4 p = theirs[i * kConsumerThreads];
+            acc[4 * i] += p.x, acc[4 * i + 1] += p.y, acc[4 * i + 2] += p.z, acc[4 * i + 3] += p.w;
+          }
+        }
+      }
+    }
     if (w.splits == 1) {
       // y's tile goes out through the stage of the unit's last group, not yet released (the producers may be
       // filling the others with the next unit's groups): [TN][kYStride] of T (16 bytes of padding: the token rows
@@ -446,7 +534,12 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
   // A loop over work clusters only where persistent (its loop-carried state costs registers), and a plain loop
   // (the condition at its head, no exit inside): with a return inside it ptxas kept the stage index in ordinary
   // registers, and every wgmma's descriptor took two R2UR (+21% instructions in a group's loop; session 44).
-  if constexpr (kPersistent) {
+  if constexpr (kStream) {
+    uint32_t J0 = 0;
+    for (int v = 0; v < stream_pieces; ++v) J0 += consume(v, J0);
+    // a CTA whose last piece is no head arrives here (its tail piece's stores released), once
+    if (work_of(stream_pieces - 1).piece != kWgHeadPiece) cluster_arrive();
+  } else if constexpr (kPersistent) {
     uint32_t J0 = 0;
     for (int64_t v = blockIdx.x; v < work_clusters; v += launched) J0 += consume(v, J0);
   } else {
@@ -455,6 +548,19 @@ __global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
 #else
   __trap();  // launched only where wgmma_gemm_available (an sm_90a build on a 9.0 GPU)
 #endif
+}
+
+template <typename T, int K, int TN, int kRowTiles>
+__global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
+    wgmma_gemm_kernel(const TcGemmArgs args, const __grid_constant__ CUtensorMap x_map) {
+  wgmma_gemm_body<T, K, TN, kRowTiles, false>(args, x_map);
+}
+
+// The stream-K schedule (the partition above; WgmmaPlan::stream): the persistent shapes only.
+template <typename T, int K, int TN, int kRowTiles>
+__global__ void __launch_bounds__(wgmma_threads(kRowTiles), 1)
+    wgmma_stream_gemm_kernel(const TcGemmArgs args, const __grid_constant__ CUtensorMap x_map) {
+  wgmma_gemm_body<T, K, TN, kRowTiles, true>(args, x_map);
 }
 
 // The kernel's tensor map over x [M, K] (args.x: contiguous, 16-byte aligned; gemm_cuda.cpp copies a view that is
@@ -473,8 +579,32 @@ CUtensorMap wgmma_x_tensor_map(const TcGemmArgs& args) {
                        static_cast<uint64_t>(args.K) * sizeof(T), TN, kWgPanelCols, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
+// The stream-K launch (WgmmaPlan::stream): grid (B, C) of clusters (1, C, 1) over the units; args.workspace holds B C
+// slots of TN x 128 fp32 (wgmma_stream_workspace_floats).
+template <typename T, int K, int TN, int kRowTiles>
+void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
+  if constexpr (!wgmma_persistent_shape(TN) || kRowTiles != 8) {
+    TORCH_CHECK(false, "kbit: wgmma_gemm: internal error: stream-K with ", TN, " tokens x ", kRowTiles, " row tiles");
+  } else {
+    constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
+    const auto kernel = wgmma_stream_gemm_kernel<T, K, TN, kRowTiles>;
+    resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
+    const WgmmaShape shape{TN, kRowTiles};
+    const int64_t units = wgmma_units(args.M, args.N, shape), clusters = args.wgmma_grid_clusters;
+    const int64_t C = args.splits;
+    TORCH_CHECK(C >= 2 && C <= kWgMaxSplits && clusters >= 1 && args.wgmma_work_clusters == units &&
+                    wgmma_stream_fits(units, (args.K + 255) / 256, clusters, C) && args.workspace != nullptr,
+                "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", clusters, " clusters of ", C);
+    const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
+    launch_kernel_in_clusters(kernel, dim3(static_cast<unsigned>(clusters), static_cast<unsigned>(C)),
+                              dim3(1, static_cast<unsigned>(C), 1), dim3(kThreads), kSmem, stream,
+                              dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args, x_map);
+  }
+}
+
 template <typename T, int K, int TN, int kRowTiles>
 void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
+  if (args.wgmma_stream) return launch_wgmma_stream_gemm_shape<T, K, TN, kRowTiles>(args, stream);
   constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
   const auto kernel = wgmma_gemm_kernel<T, K, TN, kRowTiles>;
   resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
