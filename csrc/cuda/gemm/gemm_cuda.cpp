@@ -420,11 +420,14 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
 // The stream-K schedule of plan p's shape in clusters of C CTAs (wgmma_gemm.cuh, the partition's `stream`): as many
-// clusters as the GPU runs at once (at most the units), where the shape is a persistent one and the launch fits the
-// kernel's arithmetic (wgmma_stream_fits); else p unchanged (false).
+// clusters as the GPU runs at once (at most the units; at most kbit._C._set_wgmma_grid_clusters's count where it
+// forces one), where the shape is a persistent one and the launch fits the kernel's arithmetic (wgmma_stream_fits);
+// else p unchanged (false).
 static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int k, int C, WgmmaPlan& p) {
   if (!wgmma_persistent_shape(p.shape.tokens) || p.shape.row_tiles != 8) return false;
-  const int64_t units = wgmma_units(M, N, p.shape), clusters = std::min<int64_t>(wgmma_clusters(k, p.shape, C), units);
+  const int64_t units = wgmma_units(M, N, p.shape), forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
+  int64_t clusters = std::min<int64_t>(wgmma_clusters(k, p.shape, C), units);
+  if (forced > 0) clusters = std::min(clusters, forced);
   if (clusters < 1 || !wgmma_stream_fits(units, (K + 255) / 256, clusters, C)) return false;
   p.splits = C, p.whole_clusters = 0, p.grid_clusters = clusters, p.stream = true;
   return true;
