@@ -150,26 +150,26 @@ def wgmma_persistent_cases(dev="cuda"):
 
 
 def wgmma_stream_cases(dev="cuda"):
-    """The wgmma kernel's stream-K schedule (kbit._C._set_wgmma_stream: clusters of C CTAs sharing their units' steps,
-    later pieces through the global workspace behind the cluster barrier), for memcheck / racecheck / synccheck: N =
-    1024, K = 2080 (9 groups, a K tail) at M = 130 in chunks of 80 (16 units: several a cluster, pieces across unit
-    ends) and 144 (8 units), and N = 300 (3 row blocks, the last partial) with one unit a cluster; clusters of 2, 3
-    and 8; fp16 and bf16."""
+    """The wgmma kernel's stream-K schedule (kbit._C._set_wgmma_stream(2): CTAs sharing the units' steps, a unit's
+    pieces through the global workspace, added by the last to count), for memcheck / racecheck / synccheck: N = 1024,
+    K = 2080 (9 groups, a K tail) at M = 130 in chunks of 80 (16 units) and 144 (8 units) on a CTA per SM (one or two
+    steps each: units over several CTAs), 5 and 3 CTAs (several units each, pieces at both ends); N = 300 (3 row blocks,
+    the last partial) in bf16."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
-    with tuning_aids(wgmma_stream=0, wgmma_tokens=0) as aid:
+    with tuning_aids(wgmma_stream=2, wgmma_tokens=0, wgmma_grid_clusters=0) as aid:
         for N, K, M, dt in ((1024, 2080, 130, torch.float16), (300, 2080, 130, torch.bfloat16)):
             qw = kbit.quantize(torch.randn(N, K, device=dev), k=4)
             x = torch.randn(M, K, device=dev, dtype=dt)
             ref = x.double() @ kbit.dequantize(qw, torch.float32).double().T
-            for tokens, C in itertools.product((80, 144), (2, 3, 8)):
+            for tokens, grid in itertools.product((80, 144), (0, 5, 3)):
                 aid["wgmma_tokens"](tokens)
-                aid["wgmma_stream"](C)
+                aid["wgmma_grid_clusters"](grid)
                 plan = kbit._C._wgmma_launch_plan(M, N, K, 4)
                 if not plan["stream"]:
-                    sys.exit(f"wgmma stream case: no stream-K plan for N={N} K={K} M={M} tokens={tokens} C={C}")
+                    sys.exit(f"wgmma stream case: no stream-K plan for N={N} K={K} M={M} tokens={tokens} grid={grid}")
                 y = torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
-                check(y, ref, f"wgmma_gemm stream N={N} K={K} M={M} tokens={tokens} C={C} {dt}")
+                check(y, ref, f"wgmma_gemm stream N={N} K={K} M={M} tokens={tokens} CTAs={plan['grid_ctas']} {dt}")
 
 
 def wgmma_split_cases(dev="cuda", shapes=None):

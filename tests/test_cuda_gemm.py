@@ -1815,35 +1815,31 @@ def test_wgmma_remembered_plan_follows_the_aids(poisoned_cuda):
     assert_bitwise_equal(wgmma_under({"wgmma_splits": 2}, fn), two)
 
 
-@pytest.mark.parametrize("C", [2, 3, 4, 8])
+@pytest.mark.parametrize("grid", [0, 7, 50])
 @pytest.mark.parametrize("M,tokens", [(97, 96), (130, 80), (200, 128), (230, 112), (300, 144), (300, 160)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("nk", [(520, 2080), (4100, 2080), (300, 5120), (17, 4352)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
-def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, C, poisoned_cuda):
-    # the stream-K schedule (kbit._C._set_wgmma_stream(C)): clusters of C CTAs share their units' 256-column steps
-    # evenly, a unit's later pieces written to the workspace and added by the CTA holding its first groups. 520 / 4100
-    # rows (a last row block of 8 / 4 rows), 17 (one partial row tile), K = 2080 (9 groups, a 32-column tail), 5120
-    # (20), 4352 (17); tokens past M. On 132 SMs, with the clusters of C that run at once: one unit a cluster (a unit's
-    # pieces over 2-8 ranks) and, at 4100 rows (66-198 units), several (ranks with a tail piece then a head piece, and
-    # whole units). Every unit against the reference (a lost or doubled piece shows in its own unit), the plan as
-    # forced, the same bits on a rerun and in a graph replay.
+def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, grid, poisoned_cuda):
+    # the stream-K schedule (kbit._C._set_wgmma_stream(2)): CTAs share the units' 256-column steps evenly, a unit's
+    # pieces written to the workspace and added in CTA order by whichever piece counts last. 520 / 4100 rows (a last row
+    # block of 8 / 4 rows), 17 (one partial row tile), K = 2080 (9 groups, a 32-column tail), 5120 (20), 4352 (17);
+    # tokens past M. A CTA per SM (0), or at most 7 or 50 CTAs (kbit._C._set_wgmma_grid_clusters): units over 2-17
+    # CTAs (one step each: 17 x 4352, M = 97), every CTA one whole unit (4100 x 2080 at M = 300 in chunks of 80 on 132
+    # SMs), many units a CTA with pieces at both ends. Every unit against the reference (a lost or doubled piece shows in
+    # its own unit), the plan as forced, the same bits on a rerun and in a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     N, K = nk
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgstream")
     run = wgmma_plan_runs(x, qw, k, "wgstream")
-    plan, y, again = wgmma_under({"wgmma_tokens": tokens, "wgmma_stream": C}, run)
-    groups = (K + 255) // 256
+    plan, y, again = wgmma_under({"wgmma_tokens": tokens, "wgmma_stream": 2, "wgmma_grid_clusters": grid}, run)
     units = -(-M // tokens) * -(-N // 128)
-    clusters = plan["grid_ctas"] // C if plan["stream"] else 0
-    fits = clusters >= 1 and units // clusters * groups >= C
-    assert plan["tokens"] == tokens and plan["stream"] == fits, plan
-    if plan["stream"]:
-        assert plan["splits"] == C and plan["units"] == units and clusters <= units, plan
-        assert plan["ctas"] == plan["grid_ctas"] and plan["whole_units"] == 0, plan
+    ctas = min(torch.cuda.get_device_properties(0).multi_processor_count, units * ((K + 255) // 256), grid or 1 << 30)
+    assert plan["tokens"] == tokens and plan["stream"] and plan["units"] == units, plan
+    assert plan["splits"] == 1 and plan["ctas"] == plan["grid_ctas"] == ctas and plan["whole_units"] == 0, plan
     check(y, x, W_hat, dtype)
     assert_bitwise_equal(again, y)
     ref = x.double() @ W_hat.T
@@ -1856,18 +1852,20 @@ def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, C, poisoned_cuda):
 
 
 def test_wgmma_stream_plan_falls_back():
-    # stream-K only where the plan's shape is a persistent one (80-160 tokens) and every CTA gets a step: M = 40 (64
-    # tokens) and one group of K for 2 units over clusters of 4 keep the plan without it; bad values raise
+    # stream-K only where the plan's shape is a persistent one (80-160 tokens): M = 40 (64 tokens) keeps the plan
+    # without it; the rule does not take it yet; bad values raise
     if not kbit._C.wgmma_gemm_runs(4, 512):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
-    assert not wgmma_under({"wgmma_stream": 4}, lambda: plan(40, 4096, 4096, 4))["stream"]
-    assert not wgmma_under({"wgmma_stream": 4, "wgmma_tokens": 80}, lambda: plan(130, 17, 96, 4))["stream"]
-    assert wgmma_under({"wgmma_stream": 4}, lambda: plan(512, 4096, 4096, 4))["stream"]
-    assert not plan(512, 4096, 4096, 4)["stream"]  # (the rule: not taken yet)
-    for bad in (-2, 1, 9):
-        with pytest.raises(RuntimeError, match="_set_wgmma_stream: cluster_ctas must be 0 .the rule., -1"):
+    assert not wgmma_under({"wgmma_stream": 2}, lambda: plan(40, 4096, 4096, 4))["stream"]
+    assert wgmma_under({"wgmma_stream": 2}, lambda: plan(512, 4096, 4096, 4))["stream"]
+    assert not wgmma_under({"wgmma_stream": 1}, lambda: plan(512, 4096, 4096, 4))["stream"]
+    assert not plan(512, 4096, 4096, 4)["stream"]
+    for bad in (-1, 3):
+        with pytest.raises(RuntimeError, match="_set_wgmma_stream: mode must be 0 .the rule., 1 .never. or 2"):
             kbit._C._set_wgmma_stream(bad)
+    with pytest.raises(RuntimeError, match="not a bool"):
+        kbit._C._set_wgmma_stream(True)
 
 
 def test_wgmma_aids_reject_bad_values():

@@ -40,9 +40,6 @@ __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
-// cluster_sync's first half alone (release: the thread's earlier writes, global ones included, visible to whoever
-// completes the barrier's wait), for a CTA that leaves without waiting. Whole warps only.
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
 
 // The distributed-shared-memory address of `p` (in this CTA's shared memory) in CTA `rank`.
 __device__ __forceinline__ uint32_t cluster_shared_address(const void* p, uint32_t rank) {

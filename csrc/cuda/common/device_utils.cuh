@@ -43,6 +43,20 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Named barrier `id` of `threads` threads (whole warps) that also ORs a predicate over them: true in every thread
+// where any thread passed true. The result is broadcast from lane 0 by a shuffle, which the compiler knows to be
+// warp-uniform (the barrier's own result it does not: branching on it moved the wgmma kernel's loop-carried stage count
+// and descriptors out of the uniform registers, two R2UR a wgmma).
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool predicate) {
+  uint32_t any;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<uint32_t>(predicate)), "r"(id), "r"(threads)
+      : "memory");
+  return __shfl_sync(0xffffffffu, any, 0) != 0;
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // stmatrix.x4 (sm_90+): four 8 x 8 matrices of 16-bit elements from the mma fragment layout to shared memory. Lane
 // (g, t) = (lane / 4, lane % 4) gives word i = matrix i's row g, elements 2t, 2t + 1; lane 8 i + r gives the address of

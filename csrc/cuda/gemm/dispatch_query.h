@@ -86,9 +86,9 @@ int set_wgmma_max_tokens(int64_t tokens);
 // Whether wgmma launches request the first stage's copies alone (0 = the rule: always; 1 never; 2 always);
 // returns the previous mode.
 int set_wgmma_first_stage_alone(int64_t mode);
-// The wgmma kernel's stream-K schedule (WgmmaPlan::stream): 0 = the rule, -1 = never, 2..8 = in clusters of that many
-// CTAs (where the plan's shape is a persistent one); returns the previous value.
-int set_wgmma_stream(int64_t cluster_ctas);
+// The wgmma kernel's stream-K schedule (WgmmaPlan::stream): 0 = the rule, 1 = never, 2 = always (where the plan's
+// shape is a persistent one); returns the previous mode.
+int set_wgmma_stream(int64_t mode);
 
 // What wgmma_gemm would launch for x [M, K] @ W[N, K]^T at k bits on CUDA device `device`, without launching
 // (WgmmaPlan, wgmma_gemm.h): tokens and 16-row tiles per CTA, K-splits, the CTAs of work (ctas) and launched
@@ -100,7 +100,7 @@ struct WgmmaLaunchQuery {
   bool first_stage_alone;
   int64_t resident_clusters;
   int64_t units, whole_units;
-  bool stream;  // the stream-K schedule (splits: its clusters' CTAs; ctas = grid_ctas; whole_units 0)
+  bool stream;  // the stream-K schedule (splits 1, ctas = grid_ctas, whole_units 0)
 };
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device);
 

@@ -399,11 +399,9 @@ static WgmmaPlan wgmma_plan_shape(int64_t M, int64_t N, int64_t K, int k, int sm
   return waves(two) > waves(four) || four_as_wide ? four : two;
 }
 
-int set_wgmma_stream(int64_t cluster_ctas) {
-  TORCH_CHECK(cluster_ctas == 0 || cluster_ctas == -1 || (cluster_ctas >= 2 && cluster_ctas <= kWgMaxSplits),
-              "kbit._C._set_wgmma_stream: cluster_ctas must be 0 (the rule), -1 (never) or 2 to ", kWgMaxSplits,
-              " (stream-K in clusters of that many CTAs); got ", cluster_ctas);
-  return wgmma_stream_forced.exchange(static_cast<int>(cluster_ctas));
+int set_wgmma_stream(int64_t mode) {
+  return exchange_mode(wgmma_stream_forced, mode, "_set_wgmma_stream",
+                       "0 (the rule), 1 (never) or 2 (always, where the plan's shape is a persistent one)");
 }
 
 int set_wgmma_first_stage_alone(int64_t mode) {
@@ -419,17 +417,17 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
-// The stream-K schedule of plan p's shape in clusters of C CTAs (wgmma_gemm.cuh, the partition's `stream`): as many
-// clusters as the GPU runs at once (at most the units; at most kbit._C._set_wgmma_grid_clusters's count where it
-// forces one), where the shape is a persistent one and the launch fits the kernel's arithmetic (wgmma_stream_fits);
-// else p unchanged (false).
-static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int k, int C, WgmmaPlan& p) {
+// The stream-K schedule of plan p's shape (wgmma_gemm.cuh, the partition's `stream`): a CTA per SM (at most the
+// steps; at most kbit._C._set_wgmma_grid_clusters's count where it forces one), where the shape is a persistent one and
+// the launch fits the kernel's arithmetic (wgmma_stream_fits); else p unchanged (false).
+static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int sm_count, WgmmaPlan& p) {
   if (!wgmma_persistent_shape(p.shape.tokens) || p.shape.row_tiles != 8) return false;
-  const int64_t units = wgmma_units(M, N, p.shape), forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
-  int64_t clusters = std::min<int64_t>(wgmma_clusters(k, p.shape, C), units);
-  if (forced > 0) clusters = std::min(clusters, forced);
-  if (clusters < 1 || !wgmma_stream_fits(units, (K + 255) / 256, clusters, C)) return false;
-  p.splits = C, p.whole_clusters = 0, p.grid_clusters = clusters, p.stream = true;
+  const int64_t units = wgmma_units(M, N, p.shape), groups = (K + 255) / 256;
+  const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
+  int64_t ctas = std::min<int64_t>(sm_count, units * groups);
+  if (forced > 0) ctas = std::min(ctas, forced);
+  if (!wgmma_stream_fits(units, groups, ctas)) return false;
+  p.splits = 1, p.whole_clusters = 0, p.grid_clusters = ctas, p.stream = true;
   return true;
 }
 
@@ -437,8 +435,7 @@ static WgmmaPlan planned_wgmma(int64_t M, int64_t N, int64_t K, int k, int sm_co
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
   // stream-K where forced (kbit._C._set_wgmma_stream; the rule: not yet)
-  if (const int C = wgmma_stream_forced.load(std::memory_order_relaxed); C >= 2)
-    if (wgmma_stream_plan(M, N, K, k, C, p)) return p;
+  if (wgmma_stream_forced.load(std::memory_order_relaxed) == 2 && wgmma_stream_plan(M, N, K, sm_count, p)) return p;
   // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
   // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
   // so that each is its CTA's last.
@@ -720,9 +717,11 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
-  // stream-K's fp32 slots (no zeros needed: each is written before it is read, behind the cluster barrier)
+  // stream-K's fp32 slots (each written before its unit's last piece reads it) and its units' counters (zeros)
   const at::Tensor stream_workspace =
       plan.stream ? at::empty({wgmma_stream_workspace_floats(plan)}, x.options().dtype(at::kFloat)) : at::Tensor();
+  const at::Tensor stream_counters =
+      plan.stream ? at::zeros({wgmma_units(M, g.rows, plan.shape)}, x.options().dtype(at::kInt)) : at::Tensor();
   // x is contiguous (dense_gemm) and 16-byte aligned (aligned_activations), as the tensor map over it needs
   // (wgmma_gemm.cuh, wgmma_x_tensor_map: its rows K * 2 bytes apart, a multiple of 64)
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
@@ -731,7 +730,10 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
     args.wgmma_work_clusters = plan.stream ? wgmma_units(M, g.rows, plan.shape)
                                            : wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
     args.wgmma_stream = plan.stream;
-    if (plan.stream) args.workspace = stream_workspace.data_ptr<float>();
+    if (plan.stream) {
+      args.workspace = stream_workspace.data_ptr<float>();
+      args.wgmma_stream_counters = reinterpret_cast<uint32_t*>(stream_counters.data_ptr<int32_t>());
+    }
     args.wgmma_grid_clusters = plan.grid_clusters;
     args.wgmma_tokens = plan.shape.tokens;
     args.wgmma_row_tiles = plan.shape.row_tiles;
@@ -913,10 +915,11 @@ WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int d
               " on this GPU (", prop.name, ") or build (see kbit._C.wgmma_gemm_runs)");
   const WgmmaPlan p = wgmma_plan(M, N, K, k, prop.multiProcessorCount);
   return {p.shape.tokens, p.shape.row_tiles, p.splits,
-          p.stream ? p.grid_clusters * p.splits : wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
+          p.stream ? p.grid_clusters : wgmma_work_ctas(M, N, p.shape, p.splits, p.whole_clusters),
           p.grid_clusters * p.splits, p.first_stage_alone,
           p.splits == 1 ? int64_t(prop.multiProcessorCount) : int64_t(wgmma_clusters(k, p.shape, p.splits)),
-          wgmma_units(M, N, p.shape), wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters), p.stream};
+          wgmma_units(M, N, p.shape), p.stream ? 0 : wgmma_whole_units(M, N, p.shape, p.splits, p.whole_clusters),
+          p.stream};
 }
 
 GemvLaunchQuery gemv_launch_plan(int64_t M, int64_t N, int64_t K, int k, const std::string& decode, int device) {

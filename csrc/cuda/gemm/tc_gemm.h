@@ -62,8 +62,10 @@ struct TcGemmArgs {
   // clusters launched, each running work clusters blockIdx.x, + gridDim.x, ... (fewer than the work: persistent).
   int64_t wgmma_work_clusters, wgmma_grid_clusters;
   // wgmma kernel, the stream-K schedule (WgmmaPlan::stream): wgmma_work_clusters = the units, wgmma_grid_clusters
-  // clusters of `splits` CTAs, workspace: wgmma_stream_workspace_floats.
+  // the CTAs (splits 1), workspace: wgmma_stream_workspace_floats, wgmma_stream_counters: a zero a unit (each unit's
+  // last piece sets its counter back to zero).
   bool wgmma_stream;
+  uint32_t* wgmma_stream_counters;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

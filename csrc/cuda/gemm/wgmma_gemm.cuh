@@ -25,17 +25,17 @@
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
 //            (the host's rule), so the split reduction keeps every stage and the cluster barriers as before.
 //   stream = the stream-K schedule (kStream: wgmma_stream_gemm_kernel, WgmmaPlan::stream; persistent shapes only):
-//            grid (B, C) in clusters of C CTAs. Cluster b takes the units [b U / B, (b + 1) U / B) (U =
-//            args.wgmma_work_clusters, the units), whose steps (a unit's 256-column groups, unit after unit: S =
-//            units x G) its CTAs share evenly: rank r takes steps [r S / C, (r + 1) S / C), as pieces (one unit's
-//            groups in the range each). A piece of all G groups is a whole unit (y out as above). A range that
-//            starts inside a unit (a tail piece: the CTA's first) writes its fp32 sums to the workspace slot of its
-//            CTA ([b C + r][TN / 8][consumer thread][4], the accumulators' own order), then arrives on the cluster
-//            barrier (release) when its range is done; a range that ends inside a unit (a head piece, groups 0 ..:
-//            the CTA's last) waits on that barrier, adds the unit's later pieces (ranks r + 1 .. the one holding its
-//            last group) in rank order, and stores y as a whole unit does. Fixed orders: the same bits every run
-//            (for the same B and C). So each CTA runs within one group of the same work: the units' quantization
-//            into the SMs (whole units a CTA) is gone, for the cost of a tail piece's store and load.
+//            P = gridDim.x CTAs, no clusters. The steps (a unit's 256-column groups, unit after unit: T = U x G, U =
+//            args.wgmma_work_clusters, the units) are shared evenly: CTA i takes steps [i T / P, (i + 1) T / P), as
+//            pieces (one unit's groups in its range each). A piece of all G groups is a whole unit (y out as above).
+//            Every other piece (at most two a CTA: its first and its last) writes its fp32 sums to its workspace slot
+//            (2 i for the CTA's first piece, 2 i + 1 its last: [TN / 8][consumer thread][4], the accumulators' own
+//            order), then counts itself on its unit's counter (args.wgmma_stream_counters, zeros before the launch);
+//            the unit's last piece to count adds all of them, its own from registers, in piece order (the CTAs
+//            holding the unit's steps, in order: the same sums in the same order whichever piece is last, so the
+//            same bits every run for the same P), stores y as a whole unit does, and sets the counter back to 0.
+//            No CTA waits for another. So each CTA runs within one group of the same work: the units' quantization
+//            into the SMs (whole units a CTA) is gone, for the cost of a piece's store and load.
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
@@ -109,14 +109,10 @@ struct WgmmaWork {
   int live_tiles;           // its row tiles inside N
   int64_t grp_begin;
   int64_t tok0, cta_tile0;  // the unit's first token and first 16-row tile
-  // stream-K only (kStream): kWgWholePiece, kWgHeadPiece or kWgTailPiece; unit_step0: the unit's first step in its
-  // cluster's steps
-  int piece;
-  uint32_t unit_step0;
+  // stream-K only (kStream): whether the piece is all of its unit's groups, its unit, and the unit's first step
+  bool whole_piece;
+  uint32_t unit, unit_step0;
 };
-// A stream-K piece (the partition above): all of a unit's groups; its first groups, others' later ones added to it
-// (the CTA's last piece); or later groups, written to the workspace (the CTA's first piece).
-constexpr int kWgWholePiece = 0, kWgHeadPiece = 1, kWgTailPiece = 2;
 
 // x_map (the kernel's tensor map over x [M, K], wgmma_x_tensor_map): boxes of TN tokens x 64 columns, the 128-byte
 // swizzle; the 64 columns of a box are one panel of a stage, 128 bytes a token.
@@ -171,17 +167,18 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches a cluster per work cluster)
   static_assert(!kStream || (kPersistent && kRowTiles == 8), "wgmma_gemm: stream-K in the persistent shapes only");
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
-  // Stream-K (the partition above): the cluster's first unit, its steps S, this CTA's steps [stream_begin,
-  // stream_end), the unit (within the cluster's) of its first piece, and its pieces. 32-bit: the launcher checks
-  // U B < 2^32 and S (C + 1) < 2^32, and that every rank has a step (S >= C).
-  uint32_t stream_unit0 = 0, stream_steps = 0, stream_begin = 0, stream_end = 0, stream_first = 0;
+  // Stream-K (the partition above): the steps T, this CTA's [stream_begin, stream_end), the unit of its first piece
+  // and its pieces. 32-bit: the launcher checks T (P + 1) < 2^32 and T >= P (every CTA has a step).
+  const uint32_t stream_steps = kStream ? static_cast<uint32_t>(work_clusters) * groups32 : 1u;
+  const uint32_t ctas = gridDim.x;
+  // the first step of CTA c's range, and the CTA whose range holds step s (the largest c with stream_step0(c) <= s)
+  const auto stream_step0 = [&](uint32_t c) { return c * stream_steps / ctas; };
+  const auto stream_owner = [&](uint32_t s) { return ((s + 1) * ctas + stream_steps - 1) / stream_steps - 1; };
+  uint32_t stream_begin = 0, stream_end = 0, stream_first = 0;
   int stream_pieces = 0;
   if constexpr (kStream) {
-    const uint32_t units32 = static_cast<uint32_t>(work_clusters), b = blockIdx.x, B = gridDim.x;
-    stream_unit0 = b * units32 / B;
-    stream_steps = ((b + 1) * units32 / B - stream_unit0) * groups32;
-    stream_begin = rank * stream_steps / cluster_ctas;
-    stream_end = (rank + 1) * stream_steps / cluster_ctas;
+    stream_begin = stream_step0(blockIdx.x);
+    stream_end = stream_step0(blockIdx.x + 1);
     stream_first = stream_begin / groups32;
     stream_pieces = static_cast<int>((stream_end - 1) / groups32 - stream_first + 1);
     if (stream_end <= stream_begin) __trap();  // (a launch against the launcher's checks)
@@ -190,15 +187,14 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
     WgmmaWork w;
     uint32_t unit;
     if constexpr (kStream) {  // v: the CTA's piece
-      const uint32_t unit_in_cluster = stream_first + static_cast<uint32_t>(v);
-      const uint32_t step0 = unit_in_cluster * groups32;
+      unit = stream_first + static_cast<uint32_t>(v);
+      const uint32_t step0 = unit * groups32;
       const uint32_t s0 = std::max(stream_begin, step0), s1 = std::min(stream_end, step0 + groups32);
       w.split = 0, w.splits = 1;
       w.grp_begin = s0 - step0;
       w.n_groups = static_cast<int>(s1 - s0);
-      w.piece = s1 - s0 == groups32 ? kWgWholePiece : s0 == step0 ? kWgHeadPiece : kWgTailPiece;
-      w.unit_step0 = step0;
-      unit = stream_unit0 + unit_in_cluster;
+      w.whole_piece = s1 - s0 == groups32;
+      w.unit = unit, w.unit_step0 = step0;
     } else {  // v: the work cluster
       const uint32_t v32 = static_cast<uint32_t>(v);
       const bool whole = v32 < whole_clusters;
@@ -208,7 +204,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
       const uint32_t grp_begin = groups32 * w.split / w.splits;  // (< 2^23 groups x 8 splits)
       w.grp_begin = grp_begin;
       w.n_groups = static_cast<int>(groups32 * (w.split + 1) / w.splits - grp_begin);
-      w.piece = kWgWholePiece, w.unit_step0 = 0;
+      w.whole_piece = true, w.unit = unit, w.unit_step0 = 0;
     }
     const uint32_t row_block = unit / chunks32;
     w.tok0 = int64_t(unit - row_block * chunks32) * TN;
@@ -401,38 +397,63 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
     const int64_t row0 = w.cta_tile0 * 16, tok0 = w.tok0;
     const bool more = kStream ? v + 1 < stream_pieces : v + launched < work_clusters;  // another work follows
     T* const y = static_cast<T*>(args.y);
+    // Whether this work stores no y (a stream-K piece that another piece adds). The branches on it must be ones the
+    // compiler proves warp-uniform (named_barrier_or's shuffle): on the barrier's own result the loop's stage count
+    // and every wgmma's descriptor left the uniform registers (two R2UR a wgmma; tests/test_kernel_resources.py).
+    bool skip_y = false;
+    const int piece_last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);  // (stream-K: the unit's last stage)
     if constexpr (kStream) {
-      // The CTA's workspace slot q (the partition above): float4 i of consumer thread t at [i][t].
-      const auto slot = [&](uint32_t q) {
-        return reinterpret_cast<float4*>(args.workspace) +
-               (size_t(blockIdx.x) * cluster_ctas + q) * (TN / 8) * kConsumerThreads + threadIdx.x;
-      };
-      if (w.piece == kWgTailPiece) {  // its sums to the workspace (the head's CTA adds them), the stage back
-        float4* const mine = slot(rank);
+      if (!w.whole_piece) {
+        // CTA c's slot of its first (0) or last (1) piece: float4 i of consumer thread t at [i][t]
+        const auto slot = [&](uint32_t c, uint32_t last_piece) {
+          return reinterpret_cast<float4*>(args.workspace) +
+                 size_t(2 * c + last_piece) * (TN / 8) * kConsumerThreads + threadIdx.x;
+        };
+        float4* const mine = slot(blockIdx.x, v == 0 ? 0u : 1u);
 #pragma unroll
         for (int i = 0; i < TN / 8; ++i)
-          mine[i * kConsumerThreads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-        // (no shared-memory writes: the thread's wgmmas of the stage are complete, wgmma_wait<0> above)
-        if (more) mbarrier_arrive(&empty[static_cast<int>((J0 + w.n_groups - 1) % S)]);
-        return w.n_groups;
-      }
-      if (w.piece == kWgHeadPiece) {
-        // Every rank arrives once its range is done (the tail pieces' stores released); then the unit's later
-        // pieces, in rank order: ranks rank + 1 .. the one whose range holds the unit's last step.
-        cluster_sync();
-        const uint32_t last_step = w.unit_step0 + groups32 - 1;
-        const uint32_t last_rank = ((last_step + 1) * cluster_ctas + stream_steps - 1) / stream_steps - 1;
-        for (uint32_t q = rank + 1; q <= last_rank; ++q) {
-          const float4* const theirs = slot(q);
+          __stcg(mine + i * kConsumerThreads, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+        // The count, once every thread's sums are visible GPU-wide (each thread's fence, then the barrier); the
+        // barrier's OR tells every thread whether this piece was the unit's last.
+        __threadfence();
+        const uint32_t first_cta = stream_owner(w.unit_step0), last_cta = stream_owner(w.unit_step0 + groups32 - 1);
+        bool counted_last = false;
+        named_barrier_sync(2, kConsumerThreads);
+        if (threadIdx.x == 0)
+          counted_last = atomicAdd(args.wgmma_stream_counters + w.unit, 1u) == last_cta - first_cta;
+        skip_y = !named_barrier_or(2, kConsumerThreads, counted_last);
+        // another piece adds this one: its last stage back to the producers
+        mbarrier_arrive_if(skip_y && more, &empty[piece_last_stage]);
+        if (!skip_y) {
+          __threadfence();  // (acquire: the other pieces' sums, counted before this one)
+          if (threadIdx.x == 0) args.wgmma_stream_counters[w.unit] = 0;  // for the next launch on this workspace
+          // The unit's pieces in CTA order p_first, ..., p_last, added left to right whatever piece is this one: the
+          // pieces before it summed from the workspace, then this one's registers added to that sum (a + b = b + a
+          // exactly), then the pieces after it.
+          const uint32_t me = blockIdx.x;
+          const auto piece_of = [&](uint32_t c) { return slot(c, stream_step0(c) >= w.unit_step0 ? 0u : 1u); };
 #pragma unroll
           for (int i = 0; i < TN / 8; ++i) {
-            const float4 p = theirs[i * kConsumerThreads];
-            acc[4 * i] += p.x, acc[4 * i + 1] += p.y, acc[4 * i + 2] += p.z, acc[4 * i + 3] += p.w;
+            if (me > first_cta) {
+              float4 before = __ldcg(piece_of(first_cta) + i * kConsumerThreads);
+              for (uint32_t c = first_cta + 1; c < me; ++c) {
+                const float4 p = __ldcg(piece_of(c) + i * kConsumerThreads);
+                before.x += p.x, before.y += p.y, before.z += p.z, before.w += p.w;
+              }
+              acc[4 * i] += before.x, acc[4 * i + 1] += before.y;
+              acc[4 * i + 2] += before.z, acc[4 * i + 3] += before.w;
+            }
+            for (uint32_t c = me + 1; c <= last_cta; ++c) {
+              const float4 p = __ldcg(piece_of(c) + i * kConsumerThreads);
+              acc[4 * i] += p.x, acc[4 * i + 1] += p.y, acc[4 * i + 2] += p.z, acc[4 * i + 3] += p.w;
+            }
           }
         }
       }
     }
-    if (w.splits == 1) {
+    if (skip_y) {
+      // (nothing to store: the unit's last piece adds this one)
+    } else if (w.splits == 1) {
       // y's tile goes out through the stage of the unit's last group, not yet released (the producers may be
       // filling the others with the next unit's groups): [TN][kYStride] of T (16 bytes of padding: the token rows
       // of a warp's store 4 banks apart, no conflict), then 16-byte rows pieces, a token's rows contiguous in y.
@@ -445,7 +466,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
       constexpr int kYStride = 16 * kRowTiles + 8, kRowChunks = 2 * kRowTiles;  // 16-byte pieces of a token's rows
       static_assert(TN * kYStride * int(sizeof(T)) <= kStageBytes, "wgmma_gemm: y's tile fits in one stage");
       static_assert(TN % 16 == 0 && (kYStride * sizeof(T)) % 16 == 0, "wgmma_gemm: y's tile rows for stmatrix");
-      const int last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);
+      const int last_stage = kStream ? piece_last_stage : static_cast<int>((J0 + w.n_groups - 1) % S);
       named_barrier_sync(2, kConsumerThreads);  // every warpgroup's wgmmas done: the last stage is free
       T* tile = reinterpret_cast<T*>(stages + last_stage * kStageBytes);
       // lane 8 q + r addresses row r of matrix q of the x4: token 8 (n + q / 2) + r, W rows 16 warp + 8 (q % 2) ..
@@ -537,8 +558,6 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   if constexpr (kStream) {
     uint32_t J0 = 0;
     for (int v = 0; v < stream_pieces; ++v) J0 += consume(v, J0);
-    // a CTA whose last piece is no head arrives here (its tail piece's stores released), once
-    if (work_of(stream_pieces - 1).piece != kWgHeadPiece) cluster_arrive();
   } else if constexpr (kPersistent) {
     uint32_t J0 = 0;
     for (int64_t v = blockIdx.x; v < work_clusters; v += launched) J0 += consume(v, J0);
@@ -579,8 +598,8 @@ CUtensorMap wgmma_x_tensor_map(const TcGemmArgs& args) {
                        static_cast<uint64_t>(args.K) * sizeof(T), TN, kWgPanelCols, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-// The stream-K launch (WgmmaPlan::stream): grid (B, C) of clusters (1, C, 1) over the units; args.workspace holds B C
-// slots of TN x 128 fp32 (wgmma_stream_workspace_floats).
+// The stream-K launch (WgmmaPlan::stream): P = args.wgmma_grid_clusters CTAs over the units' steps; args.workspace
+// holds 2 P slots of TN x 128 fp32, args.wgmma_stream_counters a zero a unit (wgmma_stream_workspace_floats).
 template <typename T, int K, int TN, int kRowTiles>
 void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   if constexpr (!wgmma_persistent_shape(TN) || kRowTiles != 8) {
@@ -589,16 +608,14 @@ void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream)
     constexpr int kSmem = wgmma_smem_bytes(K, TN, kRowTiles), kThreads = wgmma_threads(kRowTiles);
     const auto kernel = wgmma_stream_gemm_kernel<T, K, TN, kRowTiles>;
     resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
-    const WgmmaShape shape{TN, kRowTiles};
-    const int64_t units = wgmma_units(args.M, args.N, shape), clusters = args.wgmma_grid_clusters;
-    const int64_t C = args.splits;
-    TORCH_CHECK(C >= 2 && C <= kWgMaxSplits && clusters >= 1 && args.wgmma_work_clusters == units &&
-                    wgmma_stream_fits(units, (args.K + 255) / 256, clusters, C) && args.workspace != nullptr,
-                "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", clusters, " clusters of ", C);
+    const int64_t units = wgmma_units(args.M, args.N, WgmmaShape{TN, kRowTiles}), ctas = args.wgmma_grid_clusters;
+    TORCH_CHECK(args.splits == 1 && args.wgmma_work_clusters == units &&
+                    wgmma_stream_fits(units, (args.K + 255) / 256, ctas) && args.workspace != nullptr &&
+                    args.wgmma_stream_counters != nullptr,
+                "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", ctas, " CTAs");
     const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
-    launch_kernel_in_clusters(kernel, dim3(static_cast<unsigned>(clusters), static_cast<unsigned>(C)),
-                              dim3(1, static_cast<unsigned>(C), 1), dim3(kThreads), kSmem, stream,
-                              dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args, x_map);
+    launch_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, stream,
+                  dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args, x_map);
   }
 }
 

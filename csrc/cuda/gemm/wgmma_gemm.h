@@ -123,19 +123,19 @@ struct WgmmaPlan {
   int whole_clusters;      // clusters of whole units before the split ones (0: every unit split `splits` ways)
   bool first_stage_alone;  // the first stage's copies requested alone, the others once it landed
   int64_t grid_clusters;   // clusters launched (<= the work's; wgmma_work_clusters)
-  // The stream-K schedule (wgmma_gemm.cuh, the partition's `stream`): grid_clusters clusters of `splits` CTAs share
-  // the units' steps evenly (whole_clusters 0; persistent shapes only). Forced by kbit._C._set_wgmma_stream.
+  // The stream-K schedule (wgmma_gemm.cuh, the partition's `stream`): grid_clusters CTAs (splits 1, whole_clusters
+  // 0; persistent shapes only) share the units' steps evenly. kbit._C._set_wgmma_stream.
   bool stream;
 };
-// Whether stream-K over `units` units of `groups` groups in `clusters` clusters of C CTAs keeps the kernel's 32-bit
-// arithmetic (units x clusters, a cluster's steps S x (C + 1)) and gives every CTA a step (S >= C in every cluster).
-constexpr bool wgmma_stream_fits(int64_t units, int64_t groups, int64_t clusters, int64_t C) {
-  return units >= clusters && units * clusters < (int64_t(1) << 32) && groups < (int64_t(1) << 23) &&
-         (units + clusters - 1) / clusters * groups * (C + 1) < (int64_t(1) << 32) && units / clusters * groups >= C;
+// Whether stream-K over `units` units of `groups` groups in `ctas` CTAs keeps the kernel's 32-bit arithmetic (the
+// steps T = units x groups, T x (ctas + 1)) and gives every CTA a step (T >= ctas).
+constexpr bool wgmma_stream_fits(int64_t units, int64_t groups, int64_t ctas) {
+  return ctas >= 1 && groups < (int64_t(1) << 23) && units < (int64_t(1) << 31) && units * groups >= ctas &&
+         units * groups * (ctas + 1) < (int64_t(1) << 32);
 }
-// A stream-K launch's workspace (fp32): a slot of TN x 128 sums a CTA (wgmma_gemm.cuh).
+// A stream-K launch's workspace (fp32): two slots of TN x 128 sums a CTA (its first and last pieces; wgmma_gemm.cuh).
 inline int64_t wgmma_stream_workspace_floats(const WgmmaPlan& p) {
-  return p.grid_clusters * p.splits * p.shape.tokens * 16 * p.shape.row_tiles;
+  return 2 * p.grid_clusters * p.shape.tokens * 16 * p.shape.row_tiles;
 }
 WgmmaPlan wgmma_plan(int64_t M, int64_t N, int64_t K, int k, int sm_count);
 
