@@ -43,6 +43,10 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// fence.acq_rel.gpu: the thread's earlier memory operations (and, cumulatively, those a barrier ordered before them)
+// before its later ones, for every thread of the GPU (the lighter one of __threadfence's fence.sc).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
+
 // Named barrier `id` of `threads` threads (whole warps) that also ORs a predicate over them: true in every thread
 // where any thread passed true. The result is broadcast from lane 0 by a shuffle, which the compiler knows to be
 // warp-uniform (the barrier's own result it does not: branching on it moved the wgmma kernel's loop-carried stage count

@@ -413,39 +413,62 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
 #pragma unroll
         for (int i = 0; i < TN / 8; ++i)
           __stcg(mine + i * kConsumerThreads, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-        // The count, once every thread's sums are visible GPU-wide (each thread's fence, then the barrier); the
-        // barrier's OR tells every thread whether this piece was the unit's last.
-        __threadfence();
+        // The count, once every thread's sums are stored (the barrier), released GPU-wide (thread 0's fence: cumulative
+        // over what the barrier ordered before it); the barrier's OR tells every thread whether this piece was the
+        // unit's last, after thread 0's acquire.
         const uint32_t first_cta = stream_owner(w.unit_step0), last_cta = stream_owner(w.unit_step0 + groups32 - 1);
         bool counted_last = false;
         named_barrier_sync(2, kConsumerThreads);
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0) {
+          fence_acq_rel_gpu();
           counted_last = atomicAdd(args.wgmma_stream_counters + w.unit, 1u) == last_cta - first_cta;
+          fence_acq_rel_gpu();
+        }
         skip_y = !named_barrier_or(2, kConsumerThreads, counted_last);
         // another piece adds this one: its last stage back to the producers
         mbarrier_arrive_if(skip_y && more, &empty[piece_last_stage]);
         if (!skip_y) {
-          __threadfence();  // (acquire: the other pieces' sums, counted before this one)
           if (threadIdx.x == 0) args.wgmma_stream_counters[w.unit] = 0;  // for the next launch on this workspace
           // The unit's pieces in CTA order p_first, ..., p_last, added left to right whatever piece is this one: the
           // pieces before it summed from the workspace, then this one's registers added to that sum (a + b = b + a
-          // exactly), then the pieces after it.
+          // exactly), then the pieces after it. kPieceLoads float4 of a piece a thread in flight at once (one at a
+          // time, dependent, the sums waited on ~16 L2 round trips a piece at 128 tokens: session 54 run 3).
+          constexpr int kPieceLoads = 8;
           const uint32_t me = blockIdx.x;
           const auto piece_of = [&](uint32_t c) { return slot(c, stream_step0(c) >= w.unit_step0 ? 0u : 1u); };
+          const auto load_piece = [&](uint32_t c, int i0, float4 (&p)[kPieceLoads]) {
+            const float4* const from = piece_of(c);
 #pragma unroll
-          for (int i = 0; i < TN / 8; ++i) {
+            for (int j = 0; j < kPieceLoads; ++j)
+              if (i0 + j < TN / 8) p[j] = __ldcg(from + (i0 + j) * kConsumerThreads);
+          };
+#pragma unroll
+          for (int i0 = 0; i0 < TN / 8; i0 += kPieceLoads) {
+            float4 p[kPieceLoads];
             if (me > first_cta) {
-              float4 before = __ldcg(piece_of(first_cta) + i * kConsumerThreads);
+              float4 before[kPieceLoads];
+              load_piece(first_cta, i0, before);
               for (uint32_t c = first_cta + 1; c < me; ++c) {
-                const float4 p = __ldcg(piece_of(c) + i * kConsumerThreads);
-                before.x += p.x, before.y += p.y, before.z += p.z, before.w += p.w;
+                load_piece(c, i0, p);
+#pragma unroll
+                for (int j = 0; j < kPieceLoads; ++j)
+                  before[j].x += p[j].x, before[j].y += p[j].y, before[j].z += p[j].z, before[j].w += p[j].w;
               }
-              acc[4 * i] += before.x, acc[4 * i + 1] += before.y;
-              acc[4 * i + 2] += before.z, acc[4 * i + 3] += before.w;
+#pragma unroll
+              for (int j = 0; j < kPieceLoads; ++j)
+                if (i0 + j < TN / 8) {
+                  float* const a = acc + 4 * (i0 + j);
+                  a[0] += before[j].x, a[1] += before[j].y, a[2] += before[j].z, a[3] += before[j].w;
+                }
             }
             for (uint32_t c = me + 1; c <= last_cta; ++c) {
-              const float4 p = __ldcg(piece_of(c) + i * kConsumerThreads);
-              acc[4 * i] += p.x, acc[4 * i + 1] += p.y, acc[4 * i + 2] += p.z, acc[4 * i + 3] += p.w;
+              load_piece(c, i0, p);
+#pragma unroll
+              for (int j = 0; j < kPieceLoads; ++j)
+                if (i0 + j < TN / 8) {
+                  float* const a = acc + 4 * (i0 + j);
+                  a[0] += p[j].x, a[1] += p[j].y, a[2] += p[j].z, a[3] += p[j].w;
+                }
             }
           }
         }
