@@ -1823,21 +1823,23 @@ def test_wgmma_remembered_plan_follows_the_aids(poisoned_cuda):
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 @pytest.mark.parametrize("k", KS)
 def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, grid, poisoned_cuda):
-    # the stream-K schedule (kbit._C._set_wgmma_stream(2)): CTAs share the units' 256-column steps evenly, a unit's
-    # pieces written to the workspace and added in CTA order by whichever piece counts last. 520 / 4100 rows (a last row
-    # block of 8 / 4 rows), 17 (one partial row tile), K = 2080 (9 groups, a 32-column tail), 5120 (20), 4352 (17);
-    # tokens past M. A CTA per SM (0), or at most 7 or 50 CTAs (kbit._C._set_wgmma_grid_clusters): units over 2-17
-    # CTAs (one step each: 17 x 4352, M = 97), every CTA one whole unit (4100 x 2080 at M = 300 in chunks of 80 on 132
-    # SMs), many units a CTA with pieces at both ends. Every unit against the reference (a lost or doubled piece shows in
-    # its own unit), the plan as forced, the same bits on a rerun and in a graph replay.
+    # the stream-K schedule (kbit._C._set_wgmma_stream(2)): a lane of CTAs a token chunk, each lane's CTAs sharing the
+    # row blocks' 256-column steps evenly, a unit's pieces written to the workspace and added in CTA order by whichever
+    # piece counts last. 520 / 4100 rows (a last row block of 8 / 4 rows), 17 (one partial row tile), K = 2080 (9
+    # groups, a 32-column tail), 5120 (20), 4352 (17); tokens past M. A CTA per SM (0), or at most 7 or 50 CTAs
+    # (kbit._C._set_wgmma_grid_clusters): a unit over up to 17 CTAs (one step each: 17 x 4352), many units a CTA with
+    # pieces at both ends (7 CTAs: 1-3 a lane). Every unit against the reference (a lost or doubled piece shows in its
+    # own unit), the plan as forced, the same bits on a rerun and in a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     N, K = nk
     qw, W_hat = weight(k, N, K, dtype)
     x = acts(M, K, dtype, "wgstream")
     run = wgmma_plan_runs(x, qw, k, "wgstream")
     plan, y, again = wgmma_under({"wgmma_tokens": tokens, "wgmma_stream": 2, "wgmma_grid_clusters": grid}, run)
-    units = -(-M // tokens) * -(-N // 128)
-    ctas = min(torch.cuda.get_device_properties(0).multi_processor_count, units * ((K + 255) // 256), grid or 1 << 30)
+    chunks, row_blocks = -(-M // tokens), -(-N // 128)
+    units = chunks * row_blocks
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    ctas = min(sms // chunks, row_blocks * ((K + 255) // 256), (grid or 1 << 30) // chunks) * chunks
     assert plan["tokens"] == tokens and plan["stream"] and plan["units"] == units, plan
     assert plan["splits"] == 1 and plan["ctas"] == plan["grid_ctas"] == ctas and plan["whole_units"] == 0, plan
     check(y, x, W_hat, dtype)

@@ -417,17 +417,18 @@ int set_wgmma_first_stage_alone(int64_t mode) {
 // the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
 // 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
 // by tensor copies.
-// The stream-K schedule of plan p's shape (wgmma_gemm.cuh, the partition's `stream`): a CTA per SM (at most the
-// steps; at most kbit._C._set_wgmma_grid_clusters's count where it forces one), where the shape is a persistent one and
-// the launch fits the kernel's arithmetic (wgmma_stream_fits); else p unchanged (false).
+// The stream-K schedule of plan p's shape (wgmma_gemm.cuh, the partition's `stream`): a lane of CTAs a token chunk,
+// as many in each as fit one CTA an SM (at most the lane's steps; at most kbit._C._set_wgmma_grid_clusters's count of
+// CTAs in all where it forces one), where the shape is a persistent one and the launch fits the kernel's arithmetic
+// (wgmma_stream_fits); else p unchanged (false).
 static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int sm_count, WgmmaPlan& p) {
   if (!wgmma_persistent_shape(p.shape.tokens) || p.shape.row_tiles != 8) return false;
-  const int64_t units = wgmma_units(M, N, p.shape), groups = (K + 255) / 256;
-  const int64_t forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
-  int64_t ctas = std::min<int64_t>(sm_count, units * groups);
-  if (forced > 0) ctas = std::min(ctas, forced);
-  if (!wgmma_stream_fits(units, groups, ctas)) return false;
-  p.splits = 1, p.whole_clusters = 0, p.grid_clusters = ctas, p.stream = true;
+  const int64_t chunks = (M + p.shape.tokens - 1) / p.shape.tokens, row_blocks = cta_row_blocks(N, p.shape.row_tiles);
+  const int64_t groups = (K + 255) / 256, forced = wgmma_grid_clusters_forced.load(std::memory_order_relaxed);
+  int64_t lane_ctas = std::min<int64_t>(sm_count / chunks, row_blocks * groups);
+  if (forced > 0) lane_ctas = std::min(lane_ctas, forced / chunks);
+  if (!wgmma_stream_fits(row_blocks, groups, lane_ctas)) return false;
+  p.splits = 1, p.whole_clusters = 0, p.grid_clusters = lane_ctas * chunks, p.stream = true;
   return true;
 }
 

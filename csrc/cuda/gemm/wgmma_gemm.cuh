@@ -25,17 +25,19 @@
 //            and y's tile goes out through the last group's stage alone. A split unit is always its CTA's last
 //            (the host's rule), so the split reduction keeps every stage and the cluster barriers as before.
 //   stream = the stream-K schedule (kStream: wgmma_stream_gemm_kernel, WgmmaPlan::stream; persistent shapes only):
-//            P = gridDim.x CTAs, no clusters. The steps (a unit's 256-column groups, unit after unit: T = U x G, U =
-//            args.wgmma_work_clusters, the units) are shared evenly: CTA i takes steps [i T / P, (i + 1) T / P), as
-//            pieces (one unit's groups in its range each). A piece of all G groups is a whole unit (y out as above).
-//            Every other piece (at most two a CTA: its first and its last) writes its fp32 sums to its workspace slot
-//            (2 i for the CTA's first piece, 2 i + 1 its last: [TN / 8][consumer thread][4], the accumulators' own
-//            order), then counts itself on its unit's counter (args.wgmma_stream_counters, zeros before the launch);
-//            the unit's last piece to count adds all of them, its own from registers, in piece order (the CTAs
-//            holding the unit's steps, in order: the same sums in the same order whichever piece is last, so the
-//            same bits every run for the same P), stores y as a whole unit does, and sets the counter back to 0.
-//            No CTA waits for another. So each CTA runs within one group of the same work: the units' quantization
-//            into the SMs (whole units a CTA) is gone, for the cost of a piece's store and load.
+//            P = gridDim.x CTAs, no clusters, in lanes: CTA i runs token chunk i % chunks (its lane), as the i /
+//            chunks-th of the lane's Q = P / chunks CTAs. The row blocks' steps (a row block's 256-column groups, row
+//            block after row block: T = row blocks x G) are shared evenly in each lane: the lane's CTA q takes steps
+//            [q T / Q, (q + 1) T / Q) of its chunk, as pieces (one unit's groups in its range each). So the chunks of a
+//            row block run side by side, reading its weights at about the same time (one lane over all units, a CTA
+//            running a row block's chunks one after another, read them from DRAM once per chunk: run 3). A piece of
+//            all G groups is a whole unit (y out as above). Every other piece (at most two a CTA: its first and its
+//            last) writes its fp32 sums to its workspace slot (2 i for the CTA's first piece, 2 i + 1 its last: [TN /
+//            8][consumer thread][4], the accumulators' own order), then counts itself on its unit's counter
+//            (args.wgmma_stream_counters, zeros before the launch); the unit's last piece to count adds all of them,
+//            its own from registers, in piece order (the lane's CTAs holding the unit's steps, in order: the same sums
+//            in the same order whichever piece is last, so the same bits every run for the same P), stores y as a
+//            whole unit does, and sets the counter back to 0. No CTA waits for another.
 // Pipeline: wgmma_stages(k, TN, kRowTiles) stages of one 256-column group each. Producer warp p's lane 0
 //   fills its share of a stage: x's panel p (one tensor copy, tensor_copy.cuh, through the host's
 //   tensor map x_map) and every kWgProducerWarps-th live weight tile from p on, each as two bulk copies
@@ -167,18 +169,20 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   constexpr bool kPersistent = wgmma_persistent_shape(TN);  // (else the host launches a cluster per work cluster)
   static_assert(!kStream || (kPersistent && kRowTiles == 8), "wgmma_gemm: stream-K in the persistent shapes only");
   const int64_t work_clusters = args.wgmma_work_clusters, launched = gridDim.x;
-  // Stream-K (the partition above): the steps T, this CTA's [stream_begin, stream_end), the unit of its first piece
-  // and its pieces. 32-bit: the launcher checks T (P + 1) < 2^32 and T >= P (every CTA has a step).
-  const uint32_t stream_steps = kStream ? static_cast<uint32_t>(work_clusters) * groups32 : 1u;
-  const uint32_t ctas = gridDim.x;
-  // the first step of CTA c's range, and the CTA whose range holds step s (the largest c with stream_step0(c) <= s)
-  const auto stream_step0 = [&](uint32_t c) { return c * stream_steps / ctas; };
-  const auto stream_owner = [&](uint32_t s) { return ((s + 1) * ctas + stream_steps - 1) / stream_steps - 1; };
+  // Stream-K (the partition above): the row blocks' steps T, the CTAs of a lane Q, this CTA's lane (its chunk) and
+  // index in it, its steps [stream_begin, stream_end), the row block of its first piece and its pieces. 32-bit: the
+  // launcher checks T (Q + 1) < 2^32, T >= Q (every CTA has a step) and P = Q x chunks.
+  const uint32_t stream_steps = kStream ? static_cast<uint32_t>(work_clusters) / chunks32 * groups32 : 1u;
+  const uint32_t stream_q = kStream ? gridDim.x / chunks32 : 1u;
+  const uint32_t stream_lane = kStream ? blockIdx.x % chunks32 : 0u, stream_me = kStream ? blockIdx.x / chunks32 : 0u;
+  // the first step of a lane's CTA c, and the CTA whose range holds step s (the largest c with stream_step0(c) <= s)
+  const auto stream_step0 = [&](uint32_t c) { return c * stream_steps / stream_q; };
+  const auto stream_owner = [&](uint32_t s) { return ((s + 1) * stream_q + stream_steps - 1) / stream_steps - 1; };
   uint32_t stream_begin = 0, stream_end = 0, stream_first = 0;
   int stream_pieces = 0;
   if constexpr (kStream) {
-    stream_begin = stream_step0(blockIdx.x);
-    stream_end = stream_step0(blockIdx.x + 1);
+    stream_begin = stream_step0(stream_me);
+    stream_end = stream_step0(stream_me + 1);
     stream_first = stream_begin / groups32;
     stream_pieces = static_cast<int>((stream_end - 1) / groups32 - stream_first + 1);
     if (stream_end <= stream_begin) __trap();  // (a launch against the launcher's checks)
@@ -186,9 +190,10 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   const auto work_of = [&](int64_t v) {
     WgmmaWork w;
     uint32_t unit;
-    if constexpr (kStream) {  // v: the CTA's piece
-      unit = stream_first + static_cast<uint32_t>(v);
-      const uint32_t step0 = unit * groups32;
+    if constexpr (kStream) {  // v: the CTA's piece, of row block stream_first + v in its lane's chunk
+      const uint32_t row_block = stream_first + static_cast<uint32_t>(v);
+      unit = row_block * chunks32 + stream_lane;
+      const uint32_t step0 = row_block * groups32;
       const uint32_t s0 = std::max(stream_begin, step0), s1 = std::min(stream_end, step0 + groups32);
       w.split = 0, w.splits = 1;
       w.grp_begin = s0 - step0;
@@ -404,12 +409,13 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
     const int piece_last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);  // (stream-K: the unit's last stage)
     if constexpr (kStream) {
       if (!w.whole_piece) {
-        // CTA c's slot of its first (0) or last (1) piece: float4 i of consumer thread t at [i][t]
+        // The slot of the lane's CTA c (CTA c x chunks + lane) for its first (0) or last (1) piece: float4 i of consumer
+        // thread t at [i][t]
         const auto slot = [&](uint32_t c, uint32_t last_piece) {
           return reinterpret_cast<float4*>(args.workspace) +
-                 size_t(2 * c + last_piece) * (TN / 8) * kConsumerThreads + threadIdx.x;
+                 size_t(2 * (c * chunks32 + stream_lane) + last_piece) * (TN / 8) * kConsumerThreads + threadIdx.x;
         };
-        float4* const mine = slot(blockIdx.x, v == 0 ? 0u : 1u);
+        float4* const mine = slot(stream_me, v == 0 ? 0u : 1u);
 #pragma unroll
         for (int i = 0; i < TN / 8; ++i)
           __stcg(mine + i * kConsumerThreads, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
@@ -434,7 +440,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
           // exactly), then the pieces after it. kPieceLoads float4 of a piece a thread in flight at once (one at a
           // time, dependent, the sums waited on ~16 L2 round trips a piece at 128 tokens: session 54 run 3).
           constexpr int kPieceLoads = 8;
-          const uint32_t me = blockIdx.x;
+          const uint32_t me = stream_me;
           const auto piece_of = [&](uint32_t c) { return slot(c, stream_step0(c) >= w.unit_step0 ? 0u : 1u); };
           const auto load_piece = [&](uint32_t c, int i0, float4 (&p)[kPieceLoads]) {
             const float4* const from = piece_of(c);
@@ -621,7 +627,8 @@ CUtensorMap wgmma_x_tensor_map(const TcGemmArgs& args) {
                        static_cast<uint64_t>(args.K) * sizeof(T), TN, kWgPanelCols, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-// The stream-K launch (WgmmaPlan::stream): P = args.wgmma_grid_clusters CTAs over the units' steps; args.workspace
+// The stream-K launch (WgmmaPlan::stream): P = args.wgmma_grid_clusters CTAs (a multiple of the token chunks: lanes of
+// Q CTAs) over the row blocks' steps; args.workspace
 // holds 2 P slots of TN x 128 fp32, args.wgmma_stream_counters a zero a unit (wgmma_stream_workspace_floats).
 template <typename T, int K, int TN, int kRowTiles>
 void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
@@ -632,9 +639,10 @@ void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream)
     const auto kernel = wgmma_stream_gemm_kernel<T, K, TN, kRowTiles>;
     resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
     const int64_t units = wgmma_units(args.M, args.N, WgmmaShape{TN, kRowTiles}), ctas = args.wgmma_grid_clusters;
-    TORCH_CHECK(args.splits == 1 && args.wgmma_work_clusters == units &&
-                    wgmma_stream_fits(units, (args.K + 255) / 256, ctas) && args.workspace != nullptr &&
-                    args.wgmma_stream_counters != nullptr,
+    const int64_t chunks = (args.M + TN - 1) / TN;
+    TORCH_CHECK(args.splits == 1 && args.wgmma_work_clusters == units && ctas % chunks == 0 &&
+                    wgmma_stream_fits(units / chunks, (args.K + 255) / 256, ctas / chunks) &&
+                    args.workspace != nullptr && args.wgmma_stream_counters != nullptr,
                 "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", ctas, " CTAs");
     const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
     launch_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, stream,

@@ -124,14 +124,16 @@ struct WgmmaPlan {
   bool first_stage_alone;  // the first stage's copies requested alone, the others once it landed
   int64_t grid_clusters;   // clusters launched (<= the work's; wgmma_work_clusters)
   // The stream-K schedule (wgmma_gemm.cuh, the partition's `stream`): grid_clusters CTAs (splits 1, whole_clusters
-  // 0; persistent shapes only) share the units' steps evenly. kbit._C._set_wgmma_stream.
+  // 0; persistent shapes only), a lane of them a token chunk, share the row blocks' steps evenly. kbit._C.
+  // _set_wgmma_stream.
   bool stream;
 };
-// Whether stream-K over `units` units of `groups` groups in `ctas` CTAs keeps the kernel's 32-bit arithmetic (the
-// steps T = units x groups, T x (ctas + 1)) and gives every CTA a step (T >= ctas).
-constexpr bool wgmma_stream_fits(int64_t units, int64_t groups, int64_t ctas) {
-  return ctas >= 1 && groups < (int64_t(1) << 23) && units < (int64_t(1) << 31) && units * groups >= ctas &&
-         units * groups * (ctas + 1) < (int64_t(1) << 32);
+// Whether stream-K over `row_blocks` row blocks of `groups` groups in lanes of `lane_ctas` CTAs (one lane a token
+// chunk) keeps the kernel's 32-bit arithmetic (the steps T = row_blocks x groups, T x (lane_ctas + 1)) and gives every
+// CTA a step (T >= lane_ctas).
+constexpr bool wgmma_stream_fits(int64_t row_blocks, int64_t groups, int64_t lane_ctas) {
+  return lane_ctas >= 1 && groups < (int64_t(1) << 23) && row_blocks < (int64_t(1) << 31) &&
+         row_blocks * groups >= lane_ctas && row_blocks * groups * (lane_ctas + 1) < (int64_t(1) << 32);
 }
 // A stream-K launch's workspace (fp32): two slots of TN x 128 sums a CTA (its first and last pieces; wgmma_gemm.cuh).
 inline int64_t wgmma_stream_workspace_floats(const WgmmaPlan& p) {
