@@ -256,9 +256,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_wgmma_stream", mode_aid("_set_wgmma_stream", "2 (always)", &kbit::cuda::set_wgmma_stream),
         pybind11::arg("mode"),
         "Tuning aid: the stream-K schedule of wgmma_gemm launches in the shapes of 80-160 tokens (a CTA per SM, the "
-        "units' 256-column steps shared evenly, the pieces of a unit added in a fixed order by its last piece): 0, "
-        "the default: the rule (not taken yet); 1 never; 2 always (at most _set_wgmma_grid_clusters's count of CTAs "
-        "where it forces one); returns the previous mode");
+        "CTAs of each token chunk sharing the row blocks' 256-column steps evenly, the pieces of a unit added in a fixed "
+        "order by its last piece): 0, the default: the rule (never: slower than the rule's plans on the H200, session "
+        "54); 1 never; 2 always (at most _set_wgmma_grid_clusters's count of CTAs where it forces one); returns the "
+        "previous mode");
   m.def("_set_wgmma_first_stage_alone",
         mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),
         pybind11::arg("mode"),

@@ -435,7 +435,12 @@ static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int sm_count, Wgm
 static WgmmaPlan planned_wgmma(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
-  // stream-K where forced (kbit._C._set_wgmma_stream; the rule: not yet)
+  // Stream-K where forced (kbit._C._set_wgmma_stream); the rule never takes it. Session 54 (H200, k = 4, fp16, cold
+  // L2; eight of #7's shapes at M = 192-1024, alternating in one process): over clusters of CTAs (partials through
+  // distributed shared memory) the GPU runs clusters of 3-8 on only 117-120 of its 132 SMs, and clusters of 2 balance no
+  // better than whole units (run 2); over every CTA (partials through L2, a counter a unit) in lanes, 1.01-2.16x the
+  // rule's time on all 56 cells (run 5: Llama-3 70B 1.01-1.10x, 8B 1.01-1.18x, GLM shared 1.08-1.33x, Qwen3 1.07-2.16x;
+  // run 4, one lane, 0.97-2.09x): the pieces' stores and loads cost more than even shares of the work gain.
   if (wgmma_stream_forced.load(std::memory_order_relaxed) == 2 && wgmma_stream_plan(M, N, K, sm_count, p)) return p;
   // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
   // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
