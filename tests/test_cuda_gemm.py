@@ -1641,7 +1641,8 @@ def test_wgmma_launch_plan_shapes():
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
     assert set(plan(64, 4096, 2048, 4)) == {"tokens", "row_tiles", "splits", "ctas", "grid_ctas", "first_stage_alone",
-                                            "resident_clusters", "units", "whole_units"}
+                                            "resident_clusters", "units", "whole_units", "stream"}
+    assert not plan(64, 4096, 2048, 4)["stream"]
     for M, tokens in ((1, 16), (16, 16), (17, 32), (32, 32)):
         p = plan(M, 4096, 2048, 4)
         assert (p["tokens"], p["row_tiles"]) == (tokens, 16), (M, p)
