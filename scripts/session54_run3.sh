@@ -12,7 +12,7 @@ echo "stream tests rc=$?"; grep -E "^FAILED|^E |passed|failed" $OUT/tests-stream
 sanitize_run memcheck 60 wgmma-stream
 sanitize_run racecheck 120 wgmma-stream
 sanitize_run synccheck 60 wgmma-stream
-timeout 260 python3 scripts/probe_wgmma_configs.py --shapes llama8b_gu,llama70b_gu,Q,O,down,gateup,KV,glm_shared_gu \
+timeout 260 python3 scripts/probe_wgmma_aid_sets.py --shapes llama8b_gu,llama70b_gu,Q,O,down,gateup,KV,glm_shared_gu \
   --ms 192,256,272,384,512,768,1024 --rounds 3 --configs "rule:;stream:wgmma_stream=2" \
   --out $OUT/stream-bench.json > $OUT/stream-bench.log 2>&1; echo "bench rc=$?"
 grep -v "^ \|Warning\|sync_debug" $OUT/stream-bench.log | cut -c1-160
