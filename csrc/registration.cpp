@@ -221,8 +221,9 @@ PYBIND11_MODULE(_C, m) {
         "(16-row tiles) per CTA, splits along K, ctas (of work), grid_ctas (launched: fewer where the CTAs are "
         "persistent, each running work CTAs in turn), first_stage_alone (the first stage's copies requested alone), "
         "resident_clusters (clusters of splits CTAs the GPU runs at once; the SMs for clusters of one), units (output "
-        "tiles), whole_units (those one CTA runs over all of K; every unit without splits; 0 with stream) and stream (the "
-        "stream-K schedule: grid_ctas CTAs sharing the units' 256-column steps evenly; splits 1, ctas = grid_ctas)");
+        "tiles), whole_units (those one CTA runs over all of K; every unit without splits; 0 with stream) and stream "
+        "(the stream-K schedule: grid_ctas CTAs sharing the units' 256-column steps evenly; splits 1, ctas = "
+        "grid_ctas)");
   m.def("_set_wgmma_splits", &kbit::cuda::set_wgmma_splits, pybind11::arg("splits"),
         "Tuning aid: the K-splits of wgmma_gemm launches (0, the default: the split model; else 1 to 8, at most K's "
         "256-column groups; a tile's splits run as one cluster); returns the previous value");
@@ -256,10 +257,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_wgmma_stream", mode_aid("_set_wgmma_stream", "2 (always)", &kbit::cuda::set_wgmma_stream),
         pybind11::arg("mode"),
         "Tuning aid: the stream-K schedule of wgmma_gemm launches in the shapes of 80-160 tokens (a CTA per SM, the "
-        "CTAs of each token chunk sharing the row blocks' 256-column steps evenly, the pieces of a unit added in a fixed "
-        "order by its last piece): 0, the default: the rule (never: slower than the rule's plans on the H200, session "
-        "54); 1 never; 2 always (at most _set_wgmma_grid_clusters's count of CTAs where it forces one); returns the "
-        "previous mode");
+        "CTAs of each token chunk sharing the row blocks' 256-column steps evenly, the pieces of a unit added in a "
+        "fixed order by its last piece): 0, the default: the rule (never: slower than the rule's plans on the H200, "
+        "session 54); 1 never; 2 always (at most _set_wgmma_grid_clusters's count of CTAs where it forces a positive "
+        "one; the plan keeps no stream-K where that count is below the token chunks, or the shape is not one of "
+        "80-160 tokens); returns the previous mode");
   m.def("_set_wgmma_first_stage_alone",
         mode_aid("_set_wgmma_first_stage_alone", "2 (always)", &kbit::cuda::set_wgmma_first_stage_alone),
         pybind11::arg("mode"),

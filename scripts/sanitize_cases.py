@@ -153,8 +153,9 @@ def wgmma_stream_cases(dev="cuda"):
     """The wgmma kernel's stream-K schedule (kbit._C._set_wgmma_stream(2): CTAs sharing the units' steps, a unit's
     pieces through the global workspace, added by the last to count), for memcheck / racecheck / synccheck: N = 1024,
     K = 2080 (9 groups, a K tail) at M = 130 in chunks of 80 (two lanes of 8 row blocks) and 144 (one lane) on a CTA
-    per SM (one or two steps each: units over several CTAs), at most 5 and 3 CTAs (several units each, pieces at both
-    ends); N = 300 (3 row blocks, the last partial) in bf16."""
+    per SM (one or two steps each: units over several CTAs), at most 5 CTAs (several units each, pieces at both ends)
+    and at most 3 (at 80 tokens one CTA a lane: whole units only; at 144 three); N = 300 (3 row blocks, the last
+    partial) in bf16."""
     if dev != "cuda" or not kbit._C.wgmma_gemm_runs(4, 16):
         return
     with tuning_aids(wgmma_stream=2, wgmma_tokens=0, wgmma_grid_clusters=0) as aid:

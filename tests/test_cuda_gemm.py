@@ -1829,7 +1829,7 @@ def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, grid, poisoned_cuda):
     # piece counts last. 520 / 4100 rows (a last row block of 8 / 4 rows), 17 (one partial row tile), K = 2080 (9
     # groups, a 32-column tail), 5120 (20), 4352 (17); tokens past M. A CTA per SM (0), or at most 7 or 50 CTAs
     # (kbit._C._set_wgmma_grid_clusters): a unit over up to 17 CTAs (one step each: 17 x 4352), many units a CTA with
-    # pieces at both ends (7 CTAs: 1-3 a lane). Every unit against the reference (a lost or doubled piece shows in its
+    # pieces at both ends (7 CTAs: 2-3 a lane). Every unit against the reference (a lost or doubled piece shows in its
     # own unit), the plan as forced, the same bits on a rerun and in a graph replay.
     skip_unless_runs("wgmma_gemm", k, M)
     N, K = nk
@@ -1854,9 +1854,31 @@ def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, grid, poisoned_cuda):
             assert err <= GEMM_RTOL[dtype], (unit, units, err)
 
 
+def cuda_kernel_names(fn):
+    """The CUDA kernels fn() launches, by name (torch.profiler)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
+def test_wgmma_stream_runs_its_kernel(poisoned_cuda):
+    # a stream-K plan launches wgmma_stream_gemm_kernel (a plan that said stream but ran the work-cluster kernel would
+    # pass test_wgmma_gemm_stream's checks where the launch's shapes agree), and the rule's plan the other kernel
+    skip_unless_runs("wgmma_gemm", 4, 200)
+    qw, W_hat = weight(4, 520, 2080)
+    x = acts(200, 2080, torch.float16, "wgstream-kernel")
+    fn = lambda: torch.ops.kbit.wgmma_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)  # noqa: E731
+    stream = wgmma_under({"wgmma_stream": 2}, lambda: cuda_kernel_names(fn))
+    rule = wgmma_under({"wgmma_stream": 1}, lambda: cuda_kernel_names(fn))
+    assert any("wgmma_stream_gemm_kernel" in n for n in stream), stream
+    assert not any("wgmma_stream_gemm_kernel" in n for n in rule) and any("wgmma_gemm_kernel" in n for n in rule), rule
+    check(wgmma_under({"wgmma_stream": 2}, fn), x, W_hat, torch.float16)
+
+
 def test_wgmma_stream_plan_falls_back():
-    # stream-K only where the plan's shape is a persistent one (80-160 tokens): M = 40 (64 tokens) keeps the plan
-    # without it; the rule does not take it yet; bad values raise
+    # stream-K only where the plan's shape is a persistent one (80-160 tokens) and every token chunk gets a CTA: M = 40
+    # (64 tokens) and a cap below the chunks keep the plan without it; the rule never takes it; bad values raise
     if not kbit._C.wgmma_gemm_runs(4, 512):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     plan = kbit._C._wgmma_launch_plan
@@ -1864,6 +1886,9 @@ def test_wgmma_stream_plan_falls_back():
     assert wgmma_under({"wgmma_stream": 2}, lambda: plan(512, 4096, 4096, 4))["stream"]
     assert not wgmma_under({"wgmma_stream": 1}, lambda: plan(512, 4096, 4096, 4))["stream"]
     assert not plan(512, 4096, 4096, 4)["stream"]
+    # (at most 3 CTAs for 4 token chunks of 128: no lane gets a CTA)
+    assert plan(512, 4096, 4096, 4)["tokens"] == 128
+    assert not wgmma_under({"wgmma_stream": 2, "wgmma_grid_clusters": 3}, lambda: plan(512, 4096, 4096, 4))["stream"]
     for bad in (-1, 3):
         with pytest.raises(RuntimeError, match="_set_wgmma_stream: mode must be 0 .the rule., 1 .never. or 2"):
             kbit._C._set_wgmma_stream(bad)

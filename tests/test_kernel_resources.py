@@ -209,7 +209,8 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     # the consumers' setmaxnreg.inc waits for what the producers' dec gives back) and ptxas kept both moves (it drops
     # setmaxnreg with a warning a quiet build does not show); no other shape moves registers
     wide = {name for name in resources if _WGMMA.search(name).group(2) in ("144", "160")}
-    assert len(wide) == 4 * 2 * 2 * 2 and all(resources[name][0] == 168 for name in wide), {n: resources[n] for n in wide}
+    assert len(wide) == 4 * 2 * 2 * 2, sorted(wide)  # (k, dtype, 144 / 160, stream-K or not)
+    assert all(resources[name][0] == 168 for name in wide), {n: resources[n] for n in wide}
     listing = subprocess.run([tool, "-arch", "sm_90a", "-sass", "-fun", ",".join(names), library], capture_output=True,
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}

@@ -404,19 +404,6 @@ int set_wgmma_stream(int64_t mode) {
                        "0 (the rule), 1 (never) or 2 (always, where the plan's shape is a persistent one)");
 }
 
-int set_wgmma_first_stage_alone(int64_t mode) {
-  return exchange_mode(wgmma_first_stage_alone_mode, mode, "_set_wgmma_first_stage_alone",
-                       "0 (the rule), 1 (never) or 2 (always)");
-}
-
-// The first stage's copies requested alone, the other stages' once it landed: every launch (the aid's 1: never).
-// Session 32 run 6 (H200; then x from the image pass, the weights copied before the PDL wait), at the rule's shape and
-// splits, M = 16-256 on seven shapes, alone against every stage at the start: Llama-3 8B gate/up M = 16 / 32 / 64 16.9
-// / 18.6 / 24.5 us against 18.9 / 20.0 / 25.6, GLM shared gate/up M = 16 10.5 against 11.8, the Qwen3 shapes 2-6% less
-// at M = 16-64 and 1-2% at 128; one cell slower (8B M = 128, 31.0 against 30.7). Session 35 run 4 (then x staged by
-// the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
-// 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
-// by tensor copies.
 // The stream-K schedule of plan p's shape (wgmma_gemm.cuh, the partition's `stream`): a lane of CTAs a token chunk,
 // as many in each as fit one CTA an SM (at most the lane's steps; at most kbit._C._set_wgmma_grid_clusters's count of
 // CTAs in all where it forces one), where the shape is a persistent one and the launch fits the kernel's arithmetic
@@ -432,15 +419,30 @@ static bool wgmma_stream_plan(int64_t M, int64_t N, int64_t K, int sm_count, Wgm
   return true;
 }
 
+int set_wgmma_first_stage_alone(int64_t mode) {
+  return exchange_mode(wgmma_first_stage_alone_mode, mode, "_set_wgmma_first_stage_alone",
+                       "0 (the rule), 1 (never) or 2 (always)");
+}
+
+// The first stage's copies requested alone, the other stages' once it landed: every launch (the aid's 1: never).
+// Session 32 run 6 (H200; then x from the image pass, the weights copied before the PDL wait), at the rule's shape and
+// splits, M = 16-256 on seven shapes, alone against every stage at the start: Llama-3 8B gate/up M = 16 / 32 / 64 16.9
+// / 18.6 / 24.5 us against 18.9 / 20.0 / 25.6, GLM shared gate/up M = 16 10.5 against 11.8, the Qwen3 shapes 2-6% less
+// at M = 16-64 and 1-2% at 128; one cell slower (8B M = 128, 31.0 against 30.7). Session 35 run 4 (then x staged by
+// the kernel's threads, its first group's weights prefetched before the wait as now): Qwen3 Q, gate/up and O at M =
+// 8-32 0.1-0.2 us faster alone, Qwen3 down 0.1-0.2 and GLM shared gate/up 0.8-1.4 slower. Not yet re-measured with x
+// by tensor copies.
 static WgmmaPlan planned_wgmma(int64_t M, int64_t N, int64_t K, int k, int sm_count) {
   WgmmaPlan p = wgmma_plan_shape(M, N, K, k, sm_count);
   p.first_stage_alone = wgmma_first_stage_alone_mode.load(std::memory_order_relaxed) != 1;
   // Stream-K where forced (kbit._C._set_wgmma_stream); the rule never takes it. Session 54 (H200, k = 4, fp16, cold
-  // L2; eight of #7's shapes at M = 192-1024, alternating in one process): over clusters of CTAs (partials through
-  // distributed shared memory) the GPU runs clusters of 3-8 on only 117-120 of its 132 SMs, and clusters of 2 balance no
-  // better than whole units (run 2); over every CTA (partials through L2, a counter a unit) in lanes, 1.01-2.16x the
-  // rule's time on all 56 cells (run 5: Llama-3 70B 1.01-1.10x, 8B 1.01-1.18x, GLM shared 1.08-1.33x, Qwen3 1.07-2.16x;
-  // run 4, one lane, 0.97-2.09x): the pieces' stores and loads cost more than even shares of the work gain.
+  // L2; eight of #7's shapes at M = 192-1024, alternating in one process): in clusters (pieces through a workspace
+  // behind the cluster barrier) the GPU runs clusters of 3-8 on only 117-120 of its 132 SMs, and clusters of 2 balance
+  // no better than whole units (runs 1-2); over every CTA in lanes (a counter a unit, zero-filled each call),
+  // 1.01-2.16x the rule's time on all 56 cells (run 5: Llama-3 70B 1.01-1.10x, 8B 1.01-1.18x, GLM shared 1.08-1.33x, Qwen3
+  // 1.07-2.16x). Without the zero-fill (run 9: a counter buffer kept across calls, not committed) Llama-3 70B gate/up
+  // at M = 256-512 took 0.95-0.97x and 8B at 512 0.97x, the other cells 1.01-1.39x: a kept counter buffer per stream,
+  // safe under graph capture, comes before the rule may take it there.
   if (wgmma_stream_forced.load(std::memory_order_relaxed) == 2 && wgmma_stream_plan(M, N, K, sm_count, p)) return p;
   // Persistent (WgmmaPlan::grid_clusters; CTAs of 80-160 tokens only, else one cluster launched per cluster of work):
   // the clusters the GPU runs at once, where the split units (the work clusters from whole_clusters on) fit in them,
@@ -733,8 +735,9 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
     args.wgmma_whole_clusters = plan.whole_clusters;
-    args.wgmma_work_clusters = plan.stream ? wgmma_units(M, g.rows, plan.shape)
-                                           : wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
+    const int64_t units = wgmma_units(M, g.rows, plan.shape);
+    args.wgmma_work_clusters =
+        plan.stream ? units : wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
     args.wgmma_stream = plan.stream;
     if (plan.stream) {
       args.workspace = stream_workspace.data_ptr<float>();

@@ -30,7 +30,7 @@
 //            block after row block: T = row blocks x G) are shared evenly in each lane: the lane's CTA q takes steps
 //            [q T / Q, (q + 1) T / Q) of its chunk, as pieces (one unit's groups in its range each). So the chunks of a
 //            row block run side by side, reading its weights at about the same time (one lane over all units, a CTA
-//            running a row block's chunks one after another, read them from DRAM once per chunk: run 3). A piece of
+//            running a row block's chunks one after another, read them from DRAM once per chunk: run 4). A piece of
 //            all G groups is a whole unit (y out as above). Every other piece (at most two a CTA: its first and its
 //            last) writes its fp32 sums to its workspace slot (2 i for the CTA's first piece, 2 i + 1 its last: [TN /
 //            8][consumer thread][4], the accumulators' own order), then counts itself on its unit's counter
@@ -104,7 +104,7 @@
 namespace kbit {
 namespace cuda {
 
-// A CTA's share of one work cluster (the partition above).
+// A CTA's share of one work cluster, or its stream-K piece (the partition above).
 struct WgmmaWork {
   int split, splits;        // its K-split of the unit (0 of 1: whole)
   int n_groups;             // its 256-column groups (>= 1: splits <= groups), from grp_begin
@@ -337,8 +337,8 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   named_barrier_sync(3, kConsumerThreads);  // the table
 
   const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
-  // Work cluster v, the CTA's groups before it J0 (the pipeline's count runs on across units): its groups and its
-  // tile out. Returns its groups.
+  // Work cluster v (stream-K: the CTA's piece v), the CTA's groups before it J0 (the pipeline's count runs on across
+  // units): its groups and its tile out. Returns its groups.
   const auto consume = [&](int64_t v, uint32_t J0) {
     const WgmmaWork w = work_of(v);
     if (v != first_v) load_row_scales(w);  // (used at the end: their latency hides under the loop)
@@ -406,11 +406,11 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
     // compiler proves warp-uniform (named_barrier_or's shuffle): on the barrier's own result the loop's stage count
     // and every wgmma's descriptor left the uniform registers (two R2UR a wgmma; tests/test_kernel_resources.py).
     bool skip_y = false;
-    const int piece_last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);  // (stream-K: the unit's last stage)
+    const int piece_last_stage = static_cast<int>((J0 + w.n_groups - 1) % S);  // (the work's last group's stage)
     if constexpr (kStream) {
       if (!w.whole_piece) {
-        // The slot of the lane's CTA c (CTA c x chunks + lane) for its first (0) or last (1) piece: float4 i of consumer
-        // thread t at [i][t]
+        // The slot of the lane's CTA c (CTA c x chunks + lane) for its first (0) or last (1) piece: float4 i of
+        // consumer thread t at [i][t]
         const auto slot = [&](uint32_t c, uint32_t last_piece) {
           return reinterpret_cast<float4*>(args.workspace) +
                  size_t(2 * (c * chunks32 + stream_lane) + last_piece) * (TN / 8) * kConsumerThreads + threadIdx.x;
@@ -434,7 +434,9 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
         // another piece adds this one: its last stage back to the producers
         mbarrier_arrive_if(skip_y && more, &empty[piece_last_stage]);
         if (!skip_y) {
-          if (threadIdx.x == 0) args.wgmma_stream_counters[w.unit] = 0;  // for the next launch on this workspace
+          // (back to 0, so that a counter buffer kept across calls stays zero: session 54 run 9; today each call's is
+          // zero-filled)
+          if (threadIdx.x == 0) args.wgmma_stream_counters[w.unit] = 0;
           // The unit's pieces in CTA order p_first, ..., p_last, added left to right whatever piece is this one: the
           // pieces before it summed from the workspace, then this one's registers added to that sum (a + b = b + a
           // exactly), then the pieces after it. kPieceLoads float4 of a piece a thread in flight at once (one at a
@@ -640,8 +642,9 @@ void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream)
     resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), kThreads, kSmem, kSmem);  // the opt-in
     const int64_t units = wgmma_units(args.M, args.N, WgmmaShape{TN, kRowTiles}), ctas = args.wgmma_grid_clusters;
     const int64_t chunks = (args.M + TN - 1) / TN;
-    TORCH_CHECK(args.splits == 1 && args.wgmma_work_clusters == units && ctas % chunks == 0 &&
-                    wgmma_stream_fits(units / chunks, (args.K + 255) / 256, ctas / chunks) &&
+    // (units < 2^31: the kernel's unit index is 32-bit)
+    TORCH_CHECK(args.splits == 1 && args.wgmma_work_clusters == units && units < (int64_t(1) << 31) &&
+                    ctas % chunks == 0 && wgmma_stream_fits(units / chunks, (args.K + 255) / 256, ctas / chunks) &&
                     args.workspace != nullptr && args.wgmma_stream_counters != nullptr,
                 "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", ctas, " CTAs");
     const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
