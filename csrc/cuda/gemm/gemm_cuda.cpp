@@ -725,17 +725,16 @@ at::Tensor gemm_wgmma(const at::Tensor& x_in, const at::Tensor& packed_t, const 
               prop.sharedMemPerBlockOptin, ". Use gemm, which picks a kernel that fits.");
   // once per call (the tuning aids may change between reads): the splits and launch agree
   const WgmmaPlan plan = wgmma_plan(M, g.rows, g.cols, g.k, prop.multiProcessorCount);
+  const int64_t units = wgmma_units(M, g.rows, plan.shape);
   // stream-K's fp32 slots (each written before its unit's last piece reads it) and its units' counters (zeros)
   const at::Tensor stream_workspace =
       plan.stream ? at::empty({wgmma_stream_workspace_floats(plan)}, x.options().dtype(at::kFloat)) : at::Tensor();
-  const at::Tensor stream_counters =
-      plan.stream ? at::zeros({wgmma_units(M, g.rows, plan.shape)}, x.options().dtype(at::kInt)) : at::Tensor();
+  const at::Tensor stream_counters = plan.stream ? at::zeros({units}, x.options().dtype(at::kInt)) : at::Tensor();
   // x is contiguous (dense_gemm) and 16-byte aligned (aligned_activations), as the tensor map over it needs
   // (wgmma_gemm.cuh, wgmma_x_tensor_map: its rows K * 2 bytes apart, a multiple of 64)
   return run_dense_kernel(x, packed_t, absmax_t, row_scale, codebook, g, DensePath::kWgmma, [&](TcGemmArgs& args) {
     args.splits = plan.splits;
     args.wgmma_whole_clusters = plan.whole_clusters;
-    const int64_t units = wgmma_units(M, g.rows, plan.shape);
     args.wgmma_work_clusters =
         plan.stream ? units : wgmma_work_clusters(M, g.rows, plan.shape, plan.splits, plan.whole_clusters);
     args.wgmma_stream = plan.stream;
