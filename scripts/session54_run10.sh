@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 54, device runs 10 and 11 (11: the reread mend, units computed once in gemm_wgmma), main's final builds (their kernels' SASS is runs 6-8's): the tests the review's mends added or
-# changed (the stream-K kernel by name in the profiler, the plan with a cap below the token chunks) and the stream tests.
+# Session 54, device runs 10 and 11 (11: after the reread mend, the plan's units computed once in gemm_wgmma), main's
+# final builds (their kernels' SASS is runs 6-8's): the tests the review's mends added or changed (the stream-K kernel
+# by name in the profiler, the plan with a cap below the token chunks) and the stream tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
