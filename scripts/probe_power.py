@@ -1,0 +1,141 @@
+"""Sustained load: kbit.gemm against cuBLAS fp16 (F.linear on the unquantized weight), each graph replayed
+back to back for --seconds, with the SM clock, board power and clock-limit reasons read from NVML every few
+milliseconds and the energy counter read before and after. Answers whether a cell's time gap is cycles or
+clocks: a kernel that draws more power per call than cuBLAS is held at lower clocks by the power cap on long
+calls (the harness's ClockWatch reads the clock once, after a timing).
+
+Per (shape, M, path), from the second half of the phase (steady state): the per-call median (us), the median SM
+clock (MHz), cycles per call (us x MHz), mean power (W), energy per call (mJ, from the counter over the whole
+phase), and the fraction of samples with a power limit active. Paths alternate, the order reversed each round;
+the GPU idles --cool seconds between phases.
+
+    python3 scripts/probe_power.py --cells llama70b_gu:512,llama8b_gu:1024 --out power.json
+"""
+import argparse
+import json
+import statistics
+import threading
+import time
+
+import torch
+import torch.nn.functional as F
+
+import kbit
+from benchmarks import shapes as S
+from benchmarks.session import run_meta, tuning_setup
+from benchmarks.weights import shape_weight_copies
+
+POWER_LIMITS = 0x4 | 0x80  # SW power cap, HW power brake
+THERMAL_LIMITS = 0x20 | 0x40 | 0x8  # SW thermal, HW thermal, HW slowdown
+
+
+class Sampler(threading.Thread):
+    def __init__(self, nvml, handle, period_s):
+        super().__init__(daemon=True)
+        self.nvml, self.handle, self.period_s = nvml, handle, period_s
+        self.samples, self.stop_flag = [], threading.Event()
+        self.reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+            nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+
+    def run(self):
+        while not self.stop_flag.is_set():
+            t = time.monotonic()
+            mhz = self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM)
+            mw = self.nvml.nvmlDeviceGetPowerUsage(self.handle)
+            why = self.reasons(self.handle)
+            self.samples.append((t, mhz, mw / 1e3, why))
+            time.sleep(self.period_s)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cells", required=True, help="shape:M,shape:M,...")
+    p.add_argument("--k", type=int, default=4)
+    p.add_argument("--seconds", type=float, default=1.5)
+    p.add_argument("--cool", type=float, default=1.5)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    import pynvml as nvml
+    nvml.nvmlInit()
+    dev, info, _ = tuning_setup()
+    uuid = str(torch.cuda.get_device_properties(dev).uuid)
+    handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else "GPU-" + uuid)
+    power_limit_w = nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1e3
+    print(f"power limit {power_limit_w:.0f} W", flush=True)
+    stream = torch.cuda.Stream(dev)
+    rows = []
+    for cell in a.cells.split(","):
+        name, m = cell.split(":")
+        M, shape = int(m), S.SHAPES[name]
+        _, dense, quant = shape_weight_copies(shape, a.k, dev, info["l2_bytes"])
+        x = torch.randn(M, shape.K, device=dev, dtype=torch.float16)
+        paths = {"fp16": [lambda w=w: F.linear(x, w) for w in dense],
+                 "kbit": [lambda c=c: torch.ops.kbit.gemm(x, *c, a.k) for c in quant]}
+        graphs = {}
+        for path, fns in paths.items():
+            with torch.cuda.stream(stream):
+                for fn in fns:
+                    fn()
+            torch.cuda.synchronize()
+            # calls a replay: about 2 ms of work, whole rotations of the copies
+            t0 = time.perf_counter()
+            for _ in range(3):
+                with torch.cuda.stream(stream):
+                    for fn in fns:
+                        fn()
+            torch.cuda.synchronize()
+            est_us = (time.perf_counter() - t0) / (3 * len(fns)) * 1e6
+            calls = len(fns) * max(1, round(2000 / max(est_us, 1) / len(fns)))
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                for i in range(calls):
+                    fns[i % len(fns)]()
+            graphs[path] = (g, calls)
+        for r in range(a.rounds):
+            for path in (list(paths) if r % 2 == 0 else list(paths)[::-1]):
+                g, calls = graphs[path]
+                time.sleep(a.cool)
+                sampler = Sampler(nvml, handle, 0.004)
+                e0 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+                sampler.start()
+                events, start = [], time.monotonic()
+                with torch.cuda.stream(stream):
+                    while time.monotonic() - start < a.seconds:
+                        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        s.record(stream)
+                        g.replay()
+                        e.record(stream)
+                        events.append((time.monotonic(), s, e))
+                        if len(events) % 16 == 0:
+                            events[-8][2].synchronize()  # keep the queue short so host times track the GPU
+                torch.cuda.synchronize()
+                sampler.stop_flag.set()
+                sampler.join()
+                e1 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+                half = len(events) // 2
+                per_call = [s.elapsed_time(e) * 1e3 / calls for _, s, e in events[half:]]
+                mid = events[half][0]
+                steady = [smp for smp in sampler.samples if smp[0] >= mid]
+                us = statistics.median(per_call)
+                mhz = statistics.median(smp[1] for smp in steady)
+                row = {"shape": name, "M": M, "path": path, "round": r, "calls": calls, "replays": len(events),
+                       "us": us, "first_replay_us": events[0][1].elapsed_time(events[0][2]) * 1e3 / calls,
+                       "sm_mhz": mhz, "kcycles": us * mhz / 1e3,
+                       "watts": statistics.mean(smp[2] for smp in steady),
+                       "mj_per_call": (e1 - e0) / (len(events) * calls),
+                       "power_limited": sum(1 for smp in steady if smp[3] & POWER_LIMITS) / max(len(steady), 1),
+                       "thermal_limited": sum(1 for smp in steady if smp[3] & THERMAL_LIMITS) / max(len(steady), 1)}
+                rows.append(row)
+                print(f"{name} M={M} {path:5s} r{r}: {us:8.1f} us  {mhz:5.0f} MHz  {row['kcycles']:8.1f} kcycles  "
+                      f"{row['watts']:5.0f} W  {row['mj_per_call']:7.2f} mJ/call  power-limited "
+                      f"{row['power_limited']:.2f}  first replay {row['first_replay_us']:.1f} us", flush=True)
+        del graphs, paths, dense, quant
+        torch.cuda.empty_cache()
+    with open(a.out, "w") as f:
+        json.dump({**run_meta(info), "power_limit_w": power_limit_w, "k": a.k, "seconds": a.seconds,
+                   "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
