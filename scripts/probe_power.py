@@ -1,4 +1,4 @@
-"""Sustained load: kbit.gemm against cuBLAS fp16 (F.linear on the unquantized weight), each graph replayed
+"""Sustained load: kbit ops (--ops: kbit.gemm's op by default) against cuBLAS fp16 (F.linear on the unquantized weight), each graph replayed
 back to back for --seconds, with the SM clock, board power and clock-limit reasons read from NVML every few
 milliseconds and the energy counter read before and after. Answers whether a cell's time gap is cycles or
 clocks: a kernel that draws more power per call than cuBLAS is held at lower clocks by the power cap on long
@@ -50,6 +50,8 @@ class Sampler(threading.Thread):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cells", required=True, help="shape:M,shape:M,...")
+    p.add_argument("--ops", default="gemm", help="kbit ops timed beside cuBLAS: gemm (the dispatch), wgmma_gemm, "
+                   "dequant_cublas_gemm, ...")
     p.add_argument("--k", type=int, default=4)
     p.add_argument("--seconds", type=float, default=1.5)
     p.add_argument("--cool", type=float, default=1.5)
@@ -70,8 +72,10 @@ def main():
         M, shape = int(m), S.SHAPES[name]
         _, dense, quant = shape_weight_copies(shape, a.k, dev, info["l2_bytes"])
         x = torch.randn(M, shape.K, device=dev, dtype=torch.float16)
-        paths = {"fp16": [lambda w=w: F.linear(x, w) for w in dense],
-                 "kbit": [lambda c=c: torch.ops.kbit.gemm(x, *c, a.k) for c in quant]}
+        paths = {"fp16": [lambda w=w: F.linear(x, w) for w in dense]}
+        for op in a.ops.split(","):
+            fn = getattr(torch.ops.kbit, op)
+            paths[op] = [lambda c=c, fn=fn: fn(x, *c, a.k) for c in quant]
         graphs = {}
         for path, fns in paths.items():
             with torch.cuda.stream(stream):
