@@ -32,15 +32,16 @@ def cublas_path(run: Dict) -> str:
 
 def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[int],
           runs: Callable[[str, int, int, int], bool] = lambda path, k, M, K: True,
-          cool_s: float = 1.0, dtype: torch.dtype = torch.float16) -> Dict:
+          cool_s: float = 1.0, dtype: torch.dtype = torch.float16, sustain_s: float = 0.0) -> Dict:
     """Time each (label, torch.ops.kbit op[, extra trailing arguments]) of `paths` (where
     runs(label, k, M, K)) and cuBLAS on the unquantized weight (label cublas_label(dtype), k None) for every
     shape, k and M (per shape: M descending, cuBLAS then each k's ops at each M): activations and that weight in
     dtype (fp16 or bf16), cold L2 (rotated weight copies), CUDA-graph medians. Rows:
     shape, N, K, M, k, path, us, spread, sm_mhz, settle_ms (harness.Timing). cool_s: TimerConfig's (after a
-    timing over 4x heavier per call, idle that long first; 1 s: a sparse M grid such as 1024 then 1)."""
+    timing over 4x heavier per call, idle that long first; 1 s: a sparse M grid such as 1024 then 1); sustain_s > 0:
+    every timing in the sustained regime (TimerConfig.sustain_s; no cool idle), recorded as the run's sustain_s."""
     import kbit
-    dev, info, timer = tuning_setup(cool_s)
+    dev, info, timer = tuning_setup(0.0 if sustain_s > 0 else cool_s, sustain_s)
     rows = []
 
     def timed(label, fns, row):
@@ -83,7 +84,7 @@ def sweep(paths: List[Tuple], shape_names: List[str], ms: List[int], ks: List[in
         del dense_copies, quantized, W
         torch.cuda.empty_cache()
     return {**run_meta(info), "ms": ms, "ks": ks, "dtype": str(dtype).replace("torch.", ""), "l2": "cold",
-            "rows": rows}
+            "sustain_s": sustain_s, "rows": rows}
 
 
 def op_paths(ops: List[str]) -> List[Tuple]:
@@ -93,8 +94,8 @@ def op_paths(ops: List[str]) -> List[Tuple]:
 
 
 def measure(ops: List[str], shape_names: List[str], ms: List[int], ks: List[int],
-            dtype: torch.dtype = torch.float16) -> Dict:
-    return {**sweep(op_paths(ops), shape_names, ms, ks, dtype=dtype), "ops": ops}
+            dtype: torch.dtype = torch.float16, sustain_s: float = 0.0) -> Dict:
+    return {**sweep(op_paths(ops), shape_names, ms, ks, dtype=dtype, sustain_s=sustain_s), "ops": ops}
 
 
 def write_markdown(run: Dict, path: str) -> None:
@@ -127,10 +128,13 @@ def main(argv=None) -> None:
     ap.add_argument("--ks", default="4")
     ap.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"),
                     help="the activations' (and cuBLAS's weight's) dtype")
+    ap.add_argument("--sustain", type=float, default=0.0,
+                    help="seconds: time every cell in the sustained regime (harness.TimerConfig.sustain_s)")
     args = ap.parse_args(argv)
     run = tuning_run(args, "ab", lambda: measure(args.ops.split(","), args.shapes.split(","),
                                                  [int(v) for v in args.ms.split(",")],
-                                                 [int(v) for v in args.ks.split(",")], getattr(torch, args.dtype)))
+                                                 [int(v) for v in args.ks.split(",")], getattr(torch, args.dtype),
+                                                 args.sustain))
     write_markdown(run, os.path.join(args.out, f"ab-{run['device']['slug']}.md"))
 
 

@@ -16,6 +16,9 @@ heavier per call it can first idle (TimerConfig.cool_s; ab_paths: 1 s), and the 
 so that few follow a much heavier one. Each timing records the SM clock NVML reports after its
 replays and how long it waited.
 
+TimerConfig.sustain_s > 0 times the other regime, sustained load: no settling, the graph replayed back to back for
+that long, the median of the second half's replays (method "sustained"), at the clocks the power cap holds them to.
+
 FakeTimer returns made-up timings from a bytes/flops model, for --dry-run on a machine
 without a GPU: it exercises everything but the numbers.
 """
@@ -92,6 +95,12 @@ class TimerConfig:
     # 1980 MHz, scripts/probe_heat.py). ab_paths turns it on (1 s); the suite and the tuning sweeps, whose
     # kernels or paths at one M differ by more than 4x, rely on their M order.
     cool_s: float = 0.0
+    # > 0: the sustained regime. No settling and no cool idle: the graph replays back to back for this many
+    # seconds and the timing is the median of the second half's replays, at the clocks the power cap holds them to
+    # (session 55, scripts/probe_power.py: on the H200 every prefill call from Qwen3 Q at M = 256 up runs at the
+    # 700 W cap within a second, cuBLAS at 1350-1650 MHz, the wgmma kernel at 1450-1980). For heavy cells this is
+    # the regime a long prefill runs in; the settled default times them before the cap bites, partly.
+    sustain_s: float = 0.0
 
 
 def calls_per_graph(est_us: float, copies: int, cfg: TimerConfig) -> int:
@@ -211,16 +220,35 @@ class GraphTimer:
             self._failed_captures[label] = why
             return self._eager(fns, calls, est, why)
         try:
-            settle = self._settle(est)  # then one warm replay at the clocks it waited for
-            graph.replay()
-            torch.cuda.synchronize(self.device)
-            replays = replays_for(est * calls, self.cfg)
-            samples = self._timed(graph.replay, replays, calls)
+            if self.cfg.sustain_s > 0:
+                samples, settle = self._sustained(graph.replay, calls), 0.0
+                replays = len(samples)
+            else:
+                settle = self._settle(est)  # then one warm replay at the clocks it waited for
+                graph.replay()
+                torch.cuda.synchronize(self.device)
+                replays = replays_for(est * calls, self.cfg)
+                samples = self._timed(graph.replay, replays, calls)
         finally:
             del graph
             self._trim_pools()
-        return self._done(Timing(samples, calls, replays, "graph", sm_mhz=self.clocks.sm_mhz(),
-                                 settle_ms=1e3 * settle))
+        return self._done(Timing(samples, calls, replays, "graph" if self.cfg.sustain_s <= 0 else "sustained",
+                                 sm_mhz=self.clocks.sm_mhz(), settle_ms=1e3 * settle))
+
+    def _sustained(self, run_once: Fn, calls: int) -> List[float]:
+        """TimerConfig.sustain_s: replays back to back for that long (the host at most 8 replays ahead, so its
+        clock tracks the GPU's), the per-call times of the second half's replays (at least min_replays)."""
+        events, start = [], time.monotonic()
+        while time.monotonic() - start < self.cfg.sustain_s or len(events) < 2 * self.cfg.min_replays:
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            run_once()
+            e.record()
+            events.append((s, e))
+            if len(events) > 8:
+                events[-9][1].synchronize()
+        torch.cuda.synchronize(self.device)
+        return [s.elapsed_time(e) * 1000.0 / calls for s, e in events[len(events) // 2:]]
 
     def _settle(self, est_us: float) -> float:
         """ClockWatch.settle, idling cfg.cool_s first where the previous timing was over 4x heavier per call."""

@@ -34,6 +34,13 @@ grid points between buckets, e.g. M = 2, every value is timed too and the bucket
 there); B's timings replace A's at the same (shape, M, k, path), the M grid is the union, and the table's
 note names each run's commit and M.
 
+--sustain S: every timing in the sustained regime (harness.TimerConfig.sustain_s: S seconds of back-to-back
+replays, the second half's median, at the clocks the power cap holds them to). The large-M grid points are long
+prefill calls, which run at the 700 W cap on the H200; the settled default times their first replays only partly
+capped (session 55: wgmma and dequantize + cuBLAS draw different power, so the regime moves their crossover).
+
+    python -m benchmarks.tune_dispatch --sustain 0.3 --ms 1024,1536,2048,3072 --out L   # then --merge-runs ...,L/...
+
 --dtype bfloat16 (M above SMALL_KERNELS_MAX_M only): times the tiled kernels (wgmma, else tile) against dequantize +
 cuBLAS with bf16 activations (and cuBLAS bf16 as the yardstick), writes its JSON and .md, no table. --bf16-runs A,B
 (with a measured or merged fp16 run): the table's bf16 column from them, the tiled range's end per k with bf16
@@ -105,7 +112,7 @@ SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "l
 PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
 
 
-def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int], sustain_s: float = 0.0) -> Dict:
     """The bf16 sweep: above SMALL_KERNELS_MAX_M, wgmma (the tile kernel where it does not run) and dequantize +
     cuBLAS with bf16 activations, cold L2, CUDA-graph medians."""
     import torch
@@ -113,17 +120,17 @@ def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
     if min(ms) <= SMALL_KERNELS_MAX_M:
         raise SystemExit(f"--dtype bfloat16 times M above {SMALL_KERNELS_MAX_M} only (the tiled range's end); "
                          f"got M = {min(ms)}")
-    return sweep(PATHS_BF16, shape_names, ms, ks, cool_s=0.0, dtype=torch.bfloat16,
+    return sweep(PATHS_BF16, shape_names, ms, ks, cool_s=0.0, dtype=torch.bfloat16, sustain_s=sustain_s,
                  runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
 
 
-def measure(shape_names: List[str], ms: List[int], ks: List[int]) -> Dict:
+def measure(shape_names: List[str], ms: List[int], ks: List[int], sustain_s: float = 0.0) -> Dict:
     import kbit
     # the wgmma kernel only where it runs (Hopper, sm_90a build); a tile kernel that the GPU lacks
     # the shared memory for is left out by sweep
     # (cool_s = 0: at one M its paths differ by more than 4x (dequantize + cuBLAS, the GEMV), so an idle after
     # heavier timings would cost minutes; its dense M grid, descending, is its protection)
-    return sweep(PATHS, shape_names, ms, ks,
+    return sweep(PATHS, shape_names, ms, ks, sustain_s=sustain_s,
                  runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs), cool_s=0.0)
 
 
@@ -492,7 +499,8 @@ def write_markdown_bf16(run: Dict, path: str) -> None:
 
 def merge_runs(runs: List[Dict]) -> Dict:
     """One run from runs of one GPU over parts of the grid: a later run's rows replace an earlier one's
-    at the same (shape, M, k, path); ms the union; commit "c1 (M m1, m2, ...) + c2 (M ...)"."""
+    at the same (shape, M, k, path); ms the union; commit "c1 (M m1, m2, ...) + c2 (M ...; sustained S s)" (a
+    run timed in the sustained regime says so)."""
     devices = {(r["device"]["name"], r["device"]["sms"]) for r in runs}
     if len(devices) != 1:
         raise SystemExit(f"--merge-runs: the runs are from different GPUs: {sorted(devices)}")
@@ -513,7 +521,8 @@ def merge_runs(runs: List[Dict]) -> Dict:
     if missing:
         raise SystemExit(f"--merge-runs: shapes not timed at every M of the merged grid (shape, M, k): {missing[:8]}"
                          + (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
-    parts = [f"{r['commit']} (M {', '.join(map(str, sorted(r['ms'])))})" for r in runs]
+    parts = [f"{r['commit']} (M {', '.join(map(str, sorted(r['ms'])))}"
+             + (f"; sustained {r['sustain_s']:g} s" if r.get("sustain_s") else "") + ")" for r in runs]
     commit = " + ".join(dict.fromkeys(parts))  # runs of one commit over the same M (shapes apart) once
     return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values())}
 
@@ -540,12 +549,16 @@ def main(argv=None) -> None:
                     help="the activations' dtype; bfloat16: the bf16 sweep above M = 128 (no table of its own)")
     ap.add_argument("--bf16-runs", default=None,
                     help="comma-separated bf16 run JSONs of this GPU: the table's bf16 column from them (merged)")
+    ap.add_argument("--sustain", type=float, default=0.0,
+                    help="seconds: time every cell in the sustained regime (harness.TimerConfig.sustain_s): the "
+                         "regime of long prefill calls, for the large-M grid points")
     args = ap.parse_args(argv)
     if args.dtype == "bfloat16":
         if args.merge_runs or args.bf16_runs:
             raise SystemExit("--dtype bfloat16 measures a bf16 sweep; merge it with --bf16-runs on an fp16 table")
         run = tuning_run(args, "dispatch-bf16", lambda: measure_bf16(
-            args.shapes.split(","), [int(v) for v in args.ms.split(",")], [int(v) for v in args.ks.split(",")]))
+            args.shapes.split(","), [int(v) for v in args.ms.split(",")], [int(v) for v in args.ks.split(",")],
+            args.sustain))
         write_markdown_bf16(run, os.path.join(args.out, f"dispatch-bf16-{run['device']['slug']}.md"))
         return
     bf16_run = None
@@ -560,7 +573,7 @@ def main(argv=None) -> None:
             json.dump(run, f, indent=1)
     else:
         run = tuning_run(args, "dispatch", lambda: measure(args.shapes.split(","), [int(v) for v in args.ms.split(",")],
-                                                           [int(v) for v in args.ks.split(",")]))
+                                                           [int(v) for v in args.ks.split(",")], args.sustain))
     if bf16_run and (bf16_run["device"]["name"], bf16_run["device"]["sms"]) != (run["device"]["name"],
                                                                                 run["device"]["sms"]):
         raise SystemExit("--bf16-runs: from another GPU than the fp16 run")

@@ -116,3 +116,24 @@ def test_failed_capture_falls_back_and_is_not_retried(fake_cuda):
 def test_long_kernels_use_few_calls_and_replays(fake_cuda):
     t = fake_cuda.measure([Kernel(50000.0)], Work(0, 0, "big/dense"))   # 0.1 s per graph
     assert t.calls == 2 and t.replays == harness.TimerConfig().min_replays
+
+
+
+def test_sustained_regime_replays_for_its_seconds_and_keeps_the_second_half(fake_cuda, monkeypatch):
+    # the host clock follows the fake GPU clock (the timer keeps at most 8 replays queued on a real GPU); replays
+    # take twice as long after 50 ms (the power cap biting): the timing is the second half's, at the capped cost
+    Clock.now_ms = 0.0  # (the fake clock runs on from earlier tests)
+    monkeypatch.setattr(harness.time, "monotonic", lambda: Clock.now_ms / 1000)
+    monkeypatch.setattr(harness.time, "sleep", lambda s: pytest.fail("the sustained regime must not idle"))
+    fake_cuda.cfg = TimerConfig(replays=9, min_calls=32, sustain_s=0.4, cool_s=1.0)
+    fake_cuda.clocks.limited = lambda: pytest.fail("the sustained regime must not wait for the clocks")
+
+    def capped_replay(graph):
+        for cost in graph.calls:
+            Clock.now_ms += cost * (2 if Clock.now_ms >= 50 else 1)
+    monkeypatch.setattr(FakeGraph, "replay", capped_replay)
+    t = fake_cuda.measure([Kernel(10.0)], Work(0, 0, "capped/dense"))
+    assert t.method == "sustained" and t.settle_ms == 0.0 and t.calls == 32
+    all_replays = 50 / (32 * 0.01) + 350 / (32 * 0.02)  # ~0.4 s of them: 50 ms uncapped, the rest capped
+    assert t.replays == pytest.approx(all_replays / 2, rel=0.02)
+    assert t.median_us == pytest.approx(20.0)  # not the first 50 ms' 10 us

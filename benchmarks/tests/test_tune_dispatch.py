@@ -306,6 +306,13 @@ def test_merge_runs_later_rows_win_and_the_grid_is_the_union(tmp_path):
     assert (tmp_path / "out" / "dispatch-gpu.md").exists()
 
 
+def test_merge_runs_names_a_sustained_run():
+    base = run_of({("a", "tile"): [5] * 6, ("a", "dequant_cublas"): [9] * 6})
+    large = run_of({("a", "tile"): [6, 7, 8], ("a", "dequant_cublas"): [9, 9, 9]}, ms=(64, 128, 256))
+    large["commit"], large["sustain_s"] = "def", 0.3
+    assert T.merge_runs([base, large])["commit"] == "abc (M 1, 8, 16, 32, 64, 128) + def (M 64, 128, 256; sustained 0.3 s)"
+
+
 def test_merge_runs_refuses_runs_of_different_gpus_or_k():
     a = run_of({("a", "tile"): [5] * 6})
     b = run_of({("a", "tile"): [5] * 6})
