@@ -98,7 +98,7 @@ class TimerConfig:
     # > 0: the sustained regime. No settling and no cool idle: the graph replays back to back for this many
     # seconds and the timing is the median of the second half's replays, at the clocks the power cap holds them to
     # (session 55, scripts/probe_power.py: on the H200 every prefill call from Qwen3 Q at M = 256 up runs at the
-    # 700 W cap within a second, cuBLAS at 1350-1650 MHz, the wgmma kernel at 1450-1980). For heavy cells this is
+    # 700 W cap within a second, cuBLAS at 1335-1650 MHz, the wgmma kernel at 1450-1980). For heavy cells this is
     # the regime a long prefill runs in; the settled default times them before the cap bites, partly.
     sustain_s: float = 0.0
 
