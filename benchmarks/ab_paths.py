@@ -25,6 +25,16 @@ def cublas_label(dtype: torch.dtype) -> str:
     return {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
 
 
+def timing_words(run: Dict) -> str:
+    """How a run's cells were timed, for its Markdown: the settled CUDA-graph medians, the sustained regime
+    (sustain_s), or, for a merged run of both, which the commit note tells apart."""
+    if "sustain_s" in run and run["sustain_s"] is None:
+        return "CUDA-graph medians, settled or sustained by run (the commit's notes name the sustained ones)"
+    if run.get("sustain_s"):
+        return f"CUDA-graph medians of the second half of {run['sustain_s']:g} s of back-to-back replays (sustained)"
+    return "CUDA-graph medians"
+
+
 def cublas_path(run: Dict) -> str:
     """A sweep run's label of cuBLAS on the unquantized weight ("fp16"; "bf16" in a bf16 run)."""
     return "bf16" if run.get("dtype") == "bfloat16" else "fp16"
@@ -103,8 +113,8 @@ def write_markdown(run: Dict, path: str) -> None:
     t = {(r["shape"], r["M"], r["k"], r.get("path", r.get("op"))): r["us"] for r in run["rows"]}  # "op": older runs
     dense = cublas_path(run)
     lines = [f"# Kernel A/B: {dev['name']}", "",
-             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, CUDA-graph "
-             f"medians (us), and cuBLAS {dense} time / op time in parentheses. Produced by "
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, "
+             f"{timing_words(run)} (us), and cuBLAS {dense} time / op time in parentheses. Produced by "
              f"`python -m benchmarks.ab_paths --ops {','.join(run['ops'])}`.", ""]
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         r0 = next(r for r in run["rows"] if r["shape"] == name)

@@ -51,8 +51,8 @@ class Work:
 class Timing:
     samples_us: List[float]      # per-call time of each replay
     calls: int                   # calls per replay (graph size)
-    replays: int
-    method: str                  # "graph", "eager" or "fake"
+    replays: int                 # replays timed (sustained: the second half's, whose samples these are)
+    method: str                  # "graph", "sustained" (TimerConfig.sustain_s), "eager" or "fake"
     note: str = ""
     sm_mhz: Optional[int] = None # the SM clock NVML reported after the replays (its last sample period)
     settle_ms: float = 0.0       # waited for the power / thermal clock limits to lift before the replays
@@ -97,9 +97,9 @@ class TimerConfig:
     cool_s: float = 0.0
     # > 0: the sustained regime. No settling and no cool idle: the graph replays back to back for this many
     # seconds and the timing is the median of the second half's replays, at the clocks the power cap holds them to
-    # (session 55, scripts/probe_power.py: on the H200 every prefill call from Qwen3 Q at M = 256 up runs at the
-    # 700 W cap within a second, cuBLAS at 1335-1650 MHz, the wgmma kernel at 1450-1980). For heavy cells this is
-    # the regime a long prefill runs in; the settled default times them before the cap bites, partly.
+    # (session 55, scripts/probe_power.py, 0.8-1.2 s phases on the H200: cuBLAS fp16 from Qwen3 Q at M = 256 up and
+    # kbit.gemm from M = 512 up ran at the 700 W cap, cuBLAS at 1335-1650 MHz, the wgmma kernel at 1425-1905). For
+    # heavy cells this is the regime a long prefill runs in; the settled default times them partly capped.
     sustain_s: float = 0.0
 
 
@@ -328,6 +328,10 @@ class GraphTimer:
         def run_once():
             for i in range(calls):
                 fns[i % len(fns)]()
+        if self.cfg.sustain_s > 0:  # the sustained regime eagerly: no settling either
+            samples = self._sustained(run_once, calls)
+            return self._done(Timing(samples, calls, len(samples), "eager", why + "; sustained",
+                                     sm_mhz=self.clocks.sm_mhz()))
         replays = replays_for(est * calls, self.cfg)
         settle = self._settle(est)
         run_once()

@@ -70,8 +70,8 @@ def tuning_aids(**values):
 
 def tuning_setup(cool_s: float = 0.0, sustain_s: float = 0.0):
     """(device, device info, timer) for the tuning sweeps (tune_dispatch, tune_grouped, ab_paths): CUDA-graph
-    medians of 5-9 replays, at most 0.15 s per timing; cool_s and sustain_s (the sustained regime) as
-    TimerConfig's."""
+    medians of 5-9 replays, at most 0.15 s per timing, or with sustain_s > 0 the sustained regime's (the second
+    half of sustain_s seconds of replays); cool_s and sustain_s as TimerConfig's."""
     dev = torch.device("cuda")
     timer = harness.GraphTimer(dev, harness.TimerConfig(replays=9, min_replays=5, max_seconds=0.15, cool_s=cool_s,
                                                         sustain_s=sustain_s))

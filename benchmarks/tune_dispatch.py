@@ -60,7 +60,7 @@ from typing import Dict, List, Optional
 
 from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
 
-from .ab_paths import cublas_path, sweep
+from .ab_paths import cublas_path, sweep, timing_words
 from .session import tuning_parser, tuning_run
 
 # 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
@@ -426,7 +426,7 @@ def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> Non
     dense = cublas_path(run)
     lines = [f"# Dense gemm crossover: {dev['name']}", "",
              f"{run['date']}, commit {run['commit']}, torch {run['torch']}; {dense} activations, cold L2, "
-             "CUDA-graph medians (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
+             f"{timing_words(run)} (us). `kernel` = torch.ops.kbit.mma_gemm, `tile` = torch.ops.kbit.tile_gemm, "
              "`wgmma` = torch.ops.kbit.wgmma_gemm, "
              "`dq+cuBLAS` = "
              f"torch.ops.kbit.dequant_cublas_gemm, `{dense}` = cuBLAS on the unquantized weight. "
@@ -491,7 +491,7 @@ def bf16_timing_lines(bf16_run: Dict) -> List[str]:
 def write_markdown_bf16(run: Dict, path: str) -> None:
     dev = run["device"]
     lines = [f"# Dense gemm crossover, bf16 activations: {dev['name']}", "",
-             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; cold L2, CUDA-graph medians. Produced by "
+             f"{run['date']}, commit {run['commit']}, torch {run['torch']}; cold L2, {timing_words(run)}. Produced by "
              "`python -m benchmarks.tune_dispatch --dtype bfloat16`; its table column comes from `--bf16-runs`.", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines + bf16_timing_lines(run)) + "\n")
@@ -524,7 +524,9 @@ def merge_runs(runs: List[Dict]) -> Dict:
     parts = [f"{r['commit']} (M {', '.join(map(str, sorted(r['ms'])))}"
              + (f"; sustained {r['sustain_s']:g} s" if r.get("sustain_s") else "") + ")" for r in runs]
     commit = " + ".join(dict.fromkeys(parts))  # runs of one commit over the same M (shapes apart) once
-    return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values())}
+    regimes = {r.get("sustain_s") or 0.0 for r in runs}  # one run's regime for all, else None (the note says)
+    return {**runs[-1], "commit": commit, "ms": ms, "ks": ks, "rows": list(rows.values()),
+            "sustain_s": regimes.pop() if len(regimes) == 1 else None}
 
 
 def read_runs(paths: str) -> List[Dict]:

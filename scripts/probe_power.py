@@ -5,8 +5,9 @@ clocks: a kernel that draws more power per call than cuBLAS is held at lower clo
 calls (the harness's ClockWatch reads the clock once, after a timing).
 
 Per (shape, M, path), from the second half of the phase (steady state): the per-call median (us), the median SM
-clock (MHz), cycles per call (us x MHz), mean power (W), energy per call (mJ, from the counter over the whole
-phase), and the fraction of samples with a power limit active. Paths alternate, the order reversed each round;
+clock (MHz), cycles per call (us x MHz), mean power (W; NVML's reading averages over about a second), energy per call
+(mJ, from the counter over the second half), and the fraction of samples with a power limit active. (Session 55's runs
+1-2 ran an earlier form: the energy over the whole phase, the steady window from a host time up to ~50 ms early.) Paths alternate, the order reversed each round;
 the GPU idles --cool seconds between phases.
 
     python3 scripts/probe_power.py --cells llama70b_gu:512,llama8b_gu:1024 --out power.json
@@ -58,6 +59,8 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--out", required=True)
     a = p.parse_args()
+    if a.seconds < 0.2:
+        p.error("--seconds: at least 0.2 (the steady window is its second half)")
     import pynvml as nvml
     nvml.nvmlInit()
     dev, info, _ = tuning_setup()
@@ -101,33 +104,37 @@ def main():
                 g, calls = graphs[path]
                 time.sleep(a.cool)
                 sampler = Sampler(nvml, handle, 0.004)
-                e0 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
                 sampler.start()
-                events, start = [], time.monotonic()
+                # Replays back to back, the host at most 8 ahead (so its clock tracks the GPU's). At half the phase
+                # the queue is drained once (a gap of microseconds) to mark the steady window exactly: its replays,
+                # the NVML samples after it and the energy counter from it.
+                events, start, mid = [], time.monotonic(), None
                 with torch.cuda.stream(stream):
                     while time.monotonic() - start < a.seconds:
+                        if mid is None and time.monotonic() - start >= a.seconds / 2:
+                            torch.cuda.synchronize()
+                            mid = (len(events), time.monotonic(), nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         s.record(stream)
                         g.replay()
                         e.record(stream)
-                        events.append((time.monotonic(), s, e))
-                        if len(events) % 16 == 0:
-                            events[-8][2].synchronize()  # keep the queue short so host times track the GPU
+                        events.append((s, e))
+                        if len(events) > 8:
+                            events[-9][1].synchronize()
                 torch.cuda.synchronize()
+                e1 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
                 sampler.stop_flag.set()
                 sampler.join()
-                e1 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-                half = len(events) // 2
-                per_call = [s.elapsed_time(e) * 1e3 / calls for _, s, e in events[half:]]
-                mid = events[half][0]
-                steady = [smp for smp in sampler.samples if smp[0] >= mid]
+                half, t_mid, e_mid = mid
+                per_call = [s.elapsed_time(e) * 1e3 / calls for s, e in events[half:]]
+                steady = [smp for smp in sampler.samples if smp[0] >= t_mid]
                 us = statistics.median(per_call)
                 mhz = statistics.median(smp[1] for smp in steady)
                 row = {"shape": name, "M": M, "path": path, "round": r, "calls": calls, "replays": len(events),
-                       "us": us, "first_replay_us": events[0][1].elapsed_time(events[0][2]) * 1e3 / calls,
+                       "us": us, "first_replay_us": events[0][0].elapsed_time(events[0][1]) * 1e3 / calls,
                        "sm_mhz": mhz, "kcycles": us * mhz / 1e3,
                        "watts": statistics.mean(smp[2] for smp in steady),
-                       "mj_per_call": (e1 - e0) / (len(events) * calls),
+                       "mj_per_call": (e1 - e_mid) / ((len(events) - half) * calls),
                        "power_limited": sum(1 for smp in steady if smp[3] & POWER_LIMITS) / max(len(steady), 1),
                        "thermal_limited": sum(1 for smp in steady if smp[3] & THERMAL_LIMITS) / max(len(steady), 1)}
                 rows.append(row)

@@ -119,21 +119,40 @@ def test_long_kernels_use_few_calls_and_replays(fake_cuda):
 
 
 
-def test_sustained_regime_replays_for_its_seconds_and_keeps_the_second_half(fake_cuda, monkeypatch):
-    # the host clock follows the fake GPU clock (the timer keeps at most 8 replays queued on a real GPU); replays
-    # take twice as long after 50 ms (the power cap biting): the timing is the second half's, at the capped cost
+
+@pytest.fixture
+def sustained(fake_cuda, monkeypatch):
+    """fake_cuda in the sustained regime (0.4 s), the host clock following the fake GPU clock (on a GPU the timer
+    keeps at most 8 replays queued), and neither idling nor waiting for the clocks allowed."""
     Clock.now_ms = 0.0  # (the fake clock runs on from earlier tests)
     monkeypatch.setattr(harness.time, "monotonic", lambda: Clock.now_ms / 1000)
     monkeypatch.setattr(harness.time, "sleep", lambda s: pytest.fail("the sustained regime must not idle"))
     fake_cuda.cfg = TimerConfig(replays=9, min_calls=32, sustain_s=0.4, cool_s=1.0)
     fake_cuda.clocks.limited = lambda: pytest.fail("the sustained regime must not wait for the clocks")
+    return fake_cuda
 
+
+def test_sustained_regime_replays_for_its_seconds_and_keeps_the_second_half(sustained, monkeypatch):
+    # replays take twice as long after 120 ms (the power cap biting): most of the first half of the replays in
+    # the ~0.4 s are uncapped, the whole second half capped, and the timing is the second half's
     def capped_replay(graph):
         for cost in graph.calls:
-            Clock.now_ms += cost * (2 if Clock.now_ms >= 50 else 1)
+            Clock.now_ms += cost * (2 if Clock.now_ms >= 120 else 1)
     monkeypatch.setattr(FakeGraph, "replay", capped_replay)
-    t = fake_cuda.measure([Kernel(10.0)], Work(0, 0, "capped/dense"))
+    t = sustained.measure([Kernel(10.0)], Work(0, 0, "capped/dense"))
     assert t.method == "sustained" and t.settle_ms == 0.0 and t.calls == 32
-    all_replays = 50 / (32 * 0.01) + 350 / (32 * 0.02)  # ~0.4 s of them: 50 ms uncapped, the rest capped
-    assert t.replays == pytest.approx(all_replays / 2, rel=0.02)
-    assert t.median_us == pytest.approx(20.0)  # not the first 50 ms' 10 us
+    all_replays = 120 / (32 * 0.01) + 280 / (32 * 0.02)  # ~0.4 s of them: 375 uncapped, 438 capped
+    assert t.replays == len(t.samples_us) == pytest.approx(all_replays / 2, rel=0.02)
+    assert t.p10_us == pytest.approx(20.0) and t.median_us == pytest.approx(20.0)  # none of the uncapped 10 us
+
+
+def test_sustained_regime_keeps_at_least_min_replays(sustained):
+    sustained.cfg.sustain_s = 1e-9  # over before the first replay: still 2 x min_replays run, the second half kept
+    t = sustained.measure([Kernel(10.0)], Work(0, 0, "short/dense"))
+    assert t.method == "sustained" and t.replays == sustained.cfg.min_replays
+
+
+def test_sustained_regime_times_an_uncapturable_call_eagerly_without_settling(sustained):
+    t = sustained.measure([Kernel(7.0, syncs=True)], Work(0, 0, "k/moe"))
+    assert t.method == "eager" and "sustained" in t.note and t.settle_ms == 0.0
+    assert t.median_us == pytest.approx(7.0) and t.replays >= sustained.cfg.min_replays

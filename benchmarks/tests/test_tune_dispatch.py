@@ -5,6 +5,7 @@ import os
 import pytest
 
 from benchmarks import tune_dispatch as T
+from benchmarks.ab_paths import timing_words
 
 
 def run_of(times, ms=(1, 8, 16, 32, 64, 128), ks=(2, 4)):
@@ -310,7 +311,12 @@ def test_merge_runs_names_a_sustained_run():
     base = run_of({("a", "tile"): [5] * 6, ("a", "dequant_cublas"): [9] * 6})
     large = run_of({("a", "tile"): [6, 7, 8], ("a", "dequant_cublas"): [9, 9, 9]}, ms=(64, 128, 256))
     large["commit"], large["sustain_s"] = "def", 0.3
-    assert T.merge_runs([base, large])["commit"] == "abc (M 1, 8, 16, 32, 64, 128) + def (M 64, 128, 256; sustained 0.3 s)"
+    merged = T.merge_runs([base, large])
+    assert merged["commit"] == "abc (M 1, 8, 16, 32, 64, 128) + def (M 64, 128, 256; sustained 0.3 s)"
+    # the merged run is not all sustained: its regime is None (the note tells the runs apart), and so its Markdown says
+    assert merged["sustain_s"] is None and "settled or sustained by run" in timing_words(merged)
+    assert T.merge_runs([large, large])["sustain_s"] == 0.3 and "0.3 s of back-to-back" in timing_words(large)
+    assert T.merge_runs([base, base])["sustain_s"] == 0.0 and timing_words(base) == "CUDA-graph medians"
 
 
 def test_merge_runs_refuses_runs_of_different_gpus_or_k():
