@@ -98,7 +98,7 @@ class TimerConfig:
     # > 0: the sustained regime. No settling and no cool idle: the graph replays back to back for this many
     # seconds and the timing is the median of the second half's replays, at the clocks the power cap holds them to
     # (session 55, scripts/probe_power.py, 0.8-1.2 s phases on the H200: cuBLAS fp16 from Qwen3 Q at M = 256 up and
-    # kbit.gemm from M = 512 up ran at the 700 W cap, cuBLAS at 1335-1650 MHz, the wgmma kernel at 1425-1905). For
+    # kbit.gemm from M = 512 up ran at the 700 W cap, cuBLAS at 1335-1650 MHz, the wgmma kernel at 1425-1965). For
     # heavy cells this is the regime a long prefill runs in; the settled default times them partly capped.
     sustain_s: float = 0.0
 

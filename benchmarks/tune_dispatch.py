@@ -37,7 +37,8 @@ note names each run's commit and M.
 --sustain S: every timing in the sustained regime (harness.TimerConfig.sustain_s: S seconds of back-to-back
 replays, the second half's median, at the clocks the power cap holds them to). The large-M grid points are long
 prefill calls, which run at the 700 W cap on the H200; the settled default times their first replays only partly
-capped (session 55: wgmma and dequantize + cuBLAS draw different power, so the regime moves their crossover).
+capped (session 55: capped, dequantize + cuBLAS ran at lower clocks than the wgmma kernel, so the regime moves
+their crossover).
 
     python -m benchmarks.tune_dispatch --sustain 0.3 --ms 1024,1536,2048,3072 --out L   # then --merge-runs ...,L/...
 

@@ -1,14 +1,14 @@
-"""Sustained load: kbit ops (--ops: kbit.gemm's op by default) against cuBLAS fp16 (F.linear on the unquantized weight), each graph replayed
-back to back for --seconds, with the SM clock, board power and clock-limit reasons read from NVML every few
-milliseconds and the energy counter read before and after. Answers whether a cell's time gap is cycles or
-clocks: a kernel that draws more power per call than cuBLAS is held at lower clocks by the power cap on long
-calls (the harness's ClockWatch reads the clock once, after a timing).
+"""Sustained load: kbit ops (--ops; kbit.gemm's op by default) against cuBLAS fp16 (F.linear on the unquantized
+weight), each graph replayed back to back for --seconds, with the SM clock, board power and clock-limit reasons read
+from NVML every 4 ms and the energy counter read at half the phase and at its end. Answers whether a cell's time gap
+is cycles or clocks: under the power cap a kernel drawing less power a cycle runs at higher clocks (the harness's
+ClockWatch reads the clock once, after a timing).
 
 Per (shape, M, path), from the second half of the phase (steady state): the per-call median (us), the median SM
-clock (MHz), cycles per call (us x MHz), mean power (W; NVML's reading averages over about a second), energy per call
-(mJ, from the counter over the second half), and the fraction of samples with a power limit active. (Session 55's runs
-1-2 ran an earlier form: the energy over the whole phase, the steady window from a host time up to ~50 ms early.) Paths alternate, the order reversed each round;
-the GPU idles --cool seconds between phases.
+clock (MHz), cycles per call (us x MHz), mean power (W; NVML's reading averages over about a second), energy per
+call (mJ, from the counter over the second half), and the fraction of samples with a power limit active. Paths
+alternate, the order reversed each round; the GPU idles --cool seconds between phases. (Session 55's runs 1-2 ran an
+earlier form: the energy over the whole phase, the steady window from a host time up to ~50 ms early.)
 
     python3 scripts/probe_power.py --cells llama70b_gu:512,llama8b_gu:1024 --out power.json
 """

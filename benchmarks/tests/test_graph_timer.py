@@ -118,8 +118,6 @@ def test_long_kernels_use_few_calls_and_replays(fake_cuda):
     assert t.calls == 2 and t.replays == harness.TimerConfig().min_replays
 
 
-
-
 @pytest.fixture
 def sustained(fake_cuda, monkeypatch):
     """fake_cuda in the sustained regime (0.4 s), the host clock following the fake GPU clock (on a GPU the timer
