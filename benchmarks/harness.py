@@ -145,6 +145,11 @@ class ClockWatch:
                           stacklevel=3)
         self._nvml = None
 
+    def nvml(self):
+        """(pynvml, the device's handle, the clock-limit reasons function) for other NVML reads (scripts/probe_power.py),
+        or None where NVML cannot be read."""
+        return None if self._nvml is None else (self._nvml, self._handle, self._reasons)
+
     def sm_mhz(self) -> Optional[int]:
         if self._nvml is None:
             return None

@@ -31,12 +31,10 @@ THERMAL_LIMITS = 0x20 | 0x40 | 0x8  # SW thermal, HW thermal, HW slowdown
 
 
 class Sampler(threading.Thread):
-    def __init__(self, nvml, handle, period_s):
+    def __init__(self, nvml, handle, reasons, period_s):
         super().__init__(daemon=True)
-        self.nvml, self.handle, self.period_s = nvml, handle, period_s
+        self.nvml, self.handle, self.reasons, self.period_s = nvml, handle, reasons, period_s
         self.samples, self.stop_flag = [], threading.Event()
-        self.reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-            nvml.nvmlDeviceGetCurrentClocksThrottleReasons
 
     def run(self):
         while not self.stop_flag.is_set():
@@ -61,11 +59,10 @@ def main():
     a = p.parse_args()
     if a.seconds < 0.2:
         p.error("--seconds: at least 0.2 (the steady window is its second half)")
-    import pynvml as nvml
-    nvml.nvmlInit()
-    dev, info, _ = tuning_setup()
-    uuid = str(torch.cuda.get_device_properties(dev).uuid)
-    handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith(("GPU-", "MIG-")) else "GPU-" + uuid)
+    dev, info, timer = tuning_setup()
+    if timer.clocks.nvml() is None:
+        raise SystemExit("probe_power: NVML cannot be read here (the harness warned why)")
+    nvml, handle, reasons = timer.clocks.nvml()
     power_limit_w = nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1e3
     print(f"power limit {power_limit_w:.0f} W", flush=True)
     stream = torch.cuda.Stream(dev)
@@ -103,7 +100,7 @@ def main():
             for path in (list(paths) if r % 2 == 0 else list(paths)[::-1]):
                 g, calls = graphs[path]
                 time.sleep(a.cool)
-                sampler = Sampler(nvml, handle, 0.004)
+                sampler = Sampler(nvml, handle, reasons, 0.004)
                 sampler.start()
                 # Replays back to back, the host at most 8 ahead (so its clock tracks the GPU's). At half the phase
                 # the queue is drained once (a gap of microseconds) to mark the steady window exactly: its replays,
