@@ -4,18 +4,26 @@ into x's dtype: the same kernel and, for every row of these weights, the same ro
 weight cold (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the
 fallback called before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
 
-    python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128 [--dtype bf16]
+With --pdl-ab R instead: the whole op and its dequantize alone with kbit's PDL off and on (kbit._C.set_dependent_launch;
+each graph keeps the setting it was captured under), R rounds alternating, and cuBLAS cold once per round; the medians
+over the rounds, and the rounds' times in --json.
+
+    python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128 [--dtype bf16] [--pdl-ab 3 --json F]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 
 import torch
 import torch.nn.functional as F
 
+import kbit
+
 from benchmarks import shapes as S
 from benchmarks.harness import Work
-from benchmarks.session import tuning_setup
+from benchmarks.session import git_commit, tuning_setup
 from benchmarks.weights import shape_weight_copies
 
 
@@ -24,7 +32,10 @@ def main():
     p.add_argument("--shapes", default="Q,gateup")
     p.add_argument("--ms", default="64,128")
     p.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"], help="x's dtype (and cuBLAS's weights')")
+    p.add_argument("--pdl-ab", type=int, default=0, help="rounds of the PDL off / on A/B (0: the breakdown)")
+    p.add_argument("--json", default=None, help="with --pdl-ab: write every round's times here")
     a = p.parse_args()
+    records = []
     dt = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     dev, info, timer = tuning_setup(0.0)
     ops = torch.ops.kbit
@@ -37,7 +48,22 @@ def main():
         def t(label, fns):
             return timer.measure(fns, Work(0, 0, label)).median_us
 
-        deq = t("deq", [lambda c=c: ops.dequantize_tiled(c[0], c[1], c[2], c[3], 4, K, dt) for c in copies])
+        deq_fns = [lambda c=c: ops.dequantize_tiled(c[0], c[1], c[2], c[3], 4, K, dt) for c in copies]
+        if a.pdl_ab:
+            for M in map(int, a.ms.split(",")):
+                x = torch.randn(M, K, device=dev, dtype=dt)
+                rec = pdl_ab(t, a.pdl_ab, deq_fns, [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies],
+                             [lambda w=w: F.linear(x, w) for w in dense])
+                rec.update(shape=name, N=N, K=K, M=M, dtype=a.dtype)
+                records.append(rec)
+                med = {key: statistics.median(v) for key, v in rec["rounds"].items()}
+                print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS PDL off {med['full_off']:.2f} on "
+                      f"{med['full_on']:.2f} ({med['full_on'] / med['full_off']:.3f}x) | dequantize off "
+                      f"{med['deq_off']:.2f} on {med['deq_on']:.2f} | cuBLAS cold {med['cublas']:.2f} | "
+                      f"cuBLAS / op: off {med['cublas'] / med['full_off']:.3f} on {med['cublas'] / med['full_on']:.3f}",
+                      flush=True)
+            continue
+        deq = t("deq", deq_fns)
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=dt)
             cold = t("cold", [lambda w=w: F.linear(x, w) for w in dense])
@@ -47,6 +73,26 @@ def main():
             wg = t("wgmma", [lambda c=c: ops.wgmma_gemm(x, *c, 4) for c in copies])
             print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS {full:.2f} | dequantize {deq:.2f} | "
                   f"cuBLAS cold {cold:.2f} hot {hot:.2f} fp32-out cold {mm32:.2f} | wgmma {wg:.2f}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": info, "commit": git_commit(), "records": records}, f, indent=1)
+
+
+def pdl_ab(t, rounds, deq_fns, full_fns, cublas_fns):
+    """Each round: cuBLAS, then the op and its dequantize with PDL off and on, the order flipped every round."""
+    previous = kbit._C.dependent_launch()
+    out = {key: [] for key in ("cublas", "full_off", "full_on", "deq_off", "deq_on")}
+    try:
+        for r in range(rounds):
+            out["cublas"].append(t("cublas", cublas_fns))
+            for on in ((False, True) if r % 2 == 0 else (True, False)):
+                kbit._C.set_dependent_launch(on)
+                tag = "on" if on else "off"
+                out["full_" + tag].append(t("full", full_fns))
+                out["deq_" + tag].append(t("deq", deq_fns))
+    finally:
+        kbit._C.set_dependent_launch(previous)
+    return {"rounds": out}
 
 
 if __name__ == "__main__":

@@ -48,15 +48,18 @@ def op_call(op, decode):
                                          ("gemv_gemm", 16, "mma"), ("gemv_gemm", 1, "shuffle"),
                                          ("gemv_gemm", 4, "shuffle"), ("mma_gemm", 8, None), ("mma_gemm", 33, None),
                                          ("tile_gemm", 33, None), ("wgmma_gemm", 16, None), ("wgmma_gemm", 33, None),
-                                         ("wgmma_gemm", 128, None)])
+                                         ("wgmma_gemm", 128, None), ("dequant_cublas_gemm", 33, None),
+                                         ("dequant_cublas_gemm", 300, None)])
 @pytest.mark.parametrize("k", KS)
 def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     # Each round overwrites x, then the weight's tensors and its codebook (negated for weight b), with
     # kernels (torch.where) and calls the op at once: a call that read any of them before its wait
     # would match the other weight. The wgmma kernel (x by tensor copies, weights by bulk copies, all
     # after its wait; only L2 prefetches before) with its first stage requested alone and with every
-    # stage at once. (ATen's writers never let the next kernel start early; a kbit kernel that does:
-    # test_chained_calls_feed_each_other, test_chained_wgmma_calls.)
+    # stage at once. The dequantize + cuBLAS path: its dequantize and epilogue kernels are launched with PDL
+    # (only L2 prefetches before their waits). (ATen's writers never let the next kernel start early; a kbit
+    # kernel that does: test_chained_calls_feed_each_other, test_chained_wgmma_calls,
+    # test_chained_dequant_cublas_calls.)
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
     call = op_call(op, decode)
@@ -143,6 +146,49 @@ def test_chained_wgmma_calls(M):
     check_chain(step, x, w1, w2, g)
 
 
+@pytest.mark.parametrize("M", [40, 300])
+def test_chained_dequant_cublas_calls(M):
+    # The dequantize + cuBLAS path, each call's x the previous call's output: its epilogue (PDL) reads y after
+    # its wait and lets the next call's dequantize (PDL) start at its top, whose workspace may be the memory the
+    # previous call's cuBLAS read. Eagerly and from a CUDA graph.
+    k = 4
+    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
+    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
+    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-dq-chain-{M}"))
+    x = torch.randn(M, 2048, device=DEV, generator=g).half()
+    op = torch.ops.kbit.dequant_cublas_gemm
+
+    def step(x, i):
+        q = q1 if i == 0 else q2
+        return op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
+
+    check_chain(step, x, w1, w2, g)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_dequantize_tiled_sees_weights_written_just_before(k):
+    # The tiled dequantize (PDL: it asks L2 for its first tiles before its wait, reads after it): the weight's
+    # tensors rewritten by kernels right before each call, alternating two weights; each output bitwise the
+    # chosen weight's, dequantized beforehand.
+    (qa, _), (qb, _) = quantized_pair(k, 4096, 2048, "weights")
+    op = torch.ops.kbit.dequantize_tiled
+    want = [op(qa.packed, qa.absmax, qa.row_scale, qa.codebook, k, 2048, torch.float16),
+            op(qb.packed, qb.absmax, qb.row_scale, -qa.codebook, k, 2048, torch.float16)]
+    assert not torch.equal(want[0], want[1])  # (else the test could not tell the weights apart)
+    live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale, qa.codebook)]
+    picks = [bool(i % 3 == 1) for i in range(9)]
+    outs = []
+    for use_b in picks:
+        flag = torch.tensor(use_b, device=DEV)
+        for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale, qa.codebook),
+                               (qb.packed, qb.absmax, qb.row_scale, -qa.codebook)):
+            torch.where(flag, tb, ta, out=dst)
+        outs.append(op(*live, k, 2048, torch.float16))
+    torch.cuda.synchronize()
+    for i, (use_b, out) in enumerate(zip(picks, outs)):
+        assert_bitwise_equal(out, want[int(use_b)], f"call {i}, weight {'b' if use_b else 'a'}")
+
+
 def test_grouped_gemv_sees_offsets_written_just_before():
     # The grouped GEMV reads expert_offsets on the device: rewrite them with a kernel right
     # before each call, alternating two routings.
@@ -211,7 +257,7 @@ def test_pdl_switch_same_bits_and_bad_value(tmp_path):
     assert_bitwise_equal(torch.load(path), torch.load(on_path), "set_dependent_launch over KBIT_PDL=yes")
 
 
-@pytest.mark.parametrize("op", ["gemv_gemm", "mma_gemm"])
+@pytest.mark.parametrize("op", ["gemv_gemm", "mma_gemm", "dequant_cublas_gemm"])
 def test_switch_and_prefetch_change_no_bits(op):
     # PDL and the L2 prefetch change when the work starts, never the arithmetic.
     (qw, _), _ = quantized_pair(4, 4096, 2048, "weights")

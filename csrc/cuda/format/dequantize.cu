@@ -12,6 +12,7 @@
 #include "../../common/quant_math.h"
 #include "../../common/tiled_layout.h"
 #include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "dequantize_tiled.h"
 
@@ -132,12 +133,23 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   // between its loads and that stmatrix
   __shared__ __align__(16) unsigned char row_tiles[kDequantTiledWarps][2][RowTile::kBytes];
 #endif
-  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
-  __syncthreads();
   const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int64_t items = (experts * NT * G) << parts_log2, step = int64_t(gridDim.x) * kDequantTiledWarps;
   const int part_blocks = 8 >> parts_log2;
+  // Launched with PDL (dependent_launch.cuh): until the wait this CTA may overlap the previous kernel, so it only
+  // asks L2 for its warps' first tiles (the warp of a tile's first part; the loop asks for each next one).
+  allow_dependents();
+  {
+    const int64_t first = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5);
+    if (lane == 0 && first < items && (first & ((1 << parts_log2) - 1)) == 0) {
+      prefetch_l2(packed + (first >> parts_log2) * tile_words(K), K * 512);
+      prefetch_l2(absmax + (first >> parts_log2) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
+    }
+  }
+  grid_dependency_wait();
+  if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
+  __syncthreads();
   for (int64_t item = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5); item < items; item += step) {
     const int64_t tile = item >> parts_log2;
     const int part = static_cast<int>(item & ((1 << parts_log2) - 1));  // of the tile's 2^parts_log2
@@ -288,8 +300,11 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* c = cb.data_ptr<float>();
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
+  // With PDL where the GPU has it (the kernel waits before its first load and store): its launch and first tiles'
+  // L2 requests overlap the previous kernel's tail.
+  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
   const auto launch = [&](auto kernel) {
-    kernel<<<grid, block, 0, stream>>>(p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
+    launch_kernel(kernel, grid, block, 0, stream, dependent, p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
   };
   switch (g.k) {
     case 2: launch(dequantize_tiled_kernel<out_t, 2>); break;

@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "../../common/dispatch.h"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 #include "dequant_cublas_epilogue.h"
 
@@ -22,6 +24,10 @@ __global__ void __launch_bounds__(kColumnsPerCta)
 dequant_cublas_epilogue_kernel(out_t* __restrict__ y, const float* __restrict__ row_scale, float scale_cap,
                                int64_t M, int64_t N) {
   const int64_t n = blockIdx.x * int64_t(kColumnsPerCta) + threadIdx.x;
+  // Launched with PDL (dependent_launch.cuh): before the wait, only the CTA's row scales asked of L2 (1 KB, 8 lines).
+  allow_dependents();
+  if (threadIdx.x % 32 == 0 && n < N) prefetch_l2_line(row_scale + n);
+  grid_dependency_wait();
   const float rs = n < N ? __ldg(row_scale + n) : 0.0f;
   // rs / scale_cap: a power of two >= 2, exact; a NaN scale was folded whole (NaN > cap is false)
   const float factor = rs > scale_cap ? rs / scale_cap : 1.0f;
@@ -44,9 +50,11 @@ void dequant_cublas_epilogue(at::Tensor& y, const at::Tensor& row_scale, float s
   const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   const int64_t slices = std::min<int64_t>(M, std::max<int64_t>(1, sms / column_ctas));
   const dim3 grid(static_cast<unsigned>(column_ctas), static_cast<unsigned>(std::min<int64_t>(slices, 65535)));
+  // With PDL where the GPU has it: the launch overlaps cuBLAS's tail (most calls only check the scales).
+  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
   KBIT_DISPATCH_FLOAT_TYPES(y.scalar_type(), "kbit_dequant_cublas_epilogue", [&] {
-    dequant_cublas_epilogue_kernel<scalar_t><<<grid, kColumnsPerCta, 0, stream>>>(
-        y.data_ptr<scalar_t>(), row_scale.data_ptr<float>(), scale_cap, M, N);
+    launch_kernel(dequant_cublas_epilogue_kernel<scalar_t>, grid, dim3(kColumnsPerCta), 0, stream, dependent,
+                  y.data_ptr<scalar_t>(), row_scale.data_ptr<float>(), scale_cap, M, N);
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
