@@ -4,9 +4,10 @@ into x's dtype: the same kernel and, for every row of these weights, the same ro
 weight cold (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the
 fallback called before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
 
-With --pdl-ab R instead: the whole op and its dequantize alone with kbit's PDL off and on (kbit._C.set_dependent_launch;
-each graph keeps the setting it was captured under), R rounds alternating, and cuBLAS cold once per round; the medians
-over the rounds, and the rounds' times in --json.
+With --pdl-ab R instead: the whole op and its dequantize alone with kbit's PDL off, on (kbit._C.set_dependent_launch;
+each graph keeps the setting it was captured under), and on with the dequantize's first-tile L2 prefetch forced off
+(`on0`) and on (`on1`) (kbit._C._set_pdl_prefetch_bytes 0 / 65536; `on` is its rule), R rounds in a rotating order, and
+cuBLAS cold once per round; the medians over the rounds, and the rounds' times in --json.
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128 [--dtype bf16] [--pdl-ab 3 --json F]
 """
@@ -57,11 +58,11 @@ def main():
                 rec.update(shape=name, N=N, K=K, M=M, dtype=a.dtype)
                 records.append(rec)
                 med = {key: statistics.median(v) for key, v in rec["rounds"].items()}
-                print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS PDL off {med['full_off']:.2f} on "
-                      f"{med['full_on']:.2f} ({med['full_on'] / med['full_off']:.3f}x) | dequantize off "
-                      f"{med['deq_off']:.2f} on {med['deq_on']:.2f} | cuBLAS cold {med['cublas']:.2f} | "
-                      f"cuBLAS / op: off {med['cublas'] / med['full_off']:.3f} on {med['cublas'] / med['full_on']:.3f}",
-                      flush=True)
+                full = " ".join(f"{c} {med['full_' + c]:.2f}" for c in PDL_CONFIGS)
+                deq = " ".join(f"{c} {med['deq_' + c]:.2f}" for c in PDL_CONFIGS)
+                ratio = " ".join(f"{c} {med['cublas'] / med['full_' + c]:.3f}" for c in PDL_CONFIGS)
+                print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS {full} | dequantize {deq} | cuBLAS cold "
+                      f"{med['cublas']:.2f} | cuBLAS / op: {ratio}", flush=True)
             continue
         deq = t("deq", deq_fns)
         for M in map(int, a.ms.split(",")):
@@ -78,20 +79,26 @@ def main():
             json.dump({"device": info, "commit": git_commit(), "records": records}, f, indent=1)
 
 
+# (PDL, the PDL prefetch aid's bytes) of each configuration
+PDL_CONFIGS = {"off": (False, -1), "on": (True, -1), "on0": (True, 0), "on1": (True, 65536)}
+
+
 def pdl_ab(t, rounds, deq_fns, full_fns, cublas_fns):
-    """Each round: cuBLAS, then the op and its dequantize with PDL off and on, the order flipped every round."""
-    previous = kbit._C.dependent_launch()
-    out = {key: [] for key in ("cublas", "full_off", "full_on", "deq_off", "deq_on")}
+    """Each round: cuBLAS, then the op and its dequantize in each of PDL_CONFIGS, the order rotated every round."""
+    previous = kbit._C.dependent_launch(), kbit._C._set_pdl_prefetch_bytes(-1)
+    names = list(PDL_CONFIGS)
+    out = {"cublas": [], **{f"{what}_{c}": [] for c in names for what in ("full", "deq")}}
     try:
         for r in range(rounds):
             out["cublas"].append(t("cublas", cublas_fns))
-            for on in ((False, True) if r % 2 == 0 else (True, False)):
-                kbit._C.set_dependent_launch(on)
-                tag = "on" if on else "off"
-                out["full_" + tag].append(t("full", full_fns))
-                out["deq_" + tag].append(t("deq", deq_fns))
+            for c in names[r % len(names):] + names[:r % len(names)]:
+                kbit._C.set_dependent_launch(PDL_CONFIGS[c][0])
+                kbit._C._set_pdl_prefetch_bytes(PDL_CONFIGS[c][1])
+                out["full_" + c].append(t("full", full_fns))
+                out["deq_" + c].append(t("deq", deq_fns))
     finally:
-        kbit._C.set_dependent_launch(previous)
+        kbit._C.set_dependent_launch(previous[0])
+        kbit._C._set_pdl_prefetch_bytes(previous[1])
     return {"rounds": out}
 
 
