@@ -167,9 +167,10 @@ def test_chained_dequant_cublas_calls(M):
 
 @pytest.mark.parametrize("k", KS)
 def test_dequantize_tiled_sees_weights_written_just_before(k):
-    # The tiled dequantize (PDL: it asks L2 for its first tiles before its wait, reads after it): the weight's
-    # tensors rewritten by kernels right before each call, alternating two weights; each output bitwise the
-    # chosen weight's, dequantized beforehand.
+    # The dequantize_tiled op (its kernel, launched with PDL inside the dequantize + cuBLAS path, asks L2 for its
+    # first tiles before its wait; the op itself launches it without PDL): the weight's tensors rewritten by kernels
+    # right before each call, alternating two weights; each output bitwise the chosen weight's, dequantized
+    # beforehand.
     (qa, _), (qb, _) = quantized_pair(k, 4096, 2048, "weights")
     op = torch.ops.kbit.dequantize_tiled
     want = [op(qa.packed, qa.absmax, qa.row_scale, qa.codebook, k, 2048, torch.float16),

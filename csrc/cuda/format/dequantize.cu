@@ -138,7 +138,8 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int64_t NT = (N + 15) / 16, G = (cols + 255) / 256;
   const int64_t items = (experts * NT * G) << parts_log2, step = int64_t(gridDim.x) * kDequantTiledWarps;
   const int part_blocks = 8 >> parts_log2;
-  // Launched with PDL (dependent_launch.cuh): until the wait this CTA may overlap the previous kernel, so it at most
+  // Launched with PDL in the dequantize + cuBLAS path (dependent_launch.cuh): until the wait this CTA may overlap the
+  // previous kernel, so it at most
   // asks L2 for its warps' first tiles (the warp of a tile's first part; the loop asks for each next one), where the
   // launcher says so (prefetch_first).
   allow_dependents();
@@ -287,9 +288,10 @@ int dequant_parts_log2(int64_t tiles) {
   return log2;
 }
 
+// pdl: launched with PDL where the GPU has it (the dequantize + cuBLAS path; not the dequantize_tiled op: below).
 template <typename out_t>
 void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const float* rs, float scale_cap,
-                  const at::Tensor& cb, const WeightGeometry& g, at::Tensor& out) {
+                  const at::Tensor& cb, const WeightGeometry& g, bool pdl, at::Tensor& out) {
   const auto stream = at::cuda::getCurrentCUDAStream();
   const int64_t tiles = g.batch() * g.row_tiles() * g.col_tiles();
   const int parts_log2 = dequant_parts_log2(tiles);
@@ -302,10 +304,11 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* c = cb.data_ptr<float>();
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
-  // With PDL where the GPU has it (the kernel waits before its first load and store): its launch, and where every
-  // item fits one round of the grid's warps its first tiles' L2 requests, overlap the previous kernel's tail (the
-  // prefetch rule: docs/design.md, "Session 56"; kbit._C._set_pdl_prefetch_bytes: 0 none, any other count every warp's first tile).
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  // With PDL (the kernel waits before its first load and store): its launch, and where every item fits one round
+  // of the grid's warps its first tiles' L2 requests, overlap the previous kernel's tail (the prefetch rule: an
+  // earlier round's stores would evict later rounds' lines; kbit._C._set_pdl_prefetch_bytes: 0 none, any other count
+  // every warp's first tile). docs/design.md, "Session 56".
+  const bool dependent = pdl && dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
   const int64_t grid_warps = int64_t(grid.x) * kDequantTiledWarps;
   const bool prefetch_first =
       dependent && dependent_launch_prefetch_bytes(items <= grid_warps ? int64_t(g.k) * 512 : 0) > 0;
@@ -357,8 +360,10 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   at::Tensor out = tiled_output(packed_t, g, dtype);
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
+    // (without PDL: back to back on Llama-3 8B gate/up's weight, 58.7 M weights, the op took 53-54 us with it
+    // against 50-51.5 without; docs/design.md, "Session 56")
     launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), std::numeric_limits<float>::infinity(), cb,
-                           g, out);
+                           g, /*pdl=*/false, out);
   });
   return out;
 }
@@ -381,7 +386,7 @@ at::Tensor dequantize_tiled_capped(const at::Tensor& packed_t, const at::Tensor&
                                   float scale_cap, at::ScalarType dtype) {
   at::Tensor out = tiled_output(packed_t, g, dtype);
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_capped", [&] {
-    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), scale_cap, codebook, g, out);
+    launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), scale_cap, codebook, g, /*pdl=*/true, out);
   });
   return out;
 }
