@@ -130,14 +130,19 @@ def test_chained_wgmma_calls(M):
     # its top, so a call whose tensor copies of x came before its wait would read a stale x (M = 16: four
     # warpgroups, 16-token boxes; 128: two, 128-token boxes; 2048 x 2048 splits K in clusters). Eagerly and
     # from a CUDA graph.
-    k = 4
-    if not kbit._C.wgmma_gemm_runs(k, M):
+    if not kbit._C.wgmma_gemm_runs(4, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
+    check_op_chain(torch.ops.kbit.wgmma_gemm, M, f"pdl-wgmma-chain-{M}")
+
+
+def check_op_chain(op, M, seed_tag):
+    """check_chain over one op (x, packed, absmax, row_scale, codebook, k) alternating two 2048 x 2048 weights,
+    k = 4, N(0, 1/K) (values stay in range), from an x [M, 2048] seeded by seed_tag."""
+    k = 4
     (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
     (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
-    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-wgmma-chain-{M}"))
+    g = torch.Generator(device=DEV).manual_seed(seed_for(seed_tag))
     x = torch.randn(M, 2048, device=DEV, generator=g).half()
-    op = torch.ops.kbit.wgmma_gemm
 
     def step(x, i):
         q = q1 if i == 0 else q2
@@ -151,18 +156,7 @@ def test_chained_dequant_cublas_calls(M):
     # The dequantize + cuBLAS path, each call's x the previous call's output: its epilogue (PDL) reads y after
     # its wait and lets the next call's dequantize (PDL) start at its top, whose workspace may be the memory the
     # previous call's cuBLAS read. Eagerly and from a CUDA graph.
-    k = 4
-    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
-    (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
-    g = torch.Generator(device=DEV).manual_seed(seed_for(f"pdl-dq-chain-{M}"))
-    x = torch.randn(M, 2048, device=DEV, generator=g).half()
-    op = torch.ops.kbit.dequant_cublas_gemm
-
-    def step(x, i):
-        q = q1 if i == 0 else q2
-        return op(x, q.packed, q.absmax, q.row_scale, q.codebook, k)
-
-    check_chain(step, x, w1, w2, g)
+    check_op_chain(torch.ops.kbit.dequant_cublas_gemm, M, f"pdl-dq-chain-{M}")
 
 
 @pytest.mark.parametrize("k", KS)
