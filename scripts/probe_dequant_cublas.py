@@ -4,10 +4,10 @@ into x's dtype: the same kernel and, for every row of these weights, the same ro
 weight cold (rotated copies) and hot (one copy, in L2 after its first replay), cuBLAS with fp32 output (what the
 fallback called before session 42; since then cuBLAS writes y in x's dtype), and wgmma_gemm.
 
-With --pdl-ab R instead: the whole op and its dequantize alone with kbit's PDL off, on (kbit._C.set_dependent_launch;
-each graph keeps the setting it was captured under), and on with the dequantize's first-tile L2 prefetch forced off
-(`on0`) and on (`on1`) (kbit._C._set_pdl_prefetch_bytes 0 / 65536; `on` is its rule), R rounds in a rotating order, and
-cuBLAS cold once per round; the medians over the rounds, and the rounds' times in --json.
+With --pdl-ab R instead: the whole op with kbit's PDL off and on (kbit._C.set_dependent_launch; each graph keeps the
+setting it was captured under), R rounds alternating, and cuBLAS cold once per round; the medians over the rounds, and
+the rounds' times in --json. (Session 56's runs 1-2 also timed the dequantize_tiled op, then launched with PDL, and a
+first-tile L2 prefetch before the dequantize's wait, forced off and on: 83be9db's and 48fa4d1's versions of this file.)
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128 [--dtype bf16] [--pdl-ab 3 --json F]
 """
@@ -49,22 +49,19 @@ def main():
         def t(label, fns):
             return timer.measure(fns, Work(0, 0, label)).median_us
 
-        deq_fns = [lambda c=c: ops.dequantize_tiled(c[0], c[1], c[2], c[3], 4, K, dt) for c in copies]
         if a.pdl_ab:
             for M in map(int, a.ms.split(",")):
                 x = torch.randn(M, K, device=dev, dtype=dt)
-                rec = pdl_ab(t, a.pdl_ab, deq_fns, [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies],
+                rec = pdl_ab(t, a.pdl_ab, [lambda c=c: ops.dequant_cublas_gemm(x, *c, 4) for c in copies],
                              [lambda w=w: F.linear(x, w) for w in dense])
                 rec.update(shape=name, N=N, K=K, M=M, dtype=a.dtype)
                 records.append(rec)
                 med = {key: statistics.median(v) for key, v in rec["rounds"].items()}
-                full = " ".join(f"{c} {med['full_' + c]:.2f}" for c in PDL_CONFIGS)
-                deq = " ".join(f"{c} {med['deq_' + c]:.2f}" for c in PDL_CONFIGS)
-                ratio = " ".join(f"{c} {med['cublas'] / med['full_' + c]:.3f}" for c in PDL_CONFIGS)
-                print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS {full} | dequantize {deq} | cuBLAS cold "
-                      f"{med['cublas']:.2f} | cuBLAS / op: {ratio}", flush=True)
+                print(f"{name} N={N} K={K} M={M} {a.dtype}: dq+cuBLAS PDL off {med['off']:.2f} on {med['on']:.2f} "
+                      f"({med['on'] / med['off']:.3f}x) | cuBLAS cold {med['cublas']:.2f} | cuBLAS / op: off "
+                      f"{med['cublas'] / med['off']:.3f} on {med['cublas'] / med['on']:.3f}", flush=True)
             continue
-        deq = t("deq", deq_fns)
+        deq = t("deq", [lambda c=c: ops.dequantize_tiled(c[0], c[1], c[2], c[3], 4, K, dt) for c in copies])
         for M in map(int, a.ms.split(",")):
             x = torch.randn(M, K, device=dev, dtype=dt)
             cold = t("cold", [lambda w=w: F.linear(x, w) for w in dense])
@@ -79,26 +76,18 @@ def main():
             json.dump({"device": info, "commit": git_commit(), "records": records}, f, indent=1)
 
 
-# (PDL, the PDL prefetch aid's bytes) of each configuration
-PDL_CONFIGS = {"off": (False, -1), "on": (True, -1), "on0": (True, 0), "on1": (True, 65536)}
-
-
-def pdl_ab(t, rounds, deq_fns, full_fns, cublas_fns):
-    """Each round: cuBLAS, then the op and its dequantize in each of PDL_CONFIGS, the order rotated every round."""
-    previous = kbit._C.dependent_launch(), kbit._C._set_pdl_prefetch_bytes(-1)
-    names = list(PDL_CONFIGS)
-    out = {"cublas": [], **{f"{what}_{c}": [] for c in names for what in ("full", "deq")}}
+def pdl_ab(t, rounds, full_fns, cublas_fns):
+    """Each round: cuBLAS, then the op with PDL off and on, the order flipped every round."""
+    previous = kbit._C.dependent_launch()
+    out = {"cublas": [], "off": [], "on": []}
     try:
         for r in range(rounds):
             out["cublas"].append(t("cublas", cublas_fns))
-            for c in names[r % len(names):] + names[:r % len(names)]:
-                kbit._C.set_dependent_launch(PDL_CONFIGS[c][0])
-                kbit._C._set_pdl_prefetch_bytes(PDL_CONFIGS[c][1])
-                out["full_" + c].append(t("full", full_fns))
-                out["deq_" + c].append(t("deq", deq_fns))
+            for on in ((False, True) if r % 2 == 0 else (True, False)):
+                kbit._C.set_dependent_launch(on)
+                out["on" if on else "off"].append(t("full", full_fns))
     finally:
-        kbit._C.set_dependent_launch(previous[0])
-        kbit._C._set_pdl_prefetch_bytes(previous[1])
+        kbit._C.set_dependent_launch(previous)
     return {"rounds": out}
 
 

@@ -57,8 +57,8 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
     # would match the other weight. The wgmma kernel (x by tensor copies, weights by bulk copies, all
     # after its wait; only L2 prefetches before) with its first stage requested alone and with every
     # stage at once. The dequantize + cuBLAS path: its dequantize and epilogue kernels are launched with PDL
-    # (only L2 prefetches before their waits). (ATen's writers never let the next kernel start early; a kbit
-    # kernel that does: test_chained_calls_feed_each_other, test_chained_wgmma_calls,
+    # (nothing read before their waits; the epilogue's row scales asked of L2). (ATen's writers never let the next
+    # kernel start early; a kbit kernel that does: test_chained_calls_feed_each_other, test_chained_wgmma_calls,
     # test_chained_dequant_cublas_calls.)
     if op == "wgmma_gemm" and not kbit._C.wgmma_gemm_runs(k, M):
         pytest.skip("wgmma_gemm needs an sm_90a build on a compute-9.0 GPU")
@@ -93,7 +93,8 @@ def test_kernels_see_weights_and_x_written_just_before(k, op, M, decode):
 
 def check_chain(step, x, w1, w2, g):
     """y1 = step(x, 0), y2 = step(y1, 1), y3 = step(y2, 0), ... (six calls, nothing in between): each
-    against x @ W1^T @ W2^T ... in float64, eagerly and replayed from a CUDA graph (with new x too)."""
+    against x @ W1^T @ W2^T ... in float64 (within 4x the GEMM bound of x's dtype), eagerly and replayed from a
+    CUDA graph (with new x too)."""
     def chain(x):
         outs = []
         for i in range(6):
@@ -105,8 +106,8 @@ def check_chain(step, x, w1, w2, g):
     ref = x.double()
     for i, y in enumerate(outs):
         ref = ref @ (w1 if i % 2 == 0 else w2).T
-        assert rel_err(y, ref) <= 4 * GEMM_RTOL[torch.float16], i
-    x2 = torch.randn(x.shape, device=DEV, generator=g).half()
+        assert rel_err(y, ref) <= 4 * GEMM_RTOL[x.dtype], i
+    x2 = torch.randn(x.shape, device=DEV, generator=g).to(x.dtype)
     check_graph_replay(chain, (x,), (x2,))
 
 
@@ -135,14 +136,18 @@ def test_chained_wgmma_calls(M):
     check_op_chain(torch.ops.kbit.wgmma_gemm, M, f"pdl-wgmma-chain-{M}")
 
 
-def check_op_chain(op, M, seed_tag):
+def check_op_chain(op, M, seed_tag, dtype=torch.float16, first=("chain1", 2048 ** -0.5), first_check=None):
     """check_chain over one op (x, packed, absmax, row_scale, codebook, k) alternating two 2048 x 2048 weights,
-    k = 4, N(0, 1/K) (values stay in range), from an x [M, 2048] seeded by seed_tag."""
+    k = 4: the first N(0, scale^2) for first = (tag, scale), by default N(0, 1/K) (values stay in range), the
+    second N(0, 1/K); from an x [M, 2048] of dtype seeded by seed_tag. first_check(q1) asserts what the test needs
+    of the first weight."""
     k = 4
-    (q1, w1), _ = quantized_pair(k, 2048, 2048, "chain1", 2048 ** -0.5)
+    (q1, w1), _ = quantized_pair(k, 2048, 2048, *first)
     (q2, w2), _ = quantized_pair(k, 2048, 2048, "chain2", 2048 ** -0.5)
+    if first_check:
+        first_check(q1)
     g = torch.Generator(device=DEV).manual_seed(seed_for(seed_tag))
-    x = torch.randn(M, 2048, device=DEV, generator=g).half()
+    x = torch.randn(M, 2048, device=DEV, generator=g).to(dtype)
 
     def step(x, i):
         q = q1 if i == 0 else q2
@@ -153,35 +158,23 @@ def check_op_chain(op, M, seed_tag):
 
 @pytest.mark.parametrize("M", [40, 300])
 def test_chained_dequant_cublas_calls(M):
-    # The dequantize + cuBLAS path, each call's x the previous call's output: its epilogue (PDL) reads y after
-    # its wait and lets the next call's dequantize (PDL) start at its top, whose workspace may be the memory the
-    # previous call's cuBLAS read. Eagerly and from a CUDA graph.
+    # The dequantize + cuBLAS path, each call's x the previous call's output: its epilogue (PDL; no capped row
+    # in these weights, so it only checks their row scales after its wait) lets the next call's dequantize (PDL)
+    # start at its top, whose workspace may be the memory the previous call's cuBLAS read. Eagerly and from a CUDA
+    # graph. (Capped rows: test_chained_dequant_cublas_capped_rows.)
     check_op_chain(torch.ops.kbit.dequant_cublas_gemm, M, f"pdl-dq-chain-{M}")
 
 
-@pytest.mark.parametrize("k", KS)
-def test_dequantize_tiled_sees_weights_written_just_before(k):
-    # The dequantize_tiled op (its kernel, launched with PDL inside the dequantize + cuBLAS path, asks L2 for its
-    # first tiles before its wait; the op itself launches it without PDL): the weight's tensors rewritten by kernels
-    # right before each call, alternating two weights; each output bitwise the chosen weight's, dequantized
-    # beforehand.
-    (qa, _), (qb, _) = quantized_pair(k, 4096, 2048, "weights")
-    op = torch.ops.kbit.dequantize_tiled
-    want = [op(qa.packed, qa.absmax, qa.row_scale, qa.codebook, k, 2048, torch.float16),
-            op(qb.packed, qb.absmax, qb.row_scale, -qa.codebook, k, 2048, torch.float16)]
-    assert not torch.equal(want[0], want[1])  # (else the test could not tell the weights apart)
-    live = [t.clone() for t in (qa.packed, qa.absmax, qa.row_scale, qa.codebook)]
-    picks = [bool(i % 3 == 1) for i in range(9)]
-    outs = []
-    for use_b in picks:
-        flag = torch.tensor(use_b, device=DEV)
-        for dst, ta, tb in zip(live, (qa.packed, qa.absmax, qa.row_scale, qa.codebook),
-                               (qb.packed, qb.absmax, qb.row_scale, -qa.codebook)):
-            torch.where(flag, tb, ta, out=dst)
-        outs.append(op(*live, k, 2048, torch.float16))
-    torch.cuda.synchronize()
-    for i, (use_b, out) in enumerate(zip(picks, outs)):
-        assert_bitwise_equal(out, want[int(use_b)], f"call {i}, weight {'b' if use_b else 'a'}")
+@pytest.mark.parametrize("M", [40, 300])
+def test_chained_dequant_cublas_capped_rows(M):
+    # The same chain with the epilogue at work: bf16 x (the fallback caps bf16 row scales at 1) and a weight of
+    # values in the hundreds (row scales of 2-4: capped rows, whose outputs the epilogue multiplies back after its
+    # wait, between cuBLAS writing y and the next call's cuBLAS reading it), alternating with an N(0, 1/K) one.
+    def capped(q):  # (else the epilogue would have nothing to do)
+        assert bool((q.row_scale > 1).any()), q.row_scale.max()
+
+    check_op_chain(torch.ops.kbit.dequant_cublas_gemm, M, f"pdl-dq-capped-{M}", torch.bfloat16,
+                   ("chain-capped", 200.0), capped)
 
 
 def test_grouped_gemv_sees_offsets_written_just_before():

@@ -126,7 +126,6 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
                         const float* __restrict__ codebook,    // [2^K]
                         int64_t experts, int64_t N, int64_t cols,
                         int parts_log2,                        // a tile's blocks in 2^parts_log2 items
-                        bool prefetch_first,                   // the warps' first tiles asked of L2 before the wait
                         out_t* __restrict__ out) {             // [E, N, cols]
   __shared__ float cb[1 << K];
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -139,17 +138,9 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int64_t items = (experts * NT * G) << parts_log2, step = int64_t(gridDim.x) * kDequantTiledWarps;
   const int part_blocks = 8 >> parts_log2;
   // Launched with PDL in the dequantize + cuBLAS path (dependent_launch.cuh): until the wait this CTA may overlap the
-  // previous kernel, so it at most
-  // asks L2 for its warps' first tiles (the warp of a tile's first part; the loop asks for each next one), where the
-  // launcher says so (prefetch_first).
+  // previous kernel, so it reads nothing global before it. (An L2 prefetch of each warp's first tile there measured
+  // within +-0.15 us of none in that path: docs/design.md, "Session 56".)
   allow_dependents();
-  if (prefetch_first) {
-    const int64_t first = blockIdx.x * int64_t(kDequantTiledWarps) + (threadIdx.x >> 5);
-    if (lane == 0 && first < items && (first & ((1 << parts_log2) - 1)) == 0) {
-      prefetch_l2(packed + (first >> parts_log2) * tile_words(K), K * 512);
-      prefetch_l2(absmax + (first >> parts_log2) * kAbsmaxBytesPerTile, kAbsmaxBytesPerTile);
-    }
-  }
   grid_dependency_wait();
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
   __syncthreads();
@@ -304,17 +295,10 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* c = cb.data_ptr<float>();
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
-  // With PDL (the kernel waits before its first load and store): its launch, and where every item fits one round
-  // of the grid's warps its first tiles' L2 requests, overlap the previous kernel's tail (the prefetch rule: an
-  // earlier round's stores would evict later rounds' lines; kbit._C._set_pdl_prefetch_bytes: 0 none, any other count
-  // every warp's first tile). docs/design.md, "Session 56".
+  // With PDL (the kernel waits before its first load and store): its launch overlaps the previous kernel's tail.
   const bool dependent = pdl && dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
-  const int64_t grid_warps = int64_t(grid.x) * kDequantTiledWarps;
-  const bool prefetch_first =
-      dependent && dependent_launch_prefetch_bytes(items <= grid_warps ? int64_t(g.k) * 512 : 0) > 0;
   const auto launch = [&](auto kernel) {
-    launch_kernel(kernel, grid, block, 0, stream, dependent, p, a, rs, scale_cap, c, E, N, K, parts_log2,
-                  prefetch_first, o);
+    launch_kernel(kernel, grid, block, 0, stream, dependent, p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
   };
   switch (g.k) {
     case 2: launch(dequantize_tiled_kernel<out_t, 2>); break;
@@ -360,8 +344,8 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   at::Tensor out = tiled_output(packed_t, g, dtype);
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
-    // (without PDL: back to back on Llama-3 8B gate/up's weight, 58.7 M weights, the op took 53-54 us with it
-    // against 50-51.5 without; docs/design.md, "Session 56")
+    // (without PDL: back to back on Llama-3 8B gate/up's weight, 58.7 M weights, the op took 53.2-55.7 us with it
+    // against 49.6-51.5 without, medians of rounds; docs/design.md, "Session 56")
     launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), std::numeric_limits<float>::infinity(), cb,
                            g, /*pdl=*/false, out);
   });
