@@ -138,8 +138,8 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int64_t items = (experts * NT * G) << parts_log2, step = int64_t(gridDim.x) * kDequantTiledWarps;
   const int part_blocks = 8 >> parts_log2;
   // Launched with PDL in the dequantize + cuBLAS path (dependent_launch.cuh): until the wait this CTA may overlap the
-  // previous kernel, so it reads nothing global before it. (An L2 prefetch of each warp's first tile there measured
-  // within +-0.15 us of none in that path: docs/design.md, "Session 56".)
+  // previous kernel, so it reads nothing global before it. (An L2 prefetch of each warp's first tile there moved that
+  // path by -0.6 to +0.15 us a call, by cell, with no clear gain: docs/design.md, "Session 56".)
   allow_dependents();
   grid_dependency_wait();
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
