@@ -8,11 +8,16 @@
 //   outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a warp's y
 //   loads are 32 consecutive columns of one row.
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <type_traits>
+
 #include "../../common/dispatch.h"
 #include "../../common/moe_checks.h"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 
 namespace kbit {
@@ -27,6 +32,9 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
                                                                const int32_t* __restrict__ pair_row, int64_t y_rows,
                                                                int64_t H, int32_t topk, int64_t E, int64_t col_blocks,
                                                                T* __restrict__ out) {
+  // Launched with PDL (dependent_launch.cuh): y is the grouped down call's output, read after the wait.
+  allow_dependents();
+  grid_dependency_wait();
   const int64_t t = blockIdx.x / col_blocks;
   const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + threadIdx.x;
   if (col >= H) return;
@@ -59,14 +67,17 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
   const int64_t col_blocks = (H + kThreads - 1) / kThreads;
   TORCH_CHECK(T * col_blocks <= INT32_MAX, "kbit.moe_combine: too many tokens x columns (", T, " x ", H, ")");
   const auto stream = at::cuda::getCurrentCUDAStream();
+  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
   KBIT_DISPATCH_FLOAT_TYPES(y.scalar_type(), "kbit_moe_combine_cuda", [&] {
     using y_t = scalar_t;
     KBIT_DISPATCH_FLOAT_TYPES(w.scalar_type(), "kbit_moe_combine_cuda_w", [&] {
       using w_t = scalar_t;
       const auto launch = [&](const auto* id_ptr) {
-        moe_combine_kernel<y_t, w_t><<<static_cast<unsigned>(T * col_blocks), kThreads, 0, stream>>>(
-            y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr, pair_row.data_ptr<int32_t>(), y.size(0), H,
-            static_cast<int32_t>(topk), num_experts, col_blocks, out.data_ptr<y_t>());
+        using id_t = std::remove_const_t<std::remove_pointer_t<decltype(id_ptr)>>;
+        launch_kernel(moe_combine_kernel<y_t, w_t, id_t>, dim3(static_cast<unsigned>(T * col_blocks)), dim3(kThreads),
+                      0, stream, dependent, y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr,
+                      pair_row.data_ptr<int32_t>(), y.size(0), H, static_cast<int32_t>(topk), num_experts,
+                      col_blocks, out.data_ptr<y_t>());
       };
       if (ids.scalar_type() == at::kLong) launch(ids.data_ptr<int64_t>());
       else launch(ids.data_ptr<int32_t>());

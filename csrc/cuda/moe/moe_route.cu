@@ -14,11 +14,14 @@
 // advancing it. Placement is serial in P / 32, so past kMaxFusedPairs pairs (prefill) and past
 // kMaxFusedExperts the op runs moe_route_aten (ATen's sort) instead.
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../../common/moe_aten.h"
 #include "../../common/moe_checks.h"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 
 namespace kbit {
@@ -45,7 +48,10 @@ __global__ void __launch_bounds__(kThreads) moe_route_kernel(const Id* __restric
   int32_t* warp_base = cursor + E + 1;
   int32_t* key = warp_base + 32;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  // Launched with PDL (dependent_launch.cuh): the ids (the router's output) are read after the wait.
+  allow_dependents();
   for (int e = tid; e <= E; e += kThreads) cursor[e] = 0;
+  grid_dependency_wait();
   __syncthreads();
   for (int p = tid; p < P; p += kThreads) {
     const int32_t e = expert_key(ids[p], E);
@@ -120,12 +126,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_cuda(const at::Tensor& 
   at::Tensor pair_row = at::empty({P}, opts.dtype(at::kInt));
   const int smem = static_cast<int>(4 * (num_experts + 1 + 32 + P));  // <= 49 KB at the limits above
   const auto stream = at::cuda::getCurrentCUDAStream();
+  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
   const auto launch = [&](auto kernel, const auto* id_ptr) {
     if (smem > 48 * 1024)
       C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    kernel<<<1, kThreads, smem, stream>>>(id_ptr, static_cast<int32_t>(P), static_cast<int32_t>(num_experts),
-                                          static_cast<int32_t>(ids.size(1)), offsets.data_ptr<int32_t>(),
-                                          row_token.data_ptr<int64_t>(), pair_row.data_ptr<int32_t>());
+    launch_kernel(kernel, dim3(1), dim3(kThreads), smem, stream, dependent, id_ptr, static_cast<int32_t>(P),
+                  static_cast<int32_t>(num_experts), static_cast<int32_t>(ids.size(1)), offsets.data_ptr<int32_t>(),
+                  row_token.data_ptr<int64_t>(), pair_row.data_ptr<int32_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   if (ids.scalar_type() == at::kLong) launch(moe_route_kernel<int64_t>, ids.data_ptr<int64_t>());

@@ -2,11 +2,14 @@
 // out[r, i] = silu(h[r, i]) * h[r, I + i] for h [R, 2 I], fp32 math (silu(g) = g / (1 + e^-g)), rounded
 // once to h's dtype; a thread per output element (a grid-stride loop).
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../../common/dispatch.h"
 #include "../../common/moe_checks.h"
+#include "../common/dependent_launch.cuh"
+#include "../common/dependent_launch.h"
 #include "../common/device_utils.cuh"
 
 namespace kbit {
@@ -18,6 +21,9 @@ constexpr int kThreads = 256;
 template <typename T>
 __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const T* __restrict__ h, int64_t rows, int64_t I,
                                                                 T* __restrict__ out) {
+  // Launched with PDL (dependent_launch.cuh): h is the grouped gate/up call's output, read after the wait.
+  allow_dependents();
+  grid_dependency_wait();
   for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < rows * I; i += int64_t(gridDim.x) * kThreads) {
     const int64_t r = i / I, c = i - r * I;
     const float gate = to_float(h[r * 2 * I + c]), up = to_float(h[r * 2 * I + I + c]);
@@ -38,8 +44,9 @@ at::Tensor silu_and_mul_cuda(const at::Tensor& h_in) {
   at::Tensor out = at::empty({rows, I}, h.options());
   if (rows * I == 0) return out;
   KBIT_DISPATCH_FLOAT_TYPES(h.scalar_type(), "kbit_silu_and_mul_cuda", [&] {
-    silu_and_mul_kernel<scalar_t><<<grid_for(rows * I), kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-        h.data_ptr<scalar_t>(), rows, I, out.data_ptr<scalar_t>());
+    launch_kernel(silu_and_mul_kernel<scalar_t>, dim3(grid_for(rows * I)), dim3(kThreads), 0,
+                  at::cuda::getCurrentCUDAStream(), dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
+                  h.data_ptr<scalar_t>(), rows, I, out.data_ptr<scalar_t>());
   });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
