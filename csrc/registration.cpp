@@ -149,8 +149,9 @@ PYBIND11_MODULE(_C, m) {
         "'gemv' (grouped_gemv_gemm, decode 'mma' or 'shuffle' under decode='auto'), 'kernel' (grouped_mma_gemm), "
         "'tile' (grouped_tile_gemm) or 'dequant_cublas' (E > 1024); source the measured table's GPU or 'heuristic'");
   m.def("dependent_launch", &kbit::cuda::dependent_launch_allowed,
-        "Whether kbit's GEMM kernels (GEMV, small-M, tile, wgmma) launch with programmatic dependent launch on sm_90+ "
-        "(on unless the environment set KBIT_PDL=0)");
+        "Whether kbit's GEMM kernels (GEMV, small-M, tile, wgmma), the dequantize + cuBLAS path's dequantize and "
+        "epilogue and kbit.Experts' route, activation and combine kernels launch with programmatic dependent launch "
+        "on sm_90+ (on unless the environment set KBIT_PDL=0)");
   m.def("set_dependent_launch", &kbit::cuda::set_dependent_launch, pybind11::arg("allowed"),
         "Turn programmatic dependent launch on or off for later launches (CUDA graphs keep what they captured); "
         "returns the previous setting");

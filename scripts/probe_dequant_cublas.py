@@ -6,8 +6,9 @@ fallback called before session 42; since then cuBLAS writes y in x's dtype), and
 
 With --pdl-ab R instead: the whole op with kbit's PDL off and on (kbit._C.set_dependent_launch; each graph keeps the
 setting it was captured under), R rounds alternating, and cuBLAS cold once per round; the medians over the rounds, and
-the rounds' times in --json. (Session 56's runs 1-2 also timed the dequantize_tiled op, then launched with PDL, and a
-first-tile L2 prefetch before the dequantize's wait, forced off and on: 83be9db's and 48fa4d1's versions of this file.)
+the rounds' times in --json. (Session 56's runs 1-2 also timed the dequantize_tiled op, then launched with PDL, and run
+2 a first-tile L2 prefetch before the dequantize's wait, forced off and on: 83be9db's and 48fa4d1's versions of this
+file.)
 
     python scripts/probe_dequant_cublas.py --shapes Q,gateup --ms 64,128 [--dtype bf16] [--pdl-ab 3 --json F]
 """

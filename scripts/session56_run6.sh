@@ -7,7 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 start_device_run || exit 1
-timeout 150 python3 -m pytest -q tests/test_dependent_launch.py tests/test_cuda_format.py > $OUT/tests-pdl-format.log 2>&1
+timeout 150 python3 -m pytest -q tests/test_dependent_launch.py tests/test_cuda_format.py \
+  > $OUT/tests-pdl-format.log 2>&1
 echo "tests pdl/format rc=$?"; tail -2 $OUT/tests-pdl-format.log | cut -c1-200
 timeout 60 python3 -m pytest -q tests/test_cuda_gemm.py -k "dequant or cap" > $OUT/tests-fallback.log 2>&1
 echo "tests fallback rc=$?"; tail -2 $OUT/tests-fallback.log | cut -c1-200

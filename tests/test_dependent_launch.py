@@ -168,7 +168,7 @@ def test_chained_dequant_cublas_calls(M):
 @pytest.mark.parametrize("M", [40, 300])
 def test_chained_dequant_cublas_capped_rows(M):
     # The same chain with the epilogue at work: bf16 x (the fallback caps bf16 row scales at 1) and a weight of
-    # values in the hundreds (row scales of 2-4: capped rows, whose outputs the epilogue multiplies back after its
+    # values in the hundreds (row scales of 4 and 8: capped rows, whose outputs the epilogue multiplies back after its
     # wait, between cuBLAS writing y and the next call's cuBLAS reading it), alternating with an N(0, 1/K) one.
     def capped(q):  # (else the epilogue would have nothing to do)
         assert bool((q.row_scale > 1).any()), q.row_scale.max()
@@ -247,7 +247,8 @@ def test_pdl_switch_same_bits_and_bad_value(tmp_path):
 
 @pytest.mark.parametrize("op", ["gemv_gemm", "mma_gemm", "dequant_cublas_gemm"])
 def test_switch_and_prefetch_change_no_bits(op):
-    # PDL and the L2 prefetch change when the work starts, never the arithmetic.
+    # PDL and the L2 prefetch change when the work starts, never the arithmetic. (The dequantize + cuBLAS path
+    # reads no prefetch setting: PDL alone changes there.)
     (qw, _), _ = quantized_pair(4, 4096, 2048, "weights")
     x = torch.randn(3, 2048, device=DEV).half()
     args = (x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)

@@ -139,7 +139,7 @@ dequantize_tiled_kernel(const uint32_t* __restrict__ packed,   // [E, NT, G, K, 
   const int part_blocks = 8 >> parts_log2;
   // Launched with PDL in the dequantize + cuBLAS path (dependent_launch.cuh): until the wait this CTA may overlap the
   // previous kernel, so it reads nothing global before it. (An L2 prefetch of each warp's first tile there moved that
-  // path by -0.6 to +0.15 us a call, by cell, with no clear gain: docs/design.md, "Session 56".)
+  // path by -1.1 to +0.4 us a call, by cell, with no clear gain: docs/design.md, "Session 56".)
   allow_dependents();
   grid_dependency_wait();
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = codebook[threadIdx.x];
@@ -344,8 +344,8 @@ at::Tensor dequantize_tiled_cuda(const at::Tensor& packed_t, const at::Tensor& a
   at::Tensor out = tiled_output(packed_t, g, dtype);
   const at::Tensor cb = codebook.contiguous();
   KBIT_DISPATCH_FLOAT_TYPES(dtype, "kbit_dequantize_tiled_cuda", [&] {
-    // (without PDL: back to back on Llama-3 8B gate/up's weight, 58.7 M weights, the op took 53.2-55.7 us with it
-    // against 49.6-51.5 without, medians of rounds; docs/design.md, "Session 56")
+    // (without PDL: back to back on Llama-3 8B gate/up's weight, 58.7 M weights, the op took 52.0-55.7 us with it
+    // against 49.6-51.5 without, medians of rounds in session 56's runs 1-2; docs/design.md, "Session 56")
     launch_tiled<scalar_t>(packed_t, absmax_t, row_scale.data_ptr<float>(), std::numeric_limits<float>::infinity(), cb,
                            g, /*pdl=*/false, out);
   });
