@@ -17,15 +17,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from test_kernel_resources import find_cuda_tool  # noqa: E402
 
 
+# An anonymous namespace's mangled name carries a per-compilation id (nvcc: <length>_GLOBAL__N__<hash>_<n>_<file>_cu_
+# <hash>_<n>), which differs between two builds of the same source: functions are matched with it replaced.
+ANONYMOUS_NAMESPACE = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_\d+")
+
+
+def match_name(name):
+    """The function's mangled name with its anonymous namespace's per-compilation id replaced by its file's stem."""
+    return ANONYMOUS_NAMESPACE.sub(lambda m: f"<anon {m.group(1)}.cu>", name)
+
+
 def sass_hashes(cuobjdump, so, name_filter):
-    """{function: sha1 of its SASS lines without their encodings}."""
+    """{function (match_name): sha1 of its SASS lines without their encodings}."""
     out = subprocess.run([cuobjdump, "-sass", so], capture_output=True, text=True, check=True).stdout
     hashes, name, body = {}, None, []
     for line in out.splitlines() + ["Function : <end>"]:
         m = re.search(r"Function : (\S+)", line)
         if m:
             if name and name_filter in name:
-                hashes[name] = hashlib.sha1("\n".join(body).encode()).hexdigest()
+                hashes[match_name(name)] = hashlib.sha1("\n".join(body).encode()).hexdigest()
             name, body = m.group(1), []
         elif name and re.match(r"\s+/\*[0-9a-f]{4,}\*/", line):
             body.append(re.sub(r"/\* 0x[0-9a-f]+ \*/", "", line).strip())
