@@ -74,8 +74,8 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
       using w_t = scalar_t;
       const auto launch = [&](const auto* id_ptr) {
         using index_t = std::remove_const_t<std::remove_pointer_t<decltype(id_ptr)>>;
-        launch_kernel(moe_combine_kernel<y_t, w_t, index_t>, dim3(static_cast<unsigned>(T * col_blocks)), dim3(kThreads),
-                      0, stream, dependent, y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr,
+        launch_kernel(moe_combine_kernel<y_t, w_t, index_t>, dim3(static_cast<unsigned>(T * col_blocks)),
+                      dim3(kThreads), 0, stream, dependent, y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr,
                       pair_row.data_ptr<int32_t>(), y.size(0), H, static_cast<int32_t>(topk), num_experts,
                       col_blocks, out.data_ptr<y_t>());
       };
