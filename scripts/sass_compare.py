@@ -17,14 +17,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from test_kernel_resources import find_cuda_tool  # noqa: E402
 
 
-# An anonymous namespace's mangled name carries a per-compilation id (nvcc: <length>_GLOBAL__N__<hash>_<n>_<file>_cu_
-# <hash>_<n>), which differs between two builds of the same source: functions are matched with it replaced.
-ANONYMOUS_NAMESPACE = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+_\d+")
+# An anonymous namespace's mangled name (<length>_GLOBAL__N__<hash>_<n>_<file>_cu_<hash>[_<n>], <length> its
+# characters) carries a per-compilation id, which can differ between two builds of the same source: functions are
+# matched with that identifier replaced by its file's name.
+ANONYMOUS_NAMESPACE = re.compile(r"(\d+)(_GLOBAL__N__)")
+ANONYMOUS_FILE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_cu_")
 
 
 def match_name(name):
-    """The function's mangled name with its anonymous namespace's per-compilation id replaced by its file's stem."""
-    return ANONYMOUS_NAMESPACE.sub(lambda m: f"<anon {m.group(1)}.cu>", name)
+    """The function's mangled name with each anonymous namespace's identifier replaced by <anon FILE.cu>."""
+    out, at = [], 0
+    for m in ANONYMOUS_NAMESPACE.finditer(name):
+        if m.start() < at:
+            continue
+        ident = name[m.start(2):m.start(2) + int(m.group(1))]
+        f = ANONYMOUS_FILE.match(ident)
+        out.append(name[at:m.start()] + (f"<anon {f.group(1)}.cu>" if f else m.group(1) + ident))
+        at = m.start(2) + int(m.group(1))
+    return "".join(out) + name[at:]
 
 
 def sass_hashes(cuobjdump, so, name_filter):
