@@ -75,8 +75,11 @@ TORCH_LIBRARY(kbit, m) {
   // (int32/int64; an id outside [0, num_experts) is "no expert": sorted as expert E - 1, skipped by
   // moe_combine), moe_route sorts the T topk (token, slot) pairs p = t topk + j by expert, stably:
   // offsets [E + 1] int32 (expert e's rows offsets[e] .. offsets[e + 1]; offsets[E] = T topk), row_token
-  // [T topk] int64 (row r's token, for x.index_select) and pair_row [T topk] int32 (pair p's row).
+  // [T topk] int64 (row r's token, for moe_gather) and pair_row [T topk] int32 (pair p's row).
   m.def("moe_route(Tensor top_k_index, int num_experts) -> (Tensor offsets, Tensor row_token, Tensor pair_row)");
+  // x [T, H], row_token [P] -> out [P, H] with out[r] = x[row_token[r]] (moe_route's rows; on CUDA an entry outside
+  // [0, T) gives a NaN row, on the CPU an error).
+  m.def("moe_gather(Tensor x, Tensor row_token) -> Tensor");
   // h [R, 2 I] -> silu(h[:, :I]) * h[:, I:] [R, I] in h's dtype (fp32 math).
   m.def("silu_and_mul(Tensor h) -> Tensor");
   // y [T topk, H] (rows as moe_route's) -> out [T, H] in y's dtype: sum over slots j, in order, of

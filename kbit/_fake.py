@@ -156,6 +156,15 @@ def _moe_route(top_k_index, num_experts):
             top_k_index.new_empty((P,), dtype=torch.int32))
 
 
+@register_fake("kbit::moe_gather")
+def _moe_gather(x, row_token):
+    torch._check(x.dim() == 2 and x.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: "kbit.moe_gather: x must be 2-D [tokens, H] float16, bfloat16 or float32")
+    torch._check(row_token.dim() == 1 and row_token.dtype in (torch.int64, torch.int32),
+                 lambda: "kbit.moe_gather: row_token must be 1-D int64 or int32 (moe_route's)")
+    return x.new_empty((row_token.shape[0], x.shape[1]))
+
+
 @register_fake("kbit::silu_and_mul")
 def _silu_and_mul(h):
     torch._check(h.dim() == 2, lambda: "kbit.silu_and_mul: h must be 2-D [rows, 2 I]")

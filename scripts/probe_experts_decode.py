@@ -4,11 +4,15 @@ alone, on the same routings. Qwen3 MoE expert shapes (H = 2048, I = 512), top-k 
 tokens to distinct experts at random, a different routing per call (the touched experts' weights
 are cold: E x 3 MB of weights at k = 4 is far past L2). CUDA-graph medians (benchmarks/harness.py).
 
-    python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,4,16 --out DIR
+With --gather-ab R: also the forward as it was before kbit::moe_gather (x gathered by ATen's index_select, the
+same ops otherwise), R rounds alternating with the forward.
+
+    python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,4,16 --out DIR [--gather-ab 3]
 """
 import argparse
 import json
 import os
+import statistics
 
 import torch
 
@@ -27,6 +31,7 @@ def main():
     ap.add_argument("--calls", type=int, default=24, help="routings per graph")
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--out", default="out")
+    ap.add_argument("--gather-ab", type=int, default=0, help="rounds of forward against its index_select form")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
     H, I, topk = args.hidden, args.intermediate, args.topk
@@ -60,11 +65,31 @@ def main():
                                      for r in routes], Work(0, 0, f"experts grouped {E} {T}")).median_us
             rows.append(dict(E=E, tokens=T, topk=topk, H=H, I=I, forward_us=fwd, grouped_us=grouped))
             print(f"| {E} | {T} | {topk} | {fwd:.2f} | {grouped:.2f} | {fwd - grouped:.2f} |", flush=True)
+            ab = {"moe_gather": [], "index_select": []}
+            for r in range(args.gather_ab):
+                for form in (("moe_gather", "index_select") if r % 2 == 0 else ("index_select", "moe_gather")):
+                    step = ex if form == "moe_gather" else (lambda *a: forward_index_select(ex, *a))
+                    ab[form].append(timer.measure([lambda r=r, step=step: step(x, r[0], r[1]) for r in routes],
+                                                  Work(0, 0, f"experts {form} {E} {T}")).median_us)
+            if args.gather_ab:
+                rows[-1]["gather_ab"] = ab
+                print(f"  gather A/B, medians of {args.gather_ab}: index_select {statistics.median(ab['index_select']):.2f}"
+                      f" moe_gather {statistics.median(ab['moe_gather']):.2f} us", flush=True)
         del ex, gu, dn
         torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "experts-decode.json"), "w") as f:
         json.dump({**run_meta(info), "k": args.k, "rows": rows}, f, indent=1)
+
+
+def forward_index_select(ex, x, ids, w):
+    """kbit.Experts.forward's ops (these inputs need none of its casts) with x gathered by ATen's index_select."""
+    E = ex.num_experts
+    offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
+    xs = x.index_select(0, row_token)
+    h = kbit.grouped_gemm(xs, ex.gate_up_proj.quantized(), offsets)
+    y = kbit.grouped_gemm(torch.ops.kbit.silu_and_mul(h), ex.down_proj.quantized(), offsets)
+    return torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)
 
 
 if __name__ == "__main__":

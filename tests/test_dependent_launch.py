@@ -177,6 +177,36 @@ def test_chained_dequant_cublas_capped_rows(M):
                    ("chain-capped", 200.0), capped)
 
 
+def moe_glue_chain(ids, x, w, E, step=lambda: None):
+    """kbit.Experts' glue kernels, each reading the one before's output: moe_route -> moe_gather (row_token) ->
+    silu_and_mul (the gathered rows) -> moe_combine (their activations, by pair_row); step() after each."""
+    offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
+    step()
+    xs = torch.ops.kbit.moe_gather(x, row_token)
+    step()
+    a = torch.ops.kbit.silu_and_mul(xs)
+    step()
+    return offsets, xs, a, torch.ops.kbit.moe_combine(a, w, ids, pair_row, E)
+
+
+@pytest.mark.parametrize("T,E", [(1, 128), (6, 64), (700, 16)])  # 700 x 8 pairs: moe_route's ATen path
+def test_moe_glue_chain_sees_each_output(T, E):
+    # The glue kernels all trigger their dependents at their top, so each next one starts early and must
+    # wait before reading: twelve routings back to back, no synchronization, against the same ops one at a
+    # time with a synchronization after each (the same kernels: the same bits), then as one CUDA graph.
+    g = torch.Generator().manual_seed(seed_for(f"pdl-glue-{T}-{E}"))
+    topk = 8
+    x = torch.randn(T, 2 * 96, generator=g).half().to(DEV)
+    cases = [(torch.randint(-1, E + 1, (T, topk), generator=g).to(DEV), torch.rand(T, topk, generator=g).to(DEV))
+             for _ in range(12)]
+    chained = [moe_glue_chain(ids, x, w, E) for ids, w in cases]
+    stepwise = [moe_glue_chain(ids, x, w, E, torch.cuda.synchronize) for ids, w in cases]
+    for got, want in zip(chained, stepwise):
+        for a, b in zip(got, want):
+            assert_bitwise_equal(a, b)
+    check_graph_replay(lambda ids, w: moe_glue_chain(ids, x, w, E), [t.clone() for t in cases[0]], list(cases[1]))
+
+
 def test_grouped_gemv_sees_offsets_written_just_before():
     # The grouped GEMV reads expert_offsets on the device: rewrite them with a kernel right
     # before each call, alternating two routings.

@@ -1,4 +1,4 @@
-"""The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::silu_and_mul, kbit::moe_combine) against
+"""The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::moe_gather, kbit::silu_and_mul, kbit::moe_combine) against
 pure-PyTorch references (float64 where there is arithmetic), on the CPU and (gpu marker) on CUDA, where
 moe_route's one-CTA kernel must give moe_route_aten's rows exactly."""
 import pytest
@@ -66,14 +66,18 @@ def test_moe_ops_empty(device):
                                          torch.empty(T, topk, device=device), ids, pair_row, 16)
         assert out.shape == (T, 40) and out.dtype == torch.float16 and (out == 0).all()
     assert torch.ops.kbit.silu_and_mul(torch.empty(0, 8, device=device)).shape == (0, 4)
+    assert torch.ops.kbit.moe_gather(torch.empty(0, 8, device=device),
+                                     torch.empty(0, dtype=torch.int64, device=device)).shape == (0, 8)
 
 
 @pytest.mark.gpu
 def test_moe_route_cuda_kernel_is_the_aten_path(poisoned_cuda):
     # the one-CTA kernel (up to 4096 pairs, 8191 experts) against the CPU op (ATen's stable sort),
-    # bitwise, at its limits and around a warp's 32 pairs; and CUDA-graph replay with other ids
+    # bitwise, at its limits (4096 pairs over 8191 experts: 49280 bytes of shared memory, past the
+    # default 48 KB) and around a warp's 32 pairs; and CUDA-graph replay with other ids
     gen = torch.Generator().manual_seed(seed_for("moe-route-kernel"))
-    for T, topk, E in ((1, 1, 1), (4, 8, 32), (33, 1, 8191), (512, 8, 512), (4096, 1, 7), (3, 11, 40)):
+    for T, topk, E in ((1, 1, 1), (4, 8, 32), (33, 1, 8191), (512, 8, 512), (4096, 1, 7), (3, 11, 40),
+                       (4096, 1, 8191), (2048, 2, 8191)):
         ids = routing(T, topk, E, torch.int64, gen, invalid=0.1)
         got = torch.ops.kbit.moe_route(ids.cuda(), E)
         want = torch.ops.kbit.moe_route(ids, E)
@@ -82,6 +86,53 @@ def test_moe_route_cuda_kernel_is_the_aten_path(poisoned_cuda):
     ids = routing(16, 8, 128, torch.int64, gen).cuda()
     check_graph_replay(lambda i: torch.ops.kbit.moe_route(i, 128), [ids.clone()],
                        [routing(16, 8, 128, torch.int64, gen).cuda()])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
+def test_moe_gather(device, dtype, id_dtype, request):
+    # out[r] = x[row_token[r]], bit for bit, on moe_route's rows and on any in-range rows (repeats, all
+    # rows of one token); rows of 1, 3, 7, 96, 300 and 2048 elements (every copy width: 16 / 8 / 4 / 2
+    # bytes) and x starting at an odd element (a view: 2-byte copies); a CUDA output poisoned beforehand
+    if device == "cuda":
+        request.getfixturevalue("poisoned_cuda")
+    gen = torch.Generator().manual_seed(seed_for(f"gather-{device}-{dtype}-{id_dtype}"))
+    for T, topk, E, H in ((1, 8, 128, 2048), (9, 4, 16, 96), (3, 2, 4, 300), (5, 3, 5, 7), (4, 1, 2, 3),
+                          (2, 2, 3, 1)):
+        x = torch.randn(T, H + 1, generator=gen).to(dtype).to(device)
+        for xv in (x[:, :H].contiguous(), x.view(-1)[1:1 + T * H].view(T, H)):
+            _, row_token, _ = torch.ops.kbit.moe_route(routing(T, topk, E, torch.int64, gen).to(device), E)
+            for rows in (row_token, torch.randint(0, T, (11,), generator=gen).to(device),
+                         torch.zeros(4, dtype=torch.int64, device=device)):
+                rows = rows.to(id_dtype)
+                out = torch.ops.kbit.moe_gather(xv, rows)
+                assert out.shape == (rows.numel(), H) and out.dtype == dtype and out.is_contiguous()
+                assert_bitwise_equal(out.cpu(), xv.cpu()[rows.long().cpu()])
+    # P = 0 rows, and x of no tokens with no rows
+    assert torch.ops.kbit.moe_gather(x, torch.empty(0, dtype=id_dtype, device=device)).shape == (0, H + 1)
+    assert torch.ops.kbit.moe_gather(x[:0], torch.empty(0, dtype=id_dtype, device=device)).shape == (0, H + 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_moe_gather_rows_out_of_range(device):
+    # a row_token entry outside [0, T) (not moe_route's): an error on the CPU; on CUDA (no host sync to
+    # check it) that row comes back NaN and nothing is read outside x, in every copy width
+    for H, dtype in ((2048, torch.float16), (6, torch.bfloat16), (3, torch.float16), (5, torch.float32)):
+        x = torch.randn(3, H, device=device).to(dtype)
+        rows = torch.tensor([2, 3, 0, -1, 1, 1 << 40], device=device)
+        if device == "cpu":
+            with pytest.raises(RuntimeError, match=r"moe_gather: row_token must hold rows of x, 0 <= row < 3"):
+                torch.ops.kbit.moe_gather(x, rows)
+            continue
+        out = torch.ops.kbit.moe_gather(x, rows)
+        torch.cuda.synchronize()
+        bad = torch.tensor([False, True, False, True, False, True])
+        assert out[bad.cuda()].isnan().all() and not out[~bad.cuda()].isnan().any()
+        assert_bitwise_equal(out[~bad.cuda()], x[torch.tensor([2, 0, 1], device=device)])
+    if device == "cpu":
+        with pytest.raises(RuntimeError, match=r"moe_gather: row_token must hold rows of x, 0 <= row < 0"):
+            torch.ops.kbit.moe_gather(torch.empty(0, 4), torch.zeros(1, dtype=torch.int64))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -173,6 +224,15 @@ def test_moe_ops_bad_input(device):
         torch.ops.kbit.moe_combine(y, w, ids.float(), pr, 4)
     with pytest.raises(RuntimeError, match="silu_and_mul: h must be 2-D"):
         torch.ops.kbit.silu_and_mul(y.view(-1))
+    rt = torch.zeros(4, dtype=torch.int64, device=device)
+    with pytest.raises(RuntimeError, match="moe_gather: x must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_gather(y.view(-1), rt)
+    with pytest.raises(RuntimeError, match="moe_gather: x must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_gather(ids, rt)
+    with pytest.raises(RuntimeError, match="moe_gather: row_token must be 1-D int64 or int32"):
+        torch.ops.kbit.moe_gather(y, rt.view(2, 2))
+    with pytest.raises(RuntimeError, match="moe_gather: row_token must be 1-D int64 or int32"):
+        torch.ops.kbit.moe_gather(y, rt.float())
     bad_row = torch.tensor([0, 1, 2, 3, 4, 6], dtype=torch.int32, device=device)  # 6: past the 6 rows
     if device == "cpu":
         with pytest.raises(RuntimeError, match="moe_combine: pair_row must hold rows 0 .. 5"):
@@ -187,3 +247,5 @@ def test_moe_ops_bad_input(device):
         assert out[2].isnan().all() and not out[:2].isnan().any()
         with pytest.raises(RuntimeError, match="pair_row"):
             torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)
+        with pytest.raises(RuntimeError, match="row_token"):
+            torch.ops.kbit.moe_gather(y, pr.long().cpu())

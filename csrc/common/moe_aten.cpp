@@ -23,6 +23,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_aten(const at::Tensor& 
   return {offsets, row_token, pair_row};
 }
 
+at::Tensor moe_gather_aten(const at::Tensor& x, const at::Tensor& row_token) {
+  check_moe_gather_args(x, row_token);
+  // (CUDA cannot check row_token's values without a host sync: an entry out of range makes its row NaN there; here
+  // it is a clear error)
+  const int64_t T = x.size(0);
+  TORCH_CHECK(!row_token.device().is_cpu() || row_token.numel() == 0 ||
+                  (row_token.min().item<int64_t>() >= 0 && row_token.max().item<int64_t>() < T),
+              "kbit.moe_gather: row_token must hold rows of x, 0 <= row < ", T, " (moe_route's row_token)");
+  return x.index_select(0, row_token).contiguous();
+}
+
 at::Tensor silu_and_mul_aten(const at::Tensor& h) {
   check_silu_and_mul_args(h);
   const int64_t I = h.size(1) / 2;

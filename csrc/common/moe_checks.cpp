@@ -21,6 +21,16 @@ void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts) {
               top_k_index.numel(), ")");
 }
 
+void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token) {
+  const auto t = x.scalar_type();
+  TORCH_CHECK(x.dim() == 2 && (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat), "kbit.moe_gather: x must "
+              "be 2-D [tokens, H] float16, bfloat16 or float32 (got ", x.dim(), "-D ", t, ")");
+  TORCH_CHECK(row_token.dim() == 1 && (row_token.scalar_type() == at::kLong || row_token.scalar_type() == at::kInt),
+              "kbit.moe_gather: row_token must be 1-D int64 or int32 (moe_route's; got ", row_token.dim(), "-D ",
+              row_token.scalar_type(), ")");
+  check_same_device({{"x", &x}, {"row_token", &row_token}});
+}
+
 void check_silu_and_mul_args(const at::Tensor& h) {
   TORCH_CHECK(h.dim() == 2, "kbit.silu_and_mul: h must be 2-D [rows, 2 I] (got ", h.dim(), "-D)");
   TORCH_CHECK(h.size(1) % 2 == 0, "kbit.silu_and_mul: h's last dim must be even (gate then up; got ", h.size(1), ")");

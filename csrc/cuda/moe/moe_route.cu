@@ -7,7 +7,7 @@
 // Rows are the pairs grouped by key in pair order within a key (a stable counting sort:
 // moe_route_aten's stable sort gives the same rows):
 //   offsets[e]  = first row of expert e, offsets[E] = T topk
-//   row_token[r] = the token of row r's pair (for x.index_select), pair_row[p] = the row of pair p.
+//   row_token[r] = the token of row r's pair (for moe_gather), pair_row[p] = the row of pair p.
 // One CTA of kThreads: keys into shared memory and counted (shared-memory atomics: exact counts), an
 // exclusive scan of the E + 1 counts, then warp 0 places the pairs 32 at a time in pair order: lanes
 // with one key (__match_any_sync) take consecutive rows from that key's cursor, its lowest lane
