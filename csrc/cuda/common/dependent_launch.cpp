@@ -1,5 +1,6 @@
 #include "dependent_launch.h"
 
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
@@ -59,6 +60,8 @@ int64_t set_dependent_launch_prefetch_bytes(int64_t bytes) {
 }
 
 bool dependent_launch_enabled(const cudaDeviceProp& prop) { return dependent_launch_allowed() && prop.major >= 9; }
+
+bool dependent_launch_enabled() { return dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()); }
 
 bool kernel_waits_for_dependencies(const void* kernel) { return kernel_built_for_sm90(kernel); }
 

@@ -13,6 +13,8 @@ namespace cuda {
 // Whether kernels that follow dependent_launch.cuh's rules are launched with PDL on a device:
 // compute capability 9.0 or newer, and the process switch on.
 bool dependent_launch_enabled(const cudaDeviceProp& prop);
+// The same for the current device (what a launcher on the current stream asks).
+bool dependent_launch_enabled();
 
 // The process switch: on unless the environment sets KBIT_PDL=0 (read on first use; any value
 // but 0 or 1 is an error), or as last set by set_dependent_launch (kbit._C.set_dependent_launch:
@@ -42,7 +44,8 @@ bool kernel_built_for_sm90(const void* kernel);
 
 // kernel<<<grid, block, smem, stream>>>(args...), with PDL when `dependent` is true and the
 // kernel's code has the wait (kernel_waits_for_dependencies), in clusters of `cluster` CTAs
-// when that is not (1, 1, 1) (the grid a multiple of it; the caller checked that one fits).
+// when that is not (1, 1, 1) (the grid a multiple of it; the caller checked that one fits). The launch's
+// error is checked here (C10_CUDA_CHECK): callers need no C10_CUDA_KERNEL_LAUNCH_CHECK after it.
 template <typename... Params, typename... Args>
 void launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block, int smem,
                                cudaStream_t stream, bool dependent, Args&&... args) {

@@ -296,7 +296,7 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
   auto* o = out.data_ptr<out_t>();
   const int64_t E = g.batch(), N = g.rows, K = g.cols;
   // With PDL (the kernel waits before its first load and store): its launch overlaps the previous kernel's tail.
-  const bool dependent = pdl && dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = pdl && dependent_launch_enabled();
   const auto launch = [&](auto kernel) {
     launch_kernel(kernel, grid, block, 0, stream, dependent, p, a, rs, scale_cap, c, E, N, K, parts_log2, o);
   };
@@ -306,7 +306,6 @@ void launch_tiled(const at::Tensor& packed, const at::Tensor& absmax, const floa
     case 4: launch(dequantize_tiled_kernel<out_t, 4>); break;
     case 5: launch(dequantize_tiled_kernel<out_t, 5>); break;
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 at::Tensor dequantize_cuda(const at::Tensor& packed, const at::Tensor& absmax, const at::Tensor& row_scale,

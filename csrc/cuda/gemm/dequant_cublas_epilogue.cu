@@ -51,12 +51,11 @@ void dequant_cublas_epilogue(at::Tensor& y, const at::Tensor& row_scale, float s
   const int64_t slices = std::min<int64_t>(M, std::max<int64_t>(1, sms / column_ctas));
   const dim3 grid(static_cast<unsigned>(column_ctas), static_cast<unsigned>(std::min<int64_t>(slices, 65535)));
   // With PDL where the GPU has it: the launch overlaps cuBLAS's tail (most calls only check the scales).
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = dependent_launch_enabled();
   KBIT_DISPATCH_FLOAT_TYPES(y.scalar_type(), "kbit_dequant_cublas_epilogue", [&] {
     launch_kernel(dequant_cublas_epilogue_kernel<scalar_t>, grid, dim3(kColumnsPerCta), 0, stream, dependent,
                   y.data_ptr<scalar_t>(), row_scale.data_ptr<float>(), scale_cap, M, N);
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace cuda

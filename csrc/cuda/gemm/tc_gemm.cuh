@@ -356,7 +356,7 @@ void launch_tc_gemm_tiles(const TcGemmArgs& args, cudaStream_t stream) {
   const int64_t groups = (args.K + 255) / 256, group_step = int64_t(args.warps_per_unit) * grid.y;
   a.groups_per_warp = static_cast<uint32_t>(groups / group_step);
   a.groups_extra = static_cast<uint32_t>(groups % group_step);
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = dependent_launch_enabled();
   a.l2_prefetch_bytes = dependent ? dependent_launch_prefetch_bytes(int64_t(args.warps_per_unit) * 512 * K) : 0u;
   launch_kernel(kernel, grid, dim3(Cfg::kThreads), smem_bytes(bucket), stream, dependent, a);
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, kHalfScaleFix, stream);

@@ -236,7 +236,7 @@ void launch_tile_gemm_tokens(const TcGemmArgs& args, cudaStream_t stream) {
   }
   const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(kGrouped ? 1 : args.splits));
   launch_kernel(kernel, grid, dim3(kTileWarps * 32), kSmem, stream,
-                dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args);
+                dependent_launch_enabled(), args);
   if (!kGrouped && args.splits > 1) launch_reduce_splits<T>(args, 1.0f, stream);
 }
 

@@ -649,7 +649,7 @@ void launch_wgmma_stream_gemm_shape(const TcGemmArgs& args, cudaStream_t stream)
                 "kbit: wgmma_gemm: internal error: stream-K over ", units, " units in ", ctas, " CTAs");
     const CUtensorMap x_map = wgmma_x_tensor_map<T, TN>(args);
     launch_kernel(kernel, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), kSmem, stream,
-                  dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), args, x_map);
+                  dependent_launch_enabled(), args, x_map);
   }
 }
 
@@ -684,7 +684,7 @@ void launch_wgmma_gemm_shape(const TcGemmArgs& args, cudaStream_t stream) {
   TcGemmArgs launch_args = args;
   launch_args.wgmma_whole_clusters = whole_clusters;
   launch_kernel_in_clusters(kernel, grid, dim3(1, args.splits, 1), dim3(kThreads), kSmem, stream,
-                            dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()), launch_args, x_map);
+                            dependent_launch_enabled(), launch_args, x_map);
 }
 
 template <int K, int TN, int kRowTiles>

@@ -67,7 +67,7 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
   const int64_t col_blocks = (H + kThreads - 1) / kThreads;
   TORCH_CHECK(T * col_blocks <= INT32_MAX, "kbit.moe_combine: too many tokens x columns (", T, " x ", H, ")");
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = dependent_launch_enabled();
   KBIT_DISPATCH_FLOAT_TYPES(y.scalar_type(), "kbit_moe_combine_cuda", [&] {
     using y_t = scalar_t;
     KBIT_DISPATCH_FLOAT_TYPES(w.scalar_type(), "kbit_moe_combine_cuda_w", [&] {
@@ -83,7 +83,6 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
       else launch(ids.data_ptr<int32_t>());
     });
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
 

@@ -58,7 +58,7 @@ void launch_gather(const at::Tensor& x, const at::Tensor& row_token, uint32_t na
   TORCH_CHECK(col_blocks <= INT32_MAX, "kbit.moe_gather: x's rows are too long (", x.size(1), ")");
   const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(std::min(P, kMaxRowBlocks)));
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = dependent_launch_enabled();
   const V fill = nan_vector<V>(nan_bits, static_cast<int>(x.element_size()));
   const auto* src = static_cast<const V*>(x.const_data_ptr());
   auto* dst = static_cast<V*>(out.data_ptr());

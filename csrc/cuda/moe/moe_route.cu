@@ -126,14 +126,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_cuda(const at::Tensor& 
   at::Tensor pair_row = at::empty({P}, opts.dtype(at::kInt));
   const int smem = static_cast<int>(4 * (num_experts + 1 + 32 + P));  // <= 49 KB at the limits above
   const auto stream = at::cuda::getCurrentCUDAStream();
-  const bool dependent = dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties());
+  const bool dependent = dependent_launch_enabled();
   const auto launch = [&](auto kernel, const auto* id_ptr) {
     if (smem > 48 * 1024)
       C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     launch_kernel(kernel, dim3(1), dim3(kThreads), smem, stream, dependent, id_ptr, static_cast<int32_t>(P),
                   static_cast<int32_t>(num_experts), static_cast<int32_t>(ids.size(1)), offsets.data_ptr<int32_t>(),
                   row_token.data_ptr<int64_t>(), pair_row.data_ptr<int32_t>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   if (ids.scalar_type() == at::kLong) launch(moe_route_kernel<int64_t>, ids.data_ptr<int64_t>());
   else launch(moe_route_kernel<int32_t>, ids.data_ptr<int32_t>());

@@ -45,10 +45,9 @@ at::Tensor silu_and_mul_cuda(const at::Tensor& h_in) {
   if (rows * I == 0) return out;
   KBIT_DISPATCH_FLOAT_TYPES(h.scalar_type(), "kbit_silu_and_mul_cuda", [&] {
     launch_kernel(silu_and_mul_kernel<scalar_t>, dim3(grid_for(rows * I)), dim3(kThreads), 0,
-                  at::cuda::getCurrentCUDAStream(), dependent_launch_enabled(*at::cuda::getCurrentDeviceProperties()),
+                  at::cuda::getCurrentCUDAStream(), dependent_launch_enabled(),
                   h.data_ptr<scalar_t>(), rows, I, out.data_ptr<scalar_t>());
   });
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
 
