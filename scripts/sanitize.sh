@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
 mkdir -p "$OUT"
+export PYTHONPATH=$(pwd)${PYTHONPATH:+:$PYTHONPATH}  # sanitize_cases.py imports benchmarks.session
 status=0
 for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
   start=$(date +%s)

@@ -20,26 +20,13 @@ grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row f
 and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
-import contextlib
 import itertools
 import sys
 
 import torch
 
 import kbit
-
-
-@contextlib.contextmanager
-def tuning_aids(**values):
-    """kbit._C._set_<name>(value) for each name, the previous values restored after (every aid returns its previous
-    value)."""
-    setters = {name: getattr(kbit._C, f"_set_{name}") for name in values}
-    previous = {name: setters[name](value) for name, value in values.items()}
-    try:
-        yield setters
-    finally:
-        for name, value in previous.items():
-            setters[name](value)
+from benchmarks.session import tuning_aids  # (the tree on PYTHONPATH: scripts/gpu_build.sh, sanitize.sh)
 
 
 def check(y, ref, what):
