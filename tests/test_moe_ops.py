@@ -159,7 +159,9 @@ def test_silu_and_mul(device, dtype):
 @pytest.mark.parametrize("w_dtype", [torch.float32, torch.float16, torch.float64], ids=str)
 def test_moe_combine(device, dtype, w_dtype):
     gen = torch.Generator().manual_seed(seed_for(f"combine-{device}-{dtype}-{w_dtype}"))
-    for T, topk, E, H, invalid in ((1, 8, 128, 2048, 0.0), (9, 4, 16, 96, 0.3), (3, 2, 4, 300, 0.0), (2, 3, 5, 7, 1.0)):
+    # (top-11 and top-17: the CUDA kernel's slots go 8 at a time, the last chunk partial)
+    for T, topk, E, H, invalid in ((1, 8, 128, 2048, 0.0), (9, 4, 16, 96, 0.3), (3, 2, 4, 300, 0.0), (2, 3, 5, 7, 1.0),
+                                   (5, 11, 16, 64, 0.2), (2, 17, 32, 300, 0.1)):
         ids = routing(T, topk, E, torch.int64, gen, invalid).to(device)
         w = torch.rand(T, topk, generator=gen).to(w_dtype).to(device)
         _, _, pair_row = torch.ops.kbit.moe_route(ids, E)
@@ -180,13 +182,14 @@ def test_moe_combine_and_silu_cuda_match_cpu(poisoned_cuda):
     # the CUDA kernels against the CPU ops: combine in the same order with unfused products (the same
     # bits), silu within an ulp (exp differs between the libraries)
     gen = torch.Generator().manual_seed(seed_for("combine-cuda-cpu"))
-    ids = routing(13, 8, 64, torch.int32, gen, invalid=0.1)
-    w = torch.rand(13, 8, generator=gen).half()
-    _, _, pair_row = torch.ops.kbit.moe_route(ids, 64)
-    y = torch.randn(13 * 8, 520, generator=gen).bfloat16()
-    args = (y, w, ids, pair_row, 64)
-    assert_bitwise_equal(torch.ops.kbit.moe_combine(*(a.cuda() if torch.is_tensor(a) else a for a in args)).cpu(),
-                         torch.ops.kbit.moe_combine(*args))
+    for topk in (8, 1, 10, 17):  # one chunk of 8 slots, a partial one, two and three
+        ids = routing(13, topk, 64, torch.int32, gen, invalid=0.1)
+        w = torch.rand(13, topk, generator=gen).half()
+        _, _, pair_row = torch.ops.kbit.moe_route(ids, 64)
+        y = torch.randn(13 * topk, 520, generator=gen).bfloat16()
+        args = (y, w, ids, pair_row, 64)
+        assert_bitwise_equal(torch.ops.kbit.moe_combine(*(a.cuda() if torch.is_tensor(a) else a for a in args)).cpu(),
+                             torch.ops.kbit.moe_combine(*args))
     h = torch.randn(29, 1024, generator=gen).half()
     torch.testing.assert_close(torch.ops.kbit.silu_and_mul(h.cuda()).cpu(), torch.ops.kbit.silu_and_mul(h),
                                rtol=2e-3, atol=2e-3)
@@ -245,6 +248,13 @@ def test_moe_ops_bad_input(device):
         out = torch.ops.kbit.moe_combine(y, w, ids, negative, 4)
         torch.cuda.synchronize()
         assert out[2].isnan().all() and not out[:2].isnan().any()
+        ids10 = torch.zeros(2, 10, dtype=torch.int64, device=device)  # a bad row in the second chunk of 8 slots
+        pr10 = torch.arange(20, dtype=torch.int32, device=device)
+        pr10[19] = 20
+        out = torch.ops.kbit.moe_combine(torch.randn(20, 8, device=device), torch.ones(2, 10, device=device), ids10,
+                                         pr10, 4)
+        torch.cuda.synchronize()
+        assert out[1].isnan().all() and not out[0].isnan().any()
         with pytest.raises(RuntimeError, match="pair_row"):
             torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)
         with pytest.raises(RuntimeError, match="row_token"):

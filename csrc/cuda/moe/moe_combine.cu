@@ -6,7 +6,10 @@
 //   bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside [0, T topk) (not
 //   moe_route's; it cannot be checked without a host sync) makes the output NaN instead of a read
 //   outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a warp's y
-//   loads are 32 consecutive columns of one row.
+//   loads are 32 consecutive columns of one row. The slots go kSlotChunk at a time: their ids, rows and
+//   weights loaded together, then their y values together, then summed in order. One slot after another
+//   (each one's y load waiting on its row's) put 2-3 dependent loads a slot on the path: 3.4 us a call at
+//   decode against ~1 us for the other glue kernels (docs/design.md, session 57).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -25,6 +28,7 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kSlotChunk = 8;
 
 template <typename T, typename W, typename Id>
 __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restrict__ y, const W* __restrict__ w,
@@ -39,18 +43,34 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
   const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + threadIdx.x;
   if (col >= H) return;
   float acc = 0.0f;
-  for (int32_t j = 0; j < topk; ++j) {
-    const int64_t p = t * topk + j;
-    const Id e = ids[p];
-    if (e < 0 || e >= E) continue;
-    const int32_t row = pair_row[p];
-    if (row < 0 || row >= y_rows) {  // not moe_route's (y has T topk rows)
-      acc = __int_as_float(0x7fc00000);
-      break;
+  bool bad_row = false;
+  for (int32_t j0 = 0; j0 < topk; j0 += kSlotChunk) {
+    bool live[kSlotChunk];
+    int32_t row[kSlotChunk];
+    float wt[kSlotChunk], yv[kSlotChunk];
+#pragma unroll
+    for (int i = 0; i < kSlotChunk; ++i) {  // slots with an expert: their rows and weights (p < T topk: in bounds)
+      const int64_t p = t * topk + j0 + i;
+      live[i] = j0 + i < topk;
+      if (live[i]) {
+        const Id e = ids[p];
+        live[i] = e >= 0 && e < E;
+        row[i] = pair_row[p];
+        wt[i] = static_cast<float>(w[p]);
+      }
     }
-    acc = __fadd_rn(acc, __fmul_rn(to_float(y[int64_t(row) * H + col]), static_cast<float>(w[p])));
+#pragma unroll
+    for (int i = 0; i < kSlotChunk; ++i) {
+      yv[i] = 0.0f;
+      if (!live[i]) continue;
+      if (row[i] < 0 || row[i] >= y_rows) bad_row = true;  // not moe_route's (y has T topk rows): not read
+      else yv[i] = to_float(y[int64_t(row[i]) * H + col]);
+    }
+#pragma unroll
+    for (int i = 0; i < kSlotChunk; ++i)  // in slot order: the bits of one slot after another
+      if (live[i]) acc = __fadd_rn(acc, __fmul_rn(yv[i], wt[i]));
   }
-  out[t * H + col] = from_float<T>(acc);
+  out[t * H + col] = from_float<T>(bad_row ? __int_as_float(0x7fc00000) : acc);
 }
 
 at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
