@@ -1,15 +1,17 @@
 // kbit::moe_combine on CUDA: kbit.Experts' weighted sum over the top-k slots in one kernel (it was
 // eight torch ops).
 //   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h], over the slots with
-//   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped and
-//   their rows not read); fp32, each product and sum rounded on its own (no FMA contraction: the
-//   bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside [0, T topk) (not
-//   moe_route's; it cannot be checked without a host sync) makes the output NaN instead of a read
-//   outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a warp's y
-//   loads are 32 consecutive columns of one row. The slots go kSlotChunk at a time: their ids, rows and
-//   weights loaded together, then their y values together, then summed in order. One slot after another
-//   (each one's y load waiting on its row's) put 2-3 dependent loads a slot on the path: 3.4 us a call at
-//   decode against ~1 us for the other glue kernels (docs/design.md, session 57).
+//   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped: their
+//   rows are loaded with the rest, not summed); fp32, each product and sum rounded on its own (no FMA
+//   contraction: the bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside
+//   [0, T topk) (not moe_route's; it cannot be checked without a host sync) makes the output NaN instead
+//   of a read outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a
+//   warp's y loads are 32 consecutive columns of one row.
+//   The slots go kSlotChunk at a time, every load of a chunk unconditional (a slot past topk reloads slot
+//   topk - 1's entries, a row out of range reads row 0; neither is summed), so the chunk's ids, rows and
+//   weights are one round of loads and its y values a second. Loads under a condition were issued one at a
+//   time, each converted before the next (cuobjdump): ~8 dependent loads a token's column, 3.1-3.4 us a
+//   call at decode against ~1 us for the other glue kernels (docs/design.md, session 57).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -45,30 +47,27 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
   float acc = 0.0f;
   bool bad_row = false;
   for (int32_t j0 = 0; j0 < topk; j0 += kSlotChunk) {
-    bool live[kSlotChunk];
+    Id e[kSlotChunk];
     int32_t row[kSlotChunk];
-    float wt[kSlotChunk], yv[kSlotChunk];
+    W wt[kSlotChunk];
+    T yv[kSlotChunk];
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {  // slots with an expert: their rows and weights (p < T topk: in bounds)
-      const int64_t p = t * topk + j0 + i;
-      live[i] = j0 + i < topk;
-      if (live[i]) {
-        const Id e = ids[p];
-        live[i] = e >= 0 && e < E;
-        row[i] = pair_row[p];
-        wt[i] = static_cast<float>(w[p]);
-      }
+    for (int i = 0; i < kSlotChunk; ++i) {  // the chunk's ids, rows and weights (p < T topk: in bounds)
+      const int64_t p = t * topk + min(j0 + i, topk - 1);
+      e[i] = ids[p];
+      row[i] = pair_row[p];
+      wt[i] = w[p];
     }
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {
-      yv[i] = 0.0f;
-      if (!live[i]) continue;
-      if (row[i] < 0 || row[i] >= y_rows) bad_row = true;  // not moe_route's (y has T topk rows): not read
-      else yv[i] = to_float(y[int64_t(row[i]) * H + col]);
+    for (int i = 0; i < kSlotChunk; ++i) {  // y's rows (one out of range, not moe_route's, reads row 0)
+      const bool in_y = row[i] >= 0 && row[i] < y_rows;
+      bad_row |= j0 + i < topk && e[i] >= 0 && e[i] < E && !in_y;
+      yv[i] = y[int64_t(in_y ? row[i] : 0) * H + col];
     }
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i)  // in slot order: the bits of one slot after another
-      if (live[i]) acc = __fadd_rn(acc, __fmul_rn(yv[i], wt[i]));
+    for (int i = 0; i < kSlotChunk; ++i)  // the slots with an expert, in slot order: one slot after another's bits
+      if (j0 + i < topk && e[i] >= 0 && e[i] < E)
+        acc = __fadd_rn(acc, __fmul_rn(to_float(yv[i]), static_cast<float>(wt[i])));
   }
   out[t * H + col] = from_float<T>(bad_row ? __int_as_float(0x7fc00000) : acc);
 }
