@@ -2,16 +2,17 @@
 // eight torch ops).
 //   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h], over the slots with
 //   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped: their
-//   rows are loaded with the rest, not summed); fp32, each product and sum rounded on its own (no FMA
+//   rows are not read); fp32, each product and sum rounded on its own (no FMA
 //   contraction: the bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside
 //   [0, T topk) (not moe_route's; it cannot be checked without a host sync) makes the output NaN instead
 //   of a read outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a
 //   warp's y loads are 32 consecutive columns of one row.
-//   The slots go kSlotChunk at a time, every load of a chunk unconditional (a slot past topk reloads slot
-//   topk - 1's entries, a row out of range reads row 0; neither is summed), so the chunk's ids, rows and
-//   weights are one round of loads and its y values a second. Loads under a condition were issued one at a
-//   time, each converted before the next (cuobjdump): ~8 dependent loads a token's column, 3.1-3.4 us a
-//   call at decode against ~1 us for the other glue kernels (docs/design.md, session 57).
+//   Every thread of a CTA sums the same token's slots, so the slots' ids, rows and weights are loaded once,
+//   by one thread each, into shared memory (up to kThreads slots a round); then each thread issues a chunk's
+//   kSlotChunk y loads at once (their addresses from shared memory) and sums them in slot order. With the
+//   slots' entries loaded by every thread from global memory, ptxas interleaved each slot's y load with later
+//   slots' entry loads (or, under conditions, issued them one at a time): ~8 dependent loads a column, 3.1-3.4
+//   us a call at decode against ~1 us for the other glue kernels (docs/design.md, session 57).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -32,44 +33,59 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSlotChunk = 8;
 
+// A staged slot: its y row, or kNoExpert (skipped) or kBadRow (not moe_route's: the output NaN).
+constexpr int32_t kNoExpert = -1, kBadRow = -2;
+
 template <typename T, typename W, typename Id>
 __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restrict__ y, const W* __restrict__ w,
                                                                const Id* __restrict__ ids,
                                                                const int32_t* __restrict__ pair_row, int64_t y_rows,
                                                                int64_t H, int32_t topk, int64_t E, int64_t col_blocks,
                                                                T* __restrict__ out) {
+  // Up to kThreads slots of the CTA's token at a time; kSlotChunk entries past the last slot stay kNoExpert, so
+  // a chunk reads its eight entries without a bound check.
+  __shared__ int32_t slot_row[kThreads + kSlotChunk];
+  __shared__ float slot_w[kThreads];
   // Launched with PDL (dependent_launch.cuh): y is the grouped down call's output, read after the wait.
   allow_dependents();
   grid_dependency_wait();
+  const int tid = threadIdx.x;
   const int64_t t = blockIdx.x / col_blocks;
-  const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + threadIdx.x;
-  if (col >= H) return;
+  const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + tid;
+  if (tid < kSlotChunk) slot_row[kThreads + tid] = kNoExpert;
   float acc = 0.0f;
   bool bad_row = false;
-  for (int32_t j0 = 0; j0 < topk; j0 += kSlotChunk) {
-    Id e[kSlotChunk];
-    int32_t row[kSlotChunk];
-    W wt[kSlotChunk];
-    T yv[kSlotChunk];
-#pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {  // the chunk's ids, rows and weights (p < T topk: in bounds)
-      const int64_t p = t * topk + min(j0 + i, topk - 1);
-      e[i] = ids[p];
-      row[i] = pair_row[p];
-      wt[i] = w[p];
+  for (int32_t s0 = 0; s0 < topk; s0 += kThreads) {
+    const int32_t slots = min(topk - s0, kThreads);
+    int32_t staged = kNoExpert;
+    if (tid < slots) {
+      const int64_t p = t * topk + s0 + tid;
+      const Id e = ids[p];
+      const int32_t row = pair_row[p];
+      if (e >= 0 && e < E) staged = row >= 0 && row < y_rows ? row : kBadRow;
+      slot_w[tid] = static_cast<float>(w[p]);
     }
+    slot_row[tid] = staged;
+    __syncthreads();
+    if (col < H) {
+      for (int32_t j0 = 0; j0 < slots; j0 += kSlotChunk) {
+        int32_t row[kSlotChunk];
+        T yv[kSlotChunk];
 #pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i) {  // y's rows (one out of range, not moe_route's, reads row 0)
-      const bool in_y = row[i] >= 0 && row[i] < y_rows;
-      bad_row |= j0 + i < topk && e[i] >= 0 && e[i] < E && !in_y;
-      yv[i] = y[int64_t(in_y ? row[i] : 0) * H + col];
+        for (int i = 0; i < kSlotChunk; ++i) {  // every y load of the chunk at once (a slot without a row reads row 0)
+          row[i] = slot_row[j0 + i];
+          yv[i] = y[int64_t(row[i] >= 0 ? row[i] : 0) * H + col];
+        }
+#pragma unroll
+        for (int i = 0; i < kSlotChunk; ++i) {  // the slots with an expert, in slot order: one slot after another's bits
+          if (row[i] >= 0) acc = __fadd_rn(acc, __fmul_rn(to_float(yv[i]), slot_w[j0 + i]));
+          bad_row |= row[i] == kBadRow;
+        }
+      }
     }
-#pragma unroll
-    for (int i = 0; i < kSlotChunk; ++i)  // the slots with an expert, in slot order: one slot after another's bits
-      if (j0 + i < topk && e[i] >= 0 && e[i] < E)
-        acc = __fadd_rn(acc, __fmul_rn(to_float(yv[i]), static_cast<float>(wt[i])));
+    __syncthreads();  // the slots read before the next round writes them
   }
-  out[t * H + col] = from_float<T>(bad_row ? __int_as_float(0x7fc00000) : acc);
+  if (col < H) out[t * H + col] = from_float<T>(bad_row ? __int_as_float(0x7fc00000) : acc);
 }
 
 at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
