@@ -66,15 +66,16 @@ def main():
             rows.append(dict(E=E, tokens=T, topk=topk, H=H, I=I, forward_us=fwd, grouped_us=grouped))
             print(f"| {E} | {T} | {topk} | {fwd:.2f} | {grouped:.2f} | {fwd - grouped:.2f} |", flush=True)
             ab = {"moe_gather": [], "index_select": []}
-            for r in range(args.gather_ab):
-                for form in (("moe_gather", "index_select") if r % 2 == 0 else ("index_select", "moe_gather")):
+            for rnd in range(args.gather_ab):
+                for form in (("moe_gather", "index_select") if rnd % 2 == 0 else ("index_select", "moe_gather")):
                     step = ex if form == "moe_gather" else (lambda *a: forward_index_select(ex, *a))
                     ab[form].append(timer.measure([lambda r=r, step=step: step(x, r[0], r[1]) for r in routes],
                                                   Work(0, 0, f"experts {form} {E} {T}")).median_us)
             if args.gather_ab:
                 rows[-1]["gather_ab"] = ab
-                print(f"  gather A/B, medians of {args.gather_ab}: index_select {statistics.median(ab['index_select']):.2f}"
-                      f" moe_gather {statistics.median(ab['moe_gather']):.2f} us", flush=True)
+                med = {form: statistics.median(times) for form, times in ab.items()}
+                print(f"  gather A/B, medians of {args.gather_ab}: index_select {med['index_select']:.2f} moe_gather "
+                      f"{med['moe_gather']:.2f} us", flush=True)
         del ex, gu, dn
         torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)

@@ -104,8 +104,8 @@ def main():
                 rec["us"][label] = timer.measure(fns, Work(0, 0, f"{name}-{M}-{label}")).median_us
             records.append(rec)
             cb = rec["us"]["cublas"]
-            print(f"{name} N={N} K={K} M={M}: " + " | ".join(f"{k} {v:.2f} ({cb / v:.3f})" for k, v in rec["us"].items()),
-                  flush=True)
+            print(f"{name} N={N} K={K} M={M}: "
+                  + " | ".join(f"{k} {v:.2f} ({cb / v:.3f})" for k, v in rec["us"].items()), flush=True)
         del dense, copies
         torch.cuda.empty_cache()
     if a.json:

@@ -286,17 +286,17 @@ def grouped_shared_x_cases(dev="cuda"):
 def moe_glue_cases(dev="cuda"):
     """kbit.Experts' glue ops: moe_route's one-CTA kernel (counts in shared memory, the scan, the
     placement warp; ids of no expert; at its 4096-pair and 8191-expert limits) and past them (ATen),
-    moe_gather (every copy width, rows out of range), silu_and_mul, moe_combine; then a whole Experts
-    forward (the grouped GEMMs on the routed rows)."""
+    moe_gather (every copy width, rows out of range), silu_and_mul, moe_combine (top-300: two rounds of
+    staged slots); then a whole Experts forward (the grouped GEMMs on the routed rows)."""
     if dev != "cuda":
         return
     torch.manual_seed(22)
-    for T, topk, E in ((3, 8, 128), (512, 8, 64), (4096, 1, 8191), (4097, 1, 4), (1, 1, 1)):
+    for T, topk, E in ((3, 8, 128), (512, 8, 64), (4096, 1, 8191), (4097, 1, 4), (1, 1, 1), (2, 300, 512)):
         ids = torch.randint(-1, E + 1, (T, topk), device=dev)
         off, tok, pair_row = torch.ops.kbit.moe_route(ids, E)
         off_c, tok_c, row_c = torch.ops.kbit.moe_route(ids.cpu(), E)
         assert torch.equal(off.cpu(), off_c) and torch.equal(tok.cpu(), tok_c) and torch.equal(pair_row.cpu(), row_c)
-        for H in (96, 7, 3):  # 16-, 2- and 2-byte copies of fp16 rows; out-of-range rows give NaN, read nothing
+        for H in (96, 300, 6, 3):  # 16-, 8-, 4- and 2-byte copies of fp16 rows; out-of-range rows: NaN, read nothing
             x = torch.randn(T, H, device=dev, dtype=torch.float16)
             assert torch.equal(torch.ops.kbit.moe_gather(x, tok).cpu(), x.cpu()[tok.cpu()])
             bad = torch.ops.kbit.moe_gather(x, torch.tensor([T, -1, 0], device=dev)).cpu()

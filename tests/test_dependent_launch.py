@@ -190,7 +190,7 @@ def moe_glue_chain(ids, x, w, E, step=lambda: None):
 
 
 @pytest.mark.parametrize("T,E", [(1, 128), (6, 64), (700, 16)])  # 700 x 8 pairs: moe_route's ATen path
-def test_moe_glue_chain_sees_each_output(T, E):
+def test_moe_glue_chain_sees_each_output(T, E, poisoned_cuda):
     # The glue kernels all trigger their dependents at their top, so each next one starts early and must
     # wait before reading: twelve routings back to back, no synchronization, against the same ops one at a
     # time with a synchronization after each (the same kernels: the same bits), then as one CUDA graph.

@@ -93,18 +93,20 @@ def test_moe_route_cuda_kernel_is_the_aten_path(poisoned_cuda):
 @pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
 def test_moe_gather(device, dtype, id_dtype, request):
     # out[r] = x[row_token[r]], bit for bit, on moe_route's rows and on any in-range rows (repeats, all
-    # rows of one token); rows of 1, 3, 7, 96, 300 and 2048 elements (every copy width: 16 / 8 / 4 / 2
-    # bytes) and x starting at an odd element (a view: 2-byte copies); a CUDA output poisoned beforehand
+    # rows of one token, a strided row_token); rows of 1, 3, 7, 96, 300 and 2048 elements (every copy width:
+    # 16 / 8 / 4 / 2 bytes), x with a row stride of H + 1 (the op's own contiguous copy) and x starting at an
+    # odd element (a view: 2-byte copies in fp16 / bf16); a CUDA output poisoned beforehand
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"gather-{device}-{dtype}-{id_dtype}"))
     for T, topk, E, H in ((1, 8, 128, 2048), (9, 4, 16, 96), (3, 2, 4, 300), (5, 3, 5, 7), (4, 1, 2, 3),
                           (2, 2, 3, 1)):
         x = torch.randn(T, H + 1, generator=gen).to(dtype).to(device)
-        for xv in (x[:, :H].contiguous(), x.view(-1)[1:1 + T * H].view(T, H)):
+        for xv in (x[:, :H].contiguous(), x[:, :H], x.view(-1)[1:1 + T * H].view(T, H)):
             _, row_token, _ = torch.ops.kbit.moe_route(routing(T, topk, E, torch.int64, gen).to(device), E)
             for rows in (row_token, torch.randint(0, T, (11,), generator=gen).to(device),
-                         torch.zeros(4, dtype=torch.int64, device=device)):
+                         torch.zeros(4, dtype=torch.int64, device=device),
+                         torch.randint(0, T, (22,), generator=gen).to(device)[::2]):
                 rows = rows.to(id_dtype)
                 out = torch.ops.kbit.moe_gather(xv, rows)
                 assert out.shape == (rows.numel(), H) and out.dtype == dtype and out.is_contiguous()
@@ -117,10 +119,14 @@ def test_moe_gather(device, dtype, id_dtype, request):
 @pytest.mark.parametrize("device", DEVICES)
 def test_moe_gather_rows_out_of_range(device):
     # a row_token entry outside [0, T) (not moe_route's): an error on the CPU; on CUDA (no host sync to
-    # check it) that row comes back NaN and nothing is read outside x, in every copy width
-    for H, dtype in ((2048, torch.float16), (6, torch.bfloat16), (3, torch.float16), (5, torch.float32)):
+    # check it) that row comes back NaN and nothing is read outside x, in every copy width (16, 8, 4, 2, 4
+    # bytes), with int64 and int32 row_token
+    for H, dtype, id_dtype in ((2048, torch.float16, torch.int64), (300, torch.float16, torch.int32),
+                               (6, torch.bfloat16, torch.int64), (3, torch.float16, torch.int32),
+                               (5, torch.float32, torch.int64)):
         x = torch.randn(3, H, device=device).to(dtype)
-        rows = torch.tensor([2, 3, 0, -1, 1, 1 << 40], device=device)
+        rows = torch.tensor([2, 3, 0, -1, 1, (1 << 40) if id_dtype == torch.int64 else (1 << 30)], device=device,
+                            dtype=id_dtype)
         if device == "cpu":
             with pytest.raises(RuntimeError, match=r"moe_gather: row_token must hold rows of x, 0 <= row < 3"):
                 torch.ops.kbit.moe_gather(x, rows)
@@ -133,6 +139,19 @@ def test_moe_gather_rows_out_of_range(device):
     if device == "cpu":
         with pytest.raises(RuntimeError, match=r"moe_gather: row_token must hold rows of x, 0 <= row < 0"):
             torch.ops.kbit.moe_gather(torch.empty(0, 4), torch.zeros(1, dtype=torch.int64))
+    else:  # x of no tokens: every row NaN
+        out = torch.ops.kbit.moe_gather(torch.empty(0, 4, device=device), torch.zeros(3, dtype=torch.int64,
+                                                                                       device=device))
+        assert out.shape == (3, 4) and out.isnan().all()
+
+
+@pytest.mark.gpu
+def test_moe_gather_rows_past_the_grid(poisoned_cuda):
+    # more rows than gridDim.y's 65535: the blocks stride over the rest
+    gen = torch.Generator().manual_seed(seed_for("gather-many-rows"))
+    x = torch.randn(5, 24, generator=gen).half().cuda()
+    rows = torch.randint(0, 5, (70001,), generator=gen).cuda()
+    assert_bitwise_equal(torch.ops.kbit.moe_gather(x, rows).cpu(), x.cpu()[rows.cpu()])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -182,7 +201,7 @@ def test_moe_combine_and_silu_cuda_match_cpu(poisoned_cuda):
     # the CUDA kernels against the CPU ops: combine in the same order with unfused products (the same
     # bits), silu within an ulp (exp differs between the libraries)
     gen = torch.Generator().manual_seed(seed_for("combine-cuda-cpu"))
-    for topk in (8, 1, 10, 17):  # one chunk of 8 slots, a partial one, two and three
+    for topk in (8, 1, 10, 17, 300):  # one chunk of 8 slots, a partial one, two, three; two rounds of 256 slots
         ids = routing(13, topk, 64, torch.int32, gen, invalid=0.1)
         w = torch.rand(13, topk, generator=gen).half()
         _, _, pair_row = torch.ops.kbit.moe_route(ids, 64)
@@ -253,6 +272,13 @@ def test_moe_ops_bad_input(device):
         pr10[19] = 20
         out = torch.ops.kbit.moe_combine(torch.randn(20, 8, device=device), torch.ones(2, 10, device=device), ids10,
                                          pr10, 4)
+        torch.cuda.synchronize()
+        assert out[1].isnan().all() and not out[0].isnan().any()
+        ids300 = torch.zeros(2, 300, dtype=torch.int64, device=device)  # ... and in the second round of 256 slots
+        pr300 = torch.arange(600, dtype=torch.int32, device=device)
+        pr300[300 + 280] = -5
+        out = torch.ops.kbit.moe_combine(torch.randn(600, 8, device=device), torch.ones(2, 300, device=device),
+                                         ids300, pr300, 4)
         torch.cuda.synchronize()
         assert out[1].isnan().all() and not out[0].isnan().any()
         with pytest.raises(RuntimeError, match="pair_row"):

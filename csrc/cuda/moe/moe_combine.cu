@@ -2,17 +2,16 @@
 // eight torch ops).
 //   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h], over the slots with
 //   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped: their
-//   rows are not read); fp32, each product and sum rounded on its own (no FMA
-//   contraction: the bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry outside
-//   [0, T topk) (not moe_route's; it cannot be checked without a host sync) makes the output NaN instead
-//   of a read outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256)); a
-//   warp's y loads are 32 consecutive columns of one row.
-//   Every thread of a CTA sums the same token's slots, so the slots' ids, rows and weights are loaded once,
-//   by one thread each, into shared memory (up to kThreads slots a round); then each thread issues a chunk's
-//   kSlotChunk y loads at once (their addresses from shared memory) and sums them in slot order. With the
-//   slots' entries loaded by every thread from global memory, ptxas interleaved each slot's y load with later
-//   slots' entry loads (or, under conditions, issued them one at a time): ~8 dependent loads a column, 3.1-3.4
-//   us a call at decode against ~1 us for the other glue kernels (docs/design.md, session 57).
+//   rows are not read, their chunk's load reads row 0 instead); fp32, each product and sum rounded on its
+//   own (no FMA contraction: the bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry
+//   outside [0, T topk) (not moe_route's; it cannot be checked without a host sync) makes the output NaN
+//   instead of a read outside y. Block b: token b / hb, columns (b % hb) 256 .. + 255 (hb = ceil(H / 256));
+//   a warp's y loads are 32 consecutive columns of one row.
+//   Every thread of a CTA sums the same token's slots, so each slot's row (kNoExpert / kBadRow by its id and
+//   row) and weight are loaded once, by one thread, into shared memory (up to kThreads slots a round); then
+//   each thread issues a chunk's kSlotChunk y loads at once (addresses from shared memory) and sums them in
+//   slot order. (The form before, every thread loading every slot's entries, left ~8 dependent loads on a
+//   column's path: docs/design.md, session 57.)
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -42,9 +41,10 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
                                                                const int32_t* __restrict__ pair_row, int64_t y_rows,
                                                                int64_t H, int32_t topk, int64_t E, int64_t col_blocks,
                                                                T* __restrict__ out) {
-  // Up to kThreads slots of the CTA's token at a time; kSlotChunk entries past the last slot stay kNoExpert, so
-  // a chunk reads its eight entries without a bound check.
-  __shared__ int32_t slot_row[kThreads + kSlotChunk];
+  // Up to kThreads slots of the CTA's token a round; the entries past the round's last slot are kNoExpert, so a
+  // chunk reads its kSlotChunk entries without a bound check (a chunk never passes kThreads).
+  static_assert(kThreads % kSlotChunk == 0, "chunks tile a round's slots");
+  __shared__ int32_t slot_row[kThreads];
   __shared__ float slot_w[kThreads];
   // Launched with PDL (dependent_launch.cuh): y is the grouped down call's output, read after the wait.
   allow_dependents();
@@ -52,7 +52,6 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
   const int tid = threadIdx.x;
   const int64_t t = blockIdx.x / col_blocks;
   const int64_t col = (blockIdx.x - t * col_blocks) * kThreads + tid;
-  if (tid < kSlotChunk) slot_row[kThreads + tid] = kNoExpert;
   float acc = 0.0f;
   bool bad_row = false;
   for (int32_t s0 = 0; s0 < topk; s0 += kThreads) {
@@ -77,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
           yv[i] = y[int64_t(row[i] >= 0 ? row[i] : 0) * H + col];
         }
 #pragma unroll
-        for (int i = 0; i < kSlotChunk; ++i) {  // the slots with an expert, in slot order: one slot after another's bits
+        for (int i = 0; i < kSlotChunk; ++i) {  // the slots with an expert in slot order: one slot after another's bits
           if (row[i] >= 0) acc = __fadd_rn(acc, __fmul_rn(to_float(yv[i]), slot_w[j0 + i]));
           bad_row |= row[i] == kBadRow;
         }

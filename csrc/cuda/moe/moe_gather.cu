@@ -39,6 +39,13 @@ __global__ void __launch_bounds__(kThreads) moe_gather_kernel(const V* __restric
   }
 }
 
+// A quiet NaN's bits in x's dtype (float16, bfloat16 or float32: moe_checks.cpp's rule).
+uint32_t nan_bits_of(at::ScalarType dtype) {
+  if (dtype == at::kHalf) return 0x7e00u;
+  if (dtype == at::kBFloat16) return 0x7fc0u;
+  return 0x7fc00000u;
+}
+
 // V filled with `nan_bits` (a quiet NaN of the element type, `elem` bytes) repeated.
 template <typename V>
 V nan_vector(uint32_t nan_bits, int elem) {
@@ -76,8 +83,7 @@ at::Tensor moe_gather_cuda(const at::Tensor& x_in, const at::Tensor& row_token_i
   const at::Tensor x = x_in.contiguous(), row_token = row_token_in.contiguous();
   at::Tensor out = at::empty({row_token.numel(), x.size(1)}, x.options());
   if (out.numel() == 0) return out;
-  const uint32_t nan_bits = x.scalar_type() == at::kHalf ? 0x7e00u : x.scalar_type() == at::kBFloat16 ? 0x7fc0u
-                                                                                                    : 0x7fc00000u;
+  const uint32_t nan_bits = nan_bits_of(x.scalar_type());
   // The widest bit-copy unit that divides a row's bytes and both tensors' start (out's is the allocator's).
   const int64_t row_bytes = x.size(1) * x.element_size();
   const auto fits = [&](int64_t bytes) {
