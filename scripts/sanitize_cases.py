@@ -29,9 +29,9 @@ import kbit
 from benchmarks.session import tuning_aids  # (the tree on PYTHONPATH: scripts/gpu_build.sh, sanitize.sh)
 
 
-def check(y, ref, what):
+def check(y, ref, what, bound=5e-3):
     err = float((y.double() - ref).norm() / ref.norm().clamp_min(1e-30))
-    if not err < 5e-3:
+    if not err < bound:
         sys.exit(f"{what}: relative error {err:.2e}")
 
 
@@ -313,7 +313,9 @@ def moe_glue_cases(dev="cuda"):
     ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
     ids = torch.randint(-1, 41, (6, 4), device=dev)
     x, w = torch.randn(6, 96, device=dev, dtype=torch.bfloat16), torch.rand(6, 4, device=dev)
-    check(ex(x, ids, w).cpu(), ex.cpu()(x.cpu(), ids.cpu(), w.cpu()).double(), "Experts forward")
+    # two bf16 forwards (CUDA and CPU: each grouped GEMM within bf16's 4e-3 of exact, h rounded to bf16 between
+    # them) against each other: 1e-2 (session 57's run 10 read 5.11e-3 on these inputs)
+    check(ex(x, ids, w).cpu(), ex.cpu()(x.cpu(), ids.cpu(), w.cpu()).double(), "Experts forward", bound=1e-2)
     torch.cuda.synchronize()
 
 
