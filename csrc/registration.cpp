@@ -80,6 +80,10 @@ TORCH_LIBRARY(kbit, m) {
   // x [T, H], row_token [P] -> out [P, H] with out[r] = x[row_token[r]] (moe_route's rows; on CUDA an entry outside
   // [0, T) gives a NaN row, on the CPU an error).
   m.def("moe_gather(Tensor x, Tensor row_token) -> Tensor");
+  // moe_route and moe_gather in one: x [T, H] -> moe_route's three outputs and x_sorted [T topk, H] (x's rows in
+  // row order); on CUDA one kernel at decode sizes (kbit.Experts' first glue op).
+  m.def("moe_route_gather(Tensor top_k_index, int num_experts, Tensor x) -> (Tensor offsets, Tensor row_token, "
+        "Tensor pair_row, Tensor x_sorted)");
   // h [R, 2 I] -> silu(h[:, :I]) * h[:, I:] [R, I] in h's dtype (fp32 math).
   m.def("silu_and_mul(Tensor h) -> Tensor");
   // y [T topk, H] (rows as moe_route's) -> out [T, H] in y's dtype: sum over slots j, in order, of

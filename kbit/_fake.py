@@ -165,6 +165,18 @@ def _moe_gather(x, row_token):
     return x.new_empty((row_token.shape[0], x.shape[1]))
 
 
+@register_fake("kbit::moe_route_gather")
+def _moe_route_gather(top_k_index, num_experts, x):
+    _check_moe_ids("moe_route_gather", top_k_index, num_experts)
+    P = top_k_index.numel()
+    torch._check(P <= 2**31 - 1, lambda: f"kbit.moe_route_gather: at most 2147483647 (token, slot) pairs (got {P})")
+    torch._check(x.dim() == 2 and x.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: "kbit.moe_route_gather: x must be 2-D [tokens, H] float16, bfloat16 or float32")
+    torch._check(x.shape[0] == top_k_index.shape[0],
+                 lambda: "kbit.moe_route_gather: x must have one row per token of top_k_index")
+    return (*_moe_route(top_k_index, num_experts), x.new_empty((P, x.shape[1])))
+
+
 @register_fake("kbit::silu_and_mul")
 def _silu_and_mul(h):
     torch._check(h.dim() == 2, lambda: "kbit.silu_and_mul: h must be 2-D [rows, 2 I]")

@@ -1,6 +1,7 @@
 """What each kernel of a kbit.Experts decode step costs the step (GPU machine): the step with one kernel's
 work replaced by its precomputed output (the same routings), against the whole step. The difference is that
-kernel's marginal cost in the PDL chain: what fusing it into a neighbour could save at most. Qwen3 MoE expert
+kernel's marginal cost in the PDL chain: what fusing it into a neighbour could save at most. "step" runs moe_route
+and moe_gather, "fused" moe_route_gather in their place (kbit.Experts' forward since session 58). Qwen3 MoE expert
 shapes (H = 2048, I = 512), top-k of a few tokens over E experts, a new routing per call, CUDA-graph medians
 (benchmarks/harness.py), forms alternated over rounds in one process.
 
@@ -17,7 +18,7 @@ import kbit
 from benchmarks.harness import Work
 from benchmarks.session import run_meta, tuning_setup
 
-FORMS = ("step", "no_route", "no_gather", "no_route_gather", "no_silu", "no_combine", "grouped_only")
+FORMS = ("step", "fused", "no_route", "no_gather", "no_route_gather", "no_silu", "no_combine", "grouped_only")
 
 
 def main():
@@ -60,11 +61,16 @@ def main():
                 routes.append(dict(ids=ids, w=w, off=off, row_token=row_token, pair_row=pair_row, xs=xs, a=a, y=y))
 
             def step(r, form):
-                if form in ("no_route", "no_route_gather", "grouped_only"):
+                if form == "fused":
+                    off, _, pair_row, xs = ops.moe_route_gather(r["ids"], E, x)
+                elif form in ("no_route", "no_route_gather", "grouped_only"):
                     off, row_token, pair_row = r["off"], r["row_token"], r["pair_row"]
                 else:
                     off, row_token, pair_row = ops.moe_route(r["ids"], E)
-                xs = r["xs"] if form in ("no_gather", "no_route_gather", "grouped_only") else ops.moe_gather(x, row_token)
+                if form in ("no_gather", "no_route_gather", "grouped_only"):
+                    xs = r["xs"]
+                elif form != "fused":
+                    xs = ops.moe_gather(x, row_token)
                 h = kbit.grouped_gemm(xs, gu, off)
                 a = r["a"] if form in ("no_silu", "grouped_only") else ops.silu_and_mul(h)
                 y = kbit.grouped_gemm(a, dn, off)

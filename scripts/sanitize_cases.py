@@ -286,12 +286,14 @@ def grouped_shared_x_cases(dev="cuda"):
 def moe_glue_cases(dev="cuda"):
     """kbit.Experts' glue ops: moe_route's one-CTA kernel (counts in shared memory, the scan, the
     placement warp; ids of no expert; at its 4096-pair and 8191-expert limits) and past them (ATen),
-    moe_gather (every copy width, rows out of range), silu_and_mul, moe_combine (top-300: two rounds of
+    moe_gather (every copy width, rows out of range), moe_route_gather (its fused kernel: every CTA sorts; up to
+    1024 pairs and 8191 experts, else the two ops), silu_and_mul, moe_combine (top-300: two rounds of
     staged slots); then a whole Experts forward (the grouped GEMMs on the routed rows)."""
     if dev != "cuda":
         return
     torch.manual_seed(22)
-    for T, topk, E in ((3, 8, 128), (512, 8, 64), (4096, 1, 8191), (4097, 1, 4), (1, 1, 1), (2, 300, 512)):
+    for T, topk, E in ((3, 8, 128), (512, 8, 64), (4096, 1, 8191), (4097, 1, 4), (1, 1, 1), (2, 300, 512),
+                       (128, 8, 8191)):
         ids = torch.randint(-1, E + 1, (T, topk), device=dev)
         off, tok, pair_row = torch.ops.kbit.moe_route(ids, E)
         off_c, tok_c, row_c = torch.ops.kbit.moe_route(ids.cpu(), E)
@@ -301,6 +303,9 @@ def moe_glue_cases(dev="cuda"):
             assert torch.equal(torch.ops.kbit.moe_gather(x, tok).cpu(), x.cpu()[tok.cpu()])
             bad = torch.ops.kbit.moe_gather(x, torch.tensor([T, -1, 0], device=dev)).cpu()
             assert bad[:2].isnan().all() and torch.equal(bad[2], x[0].cpu())
+            fused = torch.ops.kbit.moe_route_gather(ids, E, x)  # one kernel up to 1024 pairs and 8191 experts
+            for got, want in zip(fused, (off, tok, pair_row, x[tok])):
+                assert torch.equal(got, want)
         y = torch.randn(T * topk, 96, device=dev, dtype=torch.float16)
         w = torch.rand(T, topk, device=dev)
         out = torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)

@@ -1,4 +1,5 @@
-"""The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::moe_gather, kbit::silu_and_mul, kbit::moe_combine) against
+"""The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::moe_gather, kbit::moe_route_gather, kbit::silu_and_mul,
+kbit::moe_combine) against
 pure-PyTorch references (float64 where there is arithmetic), on the CPU and (gpu marker) on CUDA, where
 moe_route's one-CTA kernel must give moe_route_aten's rows exactly."""
 import pytest
@@ -156,6 +157,60 @@ def test_moe_gather_rows_past_the_grid(poisoned_cuda):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
+def test_moe_route_gather(device, dtype, id_dtype, request):
+    # moe_route's three outputs (against the stable-sort reference) and x's rows in row order, bit for bit: decode
+    # sizes (CUDA's fused kernel: one row a CTA; 1024 pairs strided over the CTAs; 8191 experts), ids of no expert,
+    # every copy width (rows of 2048, 96, 300, 7, 3 elements; x strided or starting at an odd element), and sizes
+    # past the fused kernel (1032 pairs, 9000 experts: moe_route's and moe_gather's kernels); a CUDA output poisoned
+    if device == "cuda":
+        request.getfixturevalue("poisoned_cuda")
+    gen = torch.Generator().manual_seed(seed_for(f"route-gather-{device}-{dtype}-{id_dtype}"))
+    for T, topk, E, H, invalid in ((1, 8, 128, 2048, 0.0), (16, 8, 512, 96, 0.0), (7, 3, 5, 300, 0.3),
+                                   (128, 8, 8191, 7, 0.05), (129, 8, 64, 3, 0.0), (4, 1, 1, 6, 0.5),
+                                   (3, 4, 9000, 5, 0.0)):
+        x = torch.randn(T, H + 1, generator=gen).to(dtype).to(device)
+        ids = routing(T, topk, E, id_dtype, gen, invalid).to(device)
+        want_off, want_tok, want_row = route_reference(ids, E)
+        for xv in (x[:, :H].contiguous(), x[:, :H], x.view(-1)[1:1 + T * H].view(T, H)):
+            offsets, row_token, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, E, xv)
+            assert offsets.dtype == torch.int32 and row_token.dtype == torch.int64 and pair_row.dtype == torch.int32
+            assert offsets.device.type == device and xs.dtype == dtype and xs.is_contiguous()
+            assert offsets.cpu().tolist() == want_off, (T, topk, E)
+            assert row_token.cpu().tolist() == want_tok, (T, topk, E)
+            assert pair_row.cpu().tolist() == want_row, (T, topk, E)
+            assert xs.shape == (T * topk, H)
+            assert_bitwise_equal(xs.cpu(), xv.cpu()[torch.tensor(want_tok, dtype=torch.long)])
+    # no tokens, no slots, rows of no columns
+    for T, topk, H in ((0, 8, 16), (3, 0, 16), (2, 4, 0)):
+        ids = torch.zeros(T, topk, dtype=id_dtype, device=device)
+        offsets, row_token, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, 16, torch.zeros(T, H, dtype=dtype,
+                                                                                                device=device))
+        assert offsets.cpu().tolist() == ([0] * 17 if T * topk == 0 else [0] + [T * topk] * 16)
+        assert row_token.numel() == pair_row.numel() == T * topk and xs.shape == (T * topk, H)
+
+
+@pytest.mark.gpu
+def test_moe_route_gather_cuda_is_the_cpu_op(poisoned_cuda):
+    # CUDA against the CPU op, bitwise, around the fused kernel's limits (1024 pairs; 8191 experts with 1024 pairs:
+    # 41 KB of shared memory) and a warp's 32 pairs, then as a CUDA graph replayed with other ids and x
+    gen = torch.Generator().manual_seed(seed_for("route-gather-kernel"))
+    for T, topk, E in ((1, 1, 1), (4, 8, 32), (33, 1, 8191), (128, 8, 8191), (1024, 1, 7), (3, 11, 40), (1, 64, 64),
+                       (341, 3, 300), (1025, 1, 7)):
+        ids = routing(T, topk, E, torch.int64, gen, invalid=0.1)
+        x = torch.randn(T, 40, generator=gen).half()
+        got = torch.ops.kbit.moe_route_gather(ids.cuda(), E, x.cuda())
+        want = torch.ops.kbit.moe_route_gather(ids, E, x)
+        for g, w in zip(got, want):
+            assert_bitwise_equal(g.cpu(), w)
+    x = torch.randn(16, 2048, generator=gen).half().cuda()
+    check_graph_replay(lambda i, x: torch.ops.kbit.moe_route_gather(i, 128, x),
+                       [routing(16, 8, 128, torch.int64, gen).cuda(), x.clone()],
+                       [routing(16, 8, 128, torch.int64, gen).cuda(), torch.randn_like(x)])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 def test_silu_and_mul(device, dtype):
     gen = torch.Generator().manual_seed(seed_for(f"silu-{device}-{dtype}"))
     # (the last case a non-contiguous view: every other column of a wider tensor)
@@ -255,6 +310,19 @@ def test_moe_ops_bad_input(device):
         torch.ops.kbit.moe_gather(y, rt.view(2, 2))
     with pytest.raises(RuntimeError, match="moe_gather: row_token must be 1-D int64 or int32"):
         torch.ops.kbit.moe_gather(y, rt.float())
+    x3 = torch.zeros(3, 8, dtype=torch.float16, device=device)
+    with pytest.raises(RuntimeError, match="moe_route_gather: x must have one row per token of top_k_index"):
+        torch.ops.kbit.moe_route_gather(ids, 4, y)
+    with pytest.raises(RuntimeError, match="moe_route_gather: x must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_route_gather(ids, 4, x3.view(3, 2, 4))
+    with pytest.raises(RuntimeError, match="moe_route_gather: x must be 2-D .* float16, bfloat16 or float32"):
+        torch.ops.kbit.moe_route_gather(ids, 4, x3.to(torch.int32))
+    with pytest.raises(RuntimeError, match="moe_route_gather: top_k_index must be int64 or int32"):
+        torch.ops.kbit.moe_route_gather(ids.float(), 4, x3)
+    with pytest.raises(RuntimeError, match="moe_route_gather: top_k_index must be 2-D"):
+        torch.ops.kbit.moe_route_gather(ids.view(-1), 4, x3)
+    with pytest.raises(RuntimeError, match="moe_route_gather: num_experts must be 1 to"):
+        torch.ops.kbit.moe_route_gather(ids, 0, x3)
     bad_row = torch.tensor([0, 1, 2, 3, 4, 6], dtype=torch.int32, device=device)  # 6: past the 6 rows
     if device == "cpu":
         with pytest.raises(RuntimeError, match="moe_combine: pair_row must hold rows 0 .. 5"):
@@ -285,3 +353,5 @@ def test_moe_ops_bad_input(device):
             torch.ops.kbit.moe_combine(y, w, ids, pr.cpu(), 4)
         with pytest.raises(RuntimeError, match="row_token"):
             torch.ops.kbit.moe_gather(y, pr.long().cpu())
+        with pytest.raises(RuntimeError, match="one device: top_k_index is on cuda.* x is on cpu"):
+            torch.ops.kbit.moe_route_gather(ids, 4, x3.cpu())

@@ -12,7 +12,7 @@ from conftest import make_weight
 pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWarning")
 
 OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm", "moe_route",
-       "moe_gather", "silu_and_mul", "moe_combine"]
+       "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine"]
 
 
 def op_args(name, k, stacked, gen):
@@ -42,6 +42,7 @@ def op_args(name, k, stacked, gen):
         "grouped_tile_gemm": (x, pt, at, r, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k),
         "moe_route": (ids, 4),
         "moe_gather": (x, torch.ops.kbit.moe_route(ids, 4)[1]),
+        "moe_route_gather": (ids, 4, x),
         "silu_and_mul": (x[:, :64].contiguous(),),
         "moe_combine": (x[:, :32].repeat(2, 1), torch.rand(5, 2, generator=gen).half(), ids,
                         torch.ops.kbit.moe_route(ids, 4)[2], 4),
@@ -50,7 +51,7 @@ def op_args(name, k, stacked, gen):
 
 CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_gemv_gemm", "grouped_mma_gemm",
                  "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
-MOE_OPS = ("moe_route", "moe_gather", "silu_and_mul", "moe_combine")  # no weight: one case each
+MOE_OPS = ("moe_route", "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine")  # no weight: one case each
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
          if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked) and not (op in MOE_OPS and stacked)]

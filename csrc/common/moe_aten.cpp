@@ -34,6 +34,14 @@ at::Tensor moe_gather_aten(const at::Tensor& x, const at::Tensor& row_token) {
   return x.index_select(0, row_token).contiguous();
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_aten(const at::Tensor& top_k_index,
+                                                                                  int64_t num_experts,
+                                                                                  const at::Tensor& x) {
+  check_moe_route_gather_args(top_k_index, num_experts, x);
+  auto [offsets, row_token, pair_row] = moe_route_aten(top_k_index, num_experts);
+  return {offsets, row_token, pair_row, x.index_select(0, row_token).contiguous()};
+}
+
 at::Tensor silu_and_mul_aten(const at::Tensor& h) {
   check_silu_and_mul_args(h);
   const int64_t I = h.size(1) / 2;

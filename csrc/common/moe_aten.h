@@ -11,6 +11,9 @@ namespace kbit {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_route_aten(const at::Tensor& top_k_index, int64_t num_experts);
 at::Tensor moe_gather_aten(const at::Tensor& x, const at::Tensor& row_token);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_aten(const at::Tensor& top_k_index,
+                                                                                  int64_t num_experts,
+                                                                                  const at::Tensor& x);
 at::Tensor silu_and_mul_aten(const at::Tensor& h);
 at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
                             const at::Tensor& pair_row, int64_t num_experts);

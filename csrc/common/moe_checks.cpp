@@ -13,18 +13,36 @@ void check_ids(const at::Tensor& top_k_index, const char* op) {
 }
 }  // namespace
 
-void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts) {
-  check_ids(top_k_index, "moe_route");
-  TORCH_CHECK(num_experts >= 1 && num_experts <= INT32_MAX, "kbit.moe_route: num_experts must be 1 to ", INT32_MAX,
+namespace {
+void check_route(const at::Tensor& top_k_index, int64_t num_experts, const char* op) {
+  check_ids(top_k_index, op);
+  TORCH_CHECK(num_experts >= 1 && num_experts <= INT32_MAX, "kbit.", op, ": num_experts must be 1 to ", INT32_MAX,
               " (got ", num_experts, ")");
-  TORCH_CHECK(top_k_index.numel() <= INT32_MAX, "kbit.moe_route: at most ", INT32_MAX, " (token, slot) pairs (got ",
+  TORCH_CHECK(top_k_index.numel() <= INT32_MAX, "kbit.", op, ": at most ", INT32_MAX, " (token, slot) pairs (got ",
               top_k_index.numel(), ")");
 }
 
-void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token) {
+void check_rows(const at::Tensor& x, const char* op) {
   const auto t = x.scalar_type();
-  TORCH_CHECK(x.dim() == 2 && (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat), "kbit.moe_gather: x must "
+  TORCH_CHECK(x.dim() == 2 && (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat), "kbit.", op, ": x must "
               "be 2-D [tokens, H] float16, bfloat16 or float32 (got ", x.dim(), "-D ", t, ")");
+}
+}  // namespace
+
+void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts) {
+  check_route(top_k_index, num_experts, "moe_route");
+}
+
+void check_moe_route_gather_args(const at::Tensor& top_k_index, int64_t num_experts, const at::Tensor& x) {
+  check_route(top_k_index, num_experts, "moe_route_gather");
+  check_rows(x, "moe_route_gather");
+  TORCH_CHECK(x.size(0) == top_k_index.size(0), "kbit.moe_route_gather: x must have one row per token of "
+              "top_k_index (got ", x.size(0), " rows for ", top_k_index.size(0), " tokens)");
+  check_same_device({{"top_k_index", &top_k_index}, {"x", &x}});
+}
+
+void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token) {
+  check_rows(x, "moe_gather");
   TORCH_CHECK(row_token.dim() == 1 && (row_token.scalar_type() == at::kLong || row_token.scalar_type() == at::kInt),
               "kbit.moe_gather: row_token must be 1-D int64 or int32 (moe_route's; got ", row_token.dim(), "-D ",
               row_token.scalar_type(), ")");

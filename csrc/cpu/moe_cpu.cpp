@@ -8,6 +8,7 @@ namespace kbit {
 TORCH_LIBRARY_IMPL(kbit, CPU, m) {
   m.impl("moe_route", &moe_route_aten);
   m.impl("moe_gather", &moe_gather_aten);
+  m.impl("moe_route_gather", &moe_route_gather_aten);
   m.impl("silu_and_mul", &silu_and_mul_aten);
   m.impl("moe_combine", &moe_combine_aten);
 }

@@ -26,9 +26,9 @@ class Experts(nn.Module):
     forward(hidden_states ``[*, H]``, top_k_index ``[*, topk]`` int, top_k_weights
     ``[*, topk]`` float) -> ``[*, H]`` in the compute dtype. An id outside ``[0, E)`` (HF uses
     ``E`` for "expert not on this rank") contributes nothing. The forward pass runs
-    only device-side ops, on CUDA six kernels (up to 4096 (token, slot) pairs and 1024 experts;
-    past that ``moe_route`` takes ATen's sort): ``kbit::moe_route`` (a stable sort of the pairs
-    by expert and the expert offsets), ``kbit::moe_gather`` (x's rows in that order), two
+    only device-side ops, on CUDA five kernels (up to 1024 (token, slot) pairs and 1024 experts;
+    past 1024 pairs six, past 4096 ATen's sort too): ``kbit::moe_route_gather`` (a stable sort
+    of the pairs by expert, the expert offsets and x's rows in that order), two
     :func:`kbit.grouped_gemm` calls, ``kbit::silu_and_mul`` (fp32 math) and
     ``kbit::moe_combine`` (the weighted sum over the top-k slots in fp32 in a fixed order:
     deterministic, no atomics). It never reads a tensor on
@@ -110,8 +110,7 @@ class Experts(nn.Module):
             ids = ids.long()
         # rows = the (token, slot) pairs grouped by expert (stable); pairs of no expert are computed
         # as expert E - 1's and skipped by moe_combine
-        offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
-        xs = torch.ops.kbit.moe_gather(x, row_token)                # [P, H], grouped by expert
+        offsets, _, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, E, x)  # xs [P, H], grouped by expert
         h = api.grouped_gemm(xs, self.gate_up_proj.quantized(), offsets)               # [P, 2I]
         a = torch.ops.kbit.silu_and_mul(h)                          # silu(gate) * up, fp32 math
         y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)                   # [P, H]

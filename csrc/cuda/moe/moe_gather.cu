@@ -10,12 +10,14 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "../../common/moe_checks.h"
 #include "../common/dependent_launch.cuh"
 #include "../common/dependent_launch.h"
+#include "moe_cuda.h"
 
 namespace kbit {
 namespace cuda {
@@ -69,12 +71,24 @@ void launch_gather(const at::Tensor& x, const at::Tensor& row_token, uint32_t na
   const V fill = nan_vector<V>(nan_bits, static_cast<int>(x.element_size()));
   const auto* src = static_cast<const V*>(x.const_data_ptr());
   auto* dst = static_cast<V*>(out.data_ptr());
-  if (row_token.scalar_type() == at::kLong)
-    launch_kernel(moe_gather_kernel<V, int64_t>, grid, dim3(kThreads), 0, stream, dependent, src, x.size(0), row_vecs,
-                  row_token.const_data_ptr<int64_t>(), P, fill, dst);
-  else
-    launch_kernel(moe_gather_kernel<V, int32_t>, grid, dim3(kThreads), 0, stream, dependent, src, x.size(0), row_vecs,
-                  row_token.const_data_ptr<int32_t>(), P, fill, dst);
+  const auto launch = [&](const auto* rows) {
+    using Id = std::remove_cv_t<std::remove_pointer_t<decltype(rows)>>;
+    launch_kernel(moe_gather_kernel<V, Id>, grid, dim3(kThreads), 0, stream, dependent, src, x.size(0), row_vecs, rows,
+                  P, fill, dst);
+  };
+  if (row_token.scalar_type() == at::kLong) launch(row_token.const_data_ptr<int64_t>());
+  else launch(row_token.const_data_ptr<int32_t>());
+}
+
+}  // namespace
+
+int row_copy_bytes(int64_t row_bytes, const void* src, const void* dst) {
+  for (int bytes : {16, 8, 4}) {
+    if (row_bytes % bytes == 0 && reinterpret_cast<uintptr_t>(src) % bytes == 0 &&
+        reinterpret_cast<uintptr_t>(dst) % bytes == 0)
+      return bytes;
+  }
+  return 2;  // 2-byte elements (fp32 rows fit 4)
 }
 
 at::Tensor moe_gather_cuda(const at::Tensor& x_in, const at::Tensor& row_token_in) {
@@ -84,20 +98,15 @@ at::Tensor moe_gather_cuda(const at::Tensor& x_in, const at::Tensor& row_token_i
   at::Tensor out = at::empty({row_token.numel(), x.size(1)}, x.options());
   if (out.numel() == 0) return out;
   const uint32_t nan_bits = nan_bits_of(x.scalar_type());
-  // The widest bit-copy unit that divides a row's bytes and both tensors' start (out's is the allocator's).
-  const int64_t row_bytes = x.size(1) * x.element_size();
-  const auto fits = [&](int64_t bytes) {
-    return row_bytes % bytes == 0 && reinterpret_cast<uintptr_t>(x.const_data_ptr()) % bytes == 0 &&
-           reinterpret_cast<uintptr_t>(out.data_ptr()) % bytes == 0;
-  };
-  if (fits(16)) launch_gather<uint4>(x, row_token, nan_bits, out);
-  else if (fits(8)) launch_gather<uint2>(x, row_token, nan_bits, out);
-  else if (fits(4)) launch_gather<uint32_t>(x, row_token, nan_bits, out);
-  else launch_gather<uint16_t>(x, row_token, nan_bits, out);  // 2-byte elements (fp32 rows fit 4)
+  switch (row_copy_bytes(x.size(1) * x.element_size(), x.const_data_ptr(), out.data_ptr())) {
+    case 16: launch_gather<uint4>(x, row_token, nan_bits, out); break;
+    case 8: launch_gather<uint2>(x, row_token, nan_bits, out); break;
+    case 4: launch_gather<uint32_t>(x, row_token, nan_bits, out); break;
+    default: launch_gather<uint16_t>(x, row_token, nan_bits, out);
+  }
   return out;
 }
 
-}  // namespace
 }  // namespace cuda
 
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) { m.impl("moe_gather", &cuda::moe_gather_cuda); }
