@@ -160,15 +160,16 @@ def test_moe_gather_rows_past_the_grid(poisoned_cuda):
 @pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
 def test_moe_route_gather(device, dtype, id_dtype, request):
     # moe_route's three outputs (against the stable-sort reference) and x's rows in row order, bit for bit: decode
-    # sizes (CUDA's fused kernel: one row a CTA; 1024 pairs strided over the CTAs; 8191 experts), ids of no expert,
-    # every copy width (rows of 2048, 96, 300, 7, 3 elements; x strided or starting at an odd element), and sizes
-    # past the fused kernel (1032 pairs, 9000 experts: moe_route's and moe_gather's kernels); a CUDA output poisoned
+    # sizes (CUDA's fused kernel: one CTA a token; 1024 pairs; 8191 experts), ids of no expert, every copy width (rows
+    # of 2048, 96, 300, 7, 3 elements; x strided or starting at an odd element), rows past the 4 x 256 vectors a thread
+    # holds (8200 elements), and sizes past the fused kernel (1032 pairs, 9000 experts, top-65: moe_route's and
+    # moe_gather's kernels); a CUDA output poisoned
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"route-gather-{device}-{dtype}-{id_dtype}"))
     for T, topk, E, H, invalid in ((1, 8, 128, 2048, 0.0), (16, 8, 512, 96, 0.0), (7, 3, 5, 300, 0.3),
                                    (128, 8, 8191, 7, 0.05), (129, 8, 64, 3, 0.0), (4, 1, 1, 6, 0.5),
-                                   (3, 4, 9000, 5, 0.0)):
+                                   (3, 4, 9000, 5, 0.0), (2, 4, 8, 8200, 0.0), (2, 65, 70, 16, 0.1)):
         x = torch.randn(T, H + 1, generator=gen).to(dtype).to(device)
         ids = routing(T, topk, E, id_dtype, gen, invalid).to(device)
         want_off, want_tok, want_row = route_reference(ids, E)
@@ -193,12 +194,14 @@ def test_moe_route_gather(device, dtype, id_dtype, request):
 @pytest.mark.gpu
 def test_moe_route_gather_cuda_is_the_cpu_op(poisoned_cuda):
     # CUDA against the CPU op, bitwise, around the fused kernel's limits (1024 pairs; 8191 experts with 1024 pairs:
-    # 41 KB of shared memory) and a warp's 32 pairs, then as a CUDA graph replayed with other ids and x
+    # 41 KB of shared memory; top-64; rows of 1025 8-byte vectors, one past the preloaded ones) and a warp's 32
+    # pairs, then as a CUDA graph replayed with other ids and x
     gen = torch.Generator().manual_seed(seed_for("route-gather-kernel"))
-    for T, topk, E in ((1, 1, 1), (4, 8, 32), (33, 1, 8191), (128, 8, 8191), (1024, 1, 7), (3, 11, 40), (1, 64, 64),
-                       (341, 3, 300), (1025, 1, 7)):
+    for T, topk, E, H in ((1, 1, 1, 40), (4, 8, 32, 40), (33, 1, 8191, 40), (128, 8, 8191, 40), (1024, 1, 7, 40),
+                          (3, 11, 40, 40), (1, 64, 64, 40), (341, 3, 300, 40), (1025, 1, 7, 40), (2, 65, 70, 40),
+                          (3, 8, 16, 4100)):
         ids = routing(T, topk, E, torch.int64, gen, invalid=0.1)
-        x = torch.randn(T, 40, generator=gen).half()
+        x = torch.randn(T, H, generator=gen).half()
         got = torch.ops.kbit.moe_route_gather(ids.cuda(), E, x.cuda())
         want = torch.ops.kbit.moe_route_gather(ids, E, x)
         for g, w in zip(got, want):
