@@ -160,10 +160,10 @@ def test_moe_gather_rows_past_the_grid(poisoned_cuda):
 @pytest.mark.parametrize("id_dtype", [torch.int64, torch.int32], ids=str)
 def test_moe_route_gather(device, dtype, id_dtype, request):
     # moe_route's three outputs (against the stable-sort reference) and x's rows in row order, bit for bit: decode
-    # sizes (CUDA's fused kernel: one CTA a token; 1024 pairs; 8191 experts), ids of no expert, every copy width (rows
-    # of 2048, 96, 300, 7, 3 elements; x strided or starting at an odd element), rows past the 4 x 256 vectors a thread
-    # holds (8200 elements), and sizes past the fused kernel (1032 pairs, 9000 experts, top-65: moe_route's and
-    # moe_gather's kernels); a CUDA output poisoned
+    # sizes (CUDA's fused kernel: one row a CTA; 1024 pairs strided over the CTAs; 8191 experts; top-65), ids of no
+    # expert, every copy width (rows of 2048, 96, 300, 7, 3 elements; x strided or starting at an odd element), rows
+    # of 8200 elements (several vectors a thread), and sizes past the fused kernel (1032 pairs, 9000 experts:
+    # moe_route's and moe_gather's kernels); a CUDA output poisoned
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"route-gather-{device}-{dtype}-{id_dtype}"))
@@ -194,8 +194,8 @@ def test_moe_route_gather(device, dtype, id_dtype, request):
 @pytest.mark.gpu
 def test_moe_route_gather_cuda_is_the_cpu_op(poisoned_cuda):
     # CUDA against the CPU op, bitwise, around the fused kernel's limits (1024 pairs; 8191 experts with 1024 pairs:
-    # 41 KB of shared memory; top-64; rows of 1025 8-byte vectors, one past the preloaded ones) and a warp's 32
-    # pairs, then as a CUDA graph replayed with other ids and x
+    # 41 KB of shared memory; 1024 pairs over 264 CTAs; top-65; rows of 1025 8-byte vectors) and a warp's 32 pairs,
+    # then as a CUDA graph replayed with other ids and x
     gen = torch.Generator().manual_seed(seed_for("route-gather-kernel"))
     for T, topk, E, H in ((1, 1, 1, 40), (4, 8, 32, 40), (33, 1, 8191, 40), (128, 8, 8191, 40), (1024, 1, 7, 40),
                           (3, 11, 40, 40), (1, 64, 64, 40), (341, 3, 300, 40), (1025, 1, 7, 40), (2, 65, 70, 40),
