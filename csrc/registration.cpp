@@ -71,6 +71,12 @@ TORCH_LIBRARY(kbit, m) {
   // dispatches to when the experts get several tokens each.
   m.def("grouped_tile_gemm(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // kbit.Experts' gate/up call: grouped_gemm over a weight [E, N, K] whose rows are gate and up interleaved in 8s
+  // (each 16 rows: the gate rows of 8 outputs, then their up rows; N % 16 == 0), then silu_and_mul: [T, N / 2],
+  // silu(gate) * up of the GEMM's outputs rounded to x's dtype, fp32 math. On CUDA one kernel where grouped_gemm
+  // takes the grouped GEMV (the same bits as the two ops).
+  m.def("grouped_gemm_silu_and_mul(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
+        "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
   // The MoE glue of kbit.Experts (csrc/common/moe_aten.cpp, csrc/cuda/moe): for top_k_index [T, topk]
   // (int32/int64; an id outside [0, num_experts) is "no expert": sorted as expert E - 1, skipped by
   // moe_combine), moe_route sorts the T topk (token, slot) pairs p = t topk + j by expert, stably:

@@ -86,6 +86,14 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
 
 
+@register_fake("kbit::grouped_gemm_silu_and_mul")
+def _grouped_gemm_silu_and_mul(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
+    y = _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
+    torch._check(y.shape[1] % 16 == 0, lambda: "kbit.grouped_gemm_silu_and_mul: the weight's N must be a multiple "
+                 "of 16 (gate and up rows interleaved in 8s)")
+    return y.new_empty((y.shape[0], y.shape[1] // 2))
+
+
 @register_fake("kbit::mma_gemm")
 def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_unit=0):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)

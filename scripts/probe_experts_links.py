@@ -1,7 +1,9 @@
 """What each kernel of a kbit.Experts decode step costs the step (GPU machine): the step with one kernel's
 work replaced by its precomputed output (the same routings), against the whole step. The difference is that
 kernel's marginal cost in the PDL chain: what fusing it into a neighbour could save at most. "step" runs moe_route
-and moe_gather, "fused" moe_route_gather in their place (kbit.Experts' forward since session 58). Qwen3 MoE expert
+and moe_gather, "fused" moe_route_gather in their place (kbit.Experts' forward since session 58), "gated" that and
+grouped_gemm_silu_and_mul on the gate/up weight's rows interleaved in 8s in place of the gate/up call and silu_and_mul.
+"fused" and "gated" outputs are checked against "step"'s (bitwise) before the timing. Qwen3 MoE expert
 shapes (H = 2048, I = 512), top-k of a few tokens over E experts, a new routing per call, CUDA-graph medians
 (benchmarks/harness.py), forms alternated over rounds in one process.
 
@@ -18,7 +20,7 @@ import kbit
 from benchmarks.harness import Work
 from benchmarks.session import run_meta, tuning_setup
 
-FORMS = ("step", "fused", "no_route", "no_gather", "no_route_gather", "no_silu", "no_combine", "grouped_only")
+FORMS = ("step", "fused", "gated", "no_route", "no_gather", "no_route_gather", "no_silu", "no_combine", "grouped_only")
 
 
 def main():
@@ -46,6 +48,14 @@ def main():
         ex = kbit.Experts.from_weights(gate_up, down, k=args.k)
         del gate_up, down
         gu, dn = ex.gate_up_proj.quantized(), ex.down_proj.quantized()
+        # gate/up rows interleaved in 8s (grouped_gemm_silu_and_mul's layout): perm[new row] = old row
+        j = torch.arange(I).view(-1, 8)
+        perm = torch.stack([j, j + I], dim=1).reshape(-1).to(dev)
+        gu_flat = gu.to_layout("flat")
+        gu_gated = kbit.QuantizedWeight(gu_flat.packed.index_select(-3, perm), gu_flat.absmax.index_select(-2, perm),
+                                        gu_flat.row_scale.index_select(-1, perm), gu_flat.codebook, gu_flat.k,
+                                        gu_flat.shape, gu_flat.dtype, "flat").to_layout("tiled")
+        del gu_flat
         for T in (int(v) for v in args.tokens.split(",")):
             x = torch.randn(T, H, device=dev, dtype=torch.float16, generator=g)
             routes = []
@@ -61,7 +71,7 @@ def main():
                 routes.append(dict(ids=ids, w=w, off=off, row_token=row_token, pair_row=pair_row, xs=xs, a=a, y=y))
 
             def step(r, form):
-                if form == "fused":
+                if form in ("fused", "gated"):
                     off, _, pair_row, xs = ops.moe_route_gather(r["ids"], E, x)
                 elif form in ("no_route", "no_route_gather", "grouped_only"):
                     off, row_token, pair_row = r["off"], r["row_token"], r["pair_row"]
@@ -69,15 +79,23 @@ def main():
                     off, row_token, pair_row = ops.moe_route(r["ids"], E)
                 if form in ("no_gather", "no_route_gather", "grouped_only"):
                     xs = r["xs"]
-                elif form != "fused":
+                elif form not in ("fused", "gated"):
                     xs = ops.moe_gather(x, row_token)
-                h = kbit.grouped_gemm(xs, gu, off)
-                a = r["a"] if form in ("no_silu", "grouped_only") else ops.silu_and_mul(h)
+                if form == "gated":
+                    a = ops.grouped_gemm_silu_and_mul(xs, gu_gated.packed, gu_gated.absmax, gu_gated.row_scale,
+                                                      gu_gated.codebook, off, gu_gated.k)
+                else:
+                    h = kbit.grouped_gemm(xs, gu, off)
+                    a = r["a"] if form in ("no_silu", "grouped_only") else ops.silu_and_mul(h)
                 y = kbit.grouped_gemm(a, dn, off)
                 if form in ("no_combine", "grouped_only"):
                     return y
                 return ops.moe_combine(y, r["w"], r["ids"], pair_row, E)
 
+            for r in routes[:3]:
+                want = step(r, "step")
+                for form in ("fused", "gated"):
+                    assert torch.equal(step(r, form), want), (form, E, T)
             times = {form: [] for form in FORMS}
             for rnd in range(args.rounds):
                 order = FORMS if rnd % 2 == 0 else tuple(reversed(FORMS))

@@ -1,5 +1,5 @@
 """The MoE glue ops of kbit.Experts (kbit::moe_route, kbit::moe_gather, kbit::moe_route_gather, kbit::silu_and_mul,
-kbit::moe_combine) against
+kbit::moe_combine, and the gate/up call kbit::grouped_gemm_silu_and_mul) against
 pure-PyTorch references (float64 where there is arithmetic), on the CPU and (gpu marker) on CUDA, where
 moe_route's one-CTA kernel must give moe_route_aten's rows exactly."""
 import pytest
@@ -212,6 +212,51 @@ def test_moe_route_gather_cuda_is_the_cpu_op(poisoned_cuda):
                        [routing(16, 8, 128, torch.int64, gen).cuda(), torch.randn_like(x)])
 
 
+def gate_up_reference(x, W, counts):
+    """silu(gate) * up in float64 of x's rows by expert against W [E, N, K] with rows interleaved in 8s."""
+    E, N, _ = W.shape
+    h = torch.cat([x[o:o + c].double() @ W[e].double().T
+                   for e, (o, c) in enumerate(zip([0] + list(torch.tensor(counts).cumsum(0)[:-1]), counts))])
+    g_u = h.view(h.shape[0], N // 16, 2, 8)
+    gate, up = g_u[:, :, 0].reshape(h.shape[0], N // 2), g_u[:, :, 1].reshape(h.shape[0], N // 2)
+    return gate * torch.sigmoid(gate) * up
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_grouped_gemm_silu_and_mul(device, dtype, request):
+    # The op against grouped_gemm then silu_and_mul of its columns put back in order (gate, then up), bit for bit on
+    # one device, and against a float64 reference (dequantized weights) within 1e-2: decode routings (on CUDA the
+    # grouped GEMV's gated epilogue: one warp a unit at 128 experts x 1 row, the slot's sum in shared memory at 8 x 1,
+    # x shared at 64 experts x 8 rows), a prefill routing (grouped_gemm's tile / small-M kernels, then the unfused
+    # ops), k = 2 .. 5, experts with no rows, and rows no expert owns (NaN); a CUDA output poisoned beforehand
+    if device == "cuda":
+        request.getfixturevalue("poisoned_cuda")
+    gen = torch.Generator().manual_seed(seed_for(f"gate-up-silu-{device}-{dtype}"))
+    for E, N, K, counts, k in ((128, 1024, 2048, [1] * 8 + [0] * 120, 4), (8, 1024, 2048, [1] * 8, 4),
+                               (64, 256, 512, [8] * 64, 3), (4, 64, 256, [0, 300, 7, 41], 5),
+                               (16, 96, 288, [2, 0, 1] * 5 + [3], 2)):
+        W = torch.randn(E, N, K, generator=gen) * K ** -0.5
+        qw = kbit.quantize(W.to(device), k=k)
+        T = sum(counts) + (3 if k == 2 and device == "cuda" else 0)  # 3 rows past offsets[E] on CUDA (NaN; the CPU
+        # refuses such offsets)
+        x = torch.randn(T, K, generator=gen).to(dtype).to(device)
+        offsets = torch.tensor([0] + list(torch.tensor(counts).cumsum(0)), dtype=torch.int32, device=device)
+        got = torch.ops.kbit.grouped_gemm_silu_and_mul(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, offsets,
+                                                       k)
+        assert got.shape == (T, N // 2) and got.dtype == dtype
+        if T > sum(counts):  # the unowned rows: NaN (grouped_gemm's rule)
+            assert got[sum(counts):].isnan().all()
+            got, x, T = got[:sum(counts)], x[:sum(counts)], sum(counts)
+        h = torch.ops.kbit.grouped_gemm(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, offsets, k)
+        want = torch.ops.kbit.silu_and_mul(h.view(T, N // 16, 2, 8).transpose(1, 2).reshape(T, N))
+        assert_bitwise_equal(got.cpu(), want.cpu())
+        W_hat = kbit.dequantize(qw, torch.float32).cpu()
+        ref = gate_up_reference(x.cpu(), W_hat, counts)
+        err = ((got.cpu().double() - ref).norm() / ref.norm()).item()
+        assert err <= 1e-2, (E, N, K, k, err)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 def test_silu_and_mul(device, dtype):
@@ -313,6 +358,11 @@ def test_moe_ops_bad_input(device):
         torch.ops.kbit.moe_gather(y, rt.view(2, 2))
     with pytest.raises(RuntimeError, match="moe_gather: row_token must be 1-D int64 or int32"):
         torch.ops.kbit.moe_gather(y, rt.float())
+    qw = kbit.quantize(torch.randn(2, 40, 64, device=device), k=4)
+    with pytest.raises(RuntimeError, match="grouped_gemm_silu_and_mul: the weight's N must be a multiple of 16"):
+        torch.ops.kbit.grouped_gemm_silu_and_mul(torch.zeros(3, 64, dtype=torch.float16, device=device), qw.packed,
+                                                 qw.absmax, qw.row_scale, qw.codebook,
+                                                 torch.tensor([0, 1, 3], dtype=torch.int32, device=device), 4)
     x3 = torch.zeros(3, 8, dtype=torch.float16, device=device)
     with pytest.raises(RuntimeError, match="moe_route_gather: x must have one row per token of top_k_index"):
         torch.ops.kbit.moe_route_gather(ids, 4, y)

@@ -451,7 +451,7 @@ def test_experts_match_reference(dtype, gen):
     gate_up, down = expert_weights(gen, dtype)
     m = kbit.Experts.from_weights(gate_up, down, k=4)
     assert (m.num_experts, m.hidden_size, m.intermediate_size, m.k, m.dtype) == (E, H, I, 4, dtype)
-    assert torch.equal(m.gate_up_proj.packed, kbit.quantize(gate_up, k=4).packed)
+    assert torch.equal(m.gate_up_proj.quantized().packed, kbit.quantize(gate_up, k=4).packed)
     T = 13
     x = randn((T, H), gen, dtype)
     ids, w = routing(T, gen)
@@ -525,6 +525,26 @@ def test_experts_state_dict_round_trip_and_to(gen, tmp_path):
     fresh.half()
     assert fresh.dtype == torch.float16 and fresh.gate_up_proj.row_scale.dtype == torch.float32
     assert rel_err(fresh(x.half(), ids, w), y) < 2e-2
+
+
+def test_experts_gate_up_rows_interleaved_in_memory_natural_in_state_dict(gen):
+    # The gate/up buffers hold rows interleaved in 8s (each 16: 8 outputs' gate rows, then their up rows) for
+    # kbit::grouped_gemm_silu_and_mul; quantized() and the state dict are the natural order, the same tensors as
+    # kbit.quantize's (checkpoints of earlier versions load unchanged).
+    gate_up, down = expert_weights(gen)
+    m = kbit.Experts.from_weights(gate_up, down, k=4)
+    want = kbit.quantize(gate_up, k=4).state_dict()
+    sd = m.state_dict()
+    for key in ("packed", "absmax", "row_scale", "codebook", "meta"):
+        assert torch.equal(sd[f"gate_up_proj.{key}"], want[key]), key
+    natural = kbit.dequantize(m.gate_up_proj.quantized(), torch.float32)
+    interleaved = kbit.dequantize(m.gate_up_proj.interleaved(), torch.float32)
+    assert m.gate_up_proj.interleaved().packed.data_ptr() == m.gate_up_proj.packed.data_ptr()
+    for t in range(I // 8):
+        assert torch.equal(interleaved[:, 16 * t:16 * t + 8], natural[:, 8 * t:8 * t + 8])
+        assert torch.equal(interleaved[:, 16 * t + 8:16 * t + 16], natural[:, I + 8 * t:I + 8 * t + 8])
+    with pytest.raises(ValueError, match="multiples of 32"):
+        kbit.Experts(4, 64, 40)
 
 
 def test_experts_forward_reads_no_tensor_on_host(gen, monkeypatch):

@@ -11,7 +11,8 @@ from conftest import make_weight
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWarning")
 
-OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm", "moe_route",
+OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm",
+       "grouped_gemm_silu_and_mul", "moe_route",
        "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine"]
 
 
@@ -24,6 +25,9 @@ def op_args(name, k, stacked, gen):
     pt, at = torch.ops.kbit.repack(p, a)
     x = torch.randn(5, K, generator=gen).half()
     ids = torch.tensor([[0, 3], [1, 1], [4, 2], [3, -1], [0, 1]])  # the MoE glue ops: 5 tokens, top-2, 4 experts
+    if name == "grouped_gemm_silu_and_mul":  # gate and up rows interleaved in 8s: N a multiple of 16
+        pg, ag, rg = torch.ops.kbit.quantize(make_weight("normal", (3, 32, K), torch.bfloat16, gen=gen), cb, k)
+        return (x, *torch.ops.kbit.repack(pg, ag), rg, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k)
     return {
         "quantize": (W, cb, k),
         "dequantize": (p, a, r, cb, k, torch.float16),

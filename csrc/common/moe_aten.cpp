@@ -1,6 +1,7 @@
 #include "moe_aten.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "moe_checks.h"
 
@@ -40,6 +41,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_aten
   check_moe_route_gather_args(top_k_index, num_experts, x);
   auto [offsets, row_token, pair_row] = moe_route_aten(top_k_index, num_experts);
   return {offsets, row_token, pair_row, x.index_select(0, row_token).contiguous()};
+}
+
+at::Tensor silu_and_mul_interleaved(const at::Tensor& h) {
+  const int64_t T = h.size(0), N = h.size(1);
+  const at::Tensor in_order = h.view({T, N / 16, 2, 8}).transpose(1, 2).reshape({T, N});
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kbit::silu_and_mul", "")
+                             .typed<at::Tensor(const at::Tensor&)>();
+  return op.call(in_order);
+}
+
+void check_gated_rows(int64_t rows, const char* op) {
+  TORCH_CHECK(rows % 16 == 0, "kbit.", op, ": the weight's N must be a multiple of 16 (gate and up rows interleaved "
+              "in 8s; got N=", rows, ")");
 }
 
 at::Tensor silu_and_mul_aten(const at::Tensor& h) {

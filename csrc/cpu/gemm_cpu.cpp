@@ -1,5 +1,6 @@
 // CPU gemm and grouped_gemm over the tiled layout: dequantize a chunk of rows to
-// fp32 (parallel over tiles), multiply with fp32 BLAS, write the output dtype.
+// fp32 (parallel over tiles), multiply with fp32 BLAS, write the output dtype. grouped_gemm_silu_and_mul: grouped_gemm,
+// then silu_and_mul of its interleaved columns.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -9,6 +10,7 @@
 
 #include "../common/checks.h"
 #include "../common/e4m4.h"
+#include "../common/moe_aten.h"
 #include "../common/tiled_layout.h"
 #include "tiled_decode.h"
 
@@ -157,11 +159,20 @@ at::Tensor grouped_gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, con
   return y.to(x.scalar_type());
 }
 
+at::Tensor grouped_gemm_silu_and_mul_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                         const at::Tensor& row_scale, const at::Tensor& codebook,
+                                         const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  check_gated_rows(g.rows, "grouped_gemm_silu_and_mul");
+  return silu_and_mul_interleaved(grouped_gemm_cpu(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(kbit, CPU, m) {
   m.impl("gemm", &gemm_cpu);
   m.impl("grouped_gemm", &grouped_gemm_cpu);
+  m.impl("grouped_gemm_silu_and_mul", &grouped_gemm_silu_and_mul_cpu);
 }
 
 }  // namespace kbit

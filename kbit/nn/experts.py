@@ -7,12 +7,50 @@ import torch
 from torch import nn
 
 from .. import api
+from ..quantized import QuantizedWeight
 from .buffers import QuantizedBuffers, probe_dtype
 from .linear import ACT_DTYPES, compute_dtype_for
 
 __all__ = ["Experts"]
 
 ACTIVATIONS = ("silu_and_mul",)
+
+
+def _gate_up_interleaving(rows: int, device) -> torch.Tensor:
+    """The interleaved row order of a gate/up stack's ``rows = 2I`` rows (I % 8 == 0): new row -> old row.
+    Each 16 rows are the gate rows of 8 outputs, then their up rows (kbit::grouped_gemm_silu_and_mul's layout:
+    a 16-row tile's rows g and g + 8 are one output's gate and up)."""
+    j = torch.arange(rows // 2, device=device).view(-1, 8)
+    return torch.stack([j, j + rows // 2], dim=1).reshape(-1)
+
+
+def _rows_in_order(qw: QuantizedWeight, order: torch.Tensor) -> QuantizedWeight:
+    """qw (flat: each row's blocks, absmax and row scale its own) with its rows taken in ``order``."""
+    assert qw.layout == "flat"
+    return QuantizedWeight(qw.packed.index_select(-3, order), qw.absmax.index_select(-2, order),
+                           qw.row_scale.index_select(-1, order), qw.codebook, qw.k, qw.shape, qw.dtype, "flat")
+
+
+class GateUpBuffers(QuantizedBuffers):
+    """kbit.Experts' ``gate_up_proj [E, 2I, H]``: its buffers hold the rows interleaved in 8s
+    (:func:`_gate_up_interleaving`), the layout ``kbit::grouped_gemm_silu_and_mul`` reads, so that the
+    decode step's gate/up call writes silu(gate) * up itself (session 58). :meth:`quantized` and the state
+    dict are in the natural order (rows ``0 : I`` the gate, ``I : 2I`` the up projection: checkpoints are
+    unchanged); :meth:`interleaved` is the buffers themselves."""
+
+    def _set(self, qw: QuantizedWeight) -> None:  # qw in the natural order
+        flat = qw.to_layout("flat")
+        super()._set(_rows_in_order(flat, _gate_up_interleaving(qw.shape[-2], flat.device)))
+
+    def interleaved(self) -> QuantizedWeight:
+        """The buffers as a tiled :class:`kbit.QuantizedWeight`, rows interleaved (shares their storage)."""
+        return super().quantized()
+
+    def quantized(self) -> QuantizedWeight:
+        """The weight in the natural row order (tiled; a copy: the buffers are interleaved)."""
+        flat = self.interleaved().to_layout("flat")
+        back = torch.argsort(_gate_up_interleaving(self.shape[-2], flat.device))
+        return _rows_in_order(flat, back).to_layout("tiled")
 
 
 class Experts(nn.Module):
@@ -26,13 +64,16 @@ class Experts(nn.Module):
     forward(hidden_states ``[*, H]``, top_k_index ``[*, topk]`` int, top_k_weights
     ``[*, topk]`` float) -> ``[*, H]`` in the compute dtype. An id outside ``[0, E)`` (HF uses
     ``E`` for "expert not on this rank") contributes nothing. The forward pass runs
-    only device-side ops, on CUDA five kernels (up to 1024 (token, slot) pairs and 1024 experts;
-    past 1024 pairs six, past 4096 ATen's sort too): ``kbit::moe_route_gather`` (a stable sort
-    of the pairs by expert, the expert offsets and x's rows in that order), two
-    :func:`kbit.grouped_gemm` calls, ``kbit::silu_and_mul`` (fp32 math) and
-    ``kbit::moe_combine`` (the weighted sum over the top-k slots in fp32 in a fixed order:
-    deterministic, no atomics). It never reads a tensor on
-    the host; whether it can be captured in a CUDA graph is then up to :func:`kbit.grouped_gemm`.
+    only device-side ops, on CUDA four kernels at decode (up to 1024 (token, slot) pairs and
+    1024 experts; past 1024 pairs the route and gather are two, past 4096 ATen's sort too; where
+    grouped_gemm takes other kernels than the grouped GEMV the activation is its own kernel):
+    ``kbit::moe_route_gather`` (a stable sort of the pairs by expert, the expert offsets and x's
+    rows in that order), ``kbit::grouped_gemm_silu_and_mul`` (the gate/up call, whose output is
+    silu(gate) * up in fp32 math: the buffers hold gate_up_proj's rows interleaved in 8s, see
+    ``GateUpBuffers``), the down call (:func:`kbit.grouped_gemm`) and ``kbit::moe_combine`` (the
+    weighted sum over the top-k slots in fp32 in a fixed order: deterministic, no atomics). It
+    never reads a tensor on the host; whether it can be captured in a CUDA graph is then up to
+    :func:`kbit.grouped_gemm`.
     Inference only: the glue ops have no autograd formulas.
 
     Build with :meth:`from_weights`; ``Experts(E, H, I, k=..., dtype=...)`` is an all-zero
@@ -45,7 +86,11 @@ class Experts(nn.Module):
                  dtype: torch.dtype = torch.float16, activation: str = "silu_and_mul", device=None):
         super().__init__()
         self._init(num_experts, hidden_size, intermediate_size, dtype, activation)
-        self.gate_up_proj = QuantizedBuffers((num_experts, 2 * intermediate_size, hidden_size), k, dtype, device)
+        if hidden_size % 32 or intermediate_size % 32 or min(num_experts, hidden_size, intermediate_size) < 1:
+            raise ValueError(f"kbit.Experts: num_experts, hidden_size and intermediate_size must be positive, the "
+                             f"sizes multiples of 32 (the block size; got {num_experts}, {hidden_size}, "
+                             f"{intermediate_size})")
+        self.gate_up_proj = GateUpBuffers((num_experts, 2 * intermediate_size, hidden_size), k, dtype, device)
         self.down_proj = QuantizedBuffers((num_experts, hidden_size, intermediate_size), k, dtype, device)
 
     def _init(self, num_experts, hidden_size, intermediate_size, dtype, activation):
@@ -79,8 +124,8 @@ class Experts(nn.Module):
         nn.Module.__init__(self)
         self._init(E, H, I, dtype, activation)
         with torch.no_grad():
-            self.gate_up_proj = QuantizedBuffers.from_quantized(
-                api.quantize(gate_up_proj.detach(), k=k, codebook=codebook))
+            self.gate_up_proj = GateUpBuffers.from_quantized(
+                api.quantize(gate_up_proj.detach(), k=k, codebook=codebook, layout="flat"))
             self.down_proj = QuantizedBuffers.from_quantized(api.quantize(down_proj.detach(), k=k, codebook=codebook))
         return self
 
@@ -111,8 +156,9 @@ class Experts(nn.Module):
         # rows = the (token, slot) pairs grouped by expert (stable); pairs of no expert are computed
         # as expert E - 1's and skipped by moe_combine
         offsets, _, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, E, x)  # xs [P, H], grouped by expert
-        h = api.grouped_gemm(xs, self.gate_up_proj.quantized(), offsets)               # [P, 2I]
-        a = torch.ops.kbit.silu_and_mul(h)                          # silu(gate) * up, fp32 math
+        gu = self.gate_up_proj.interleaved()                        # silu(gate) * up [P, I], fp32 math
+        a = torch.ops.kbit.grouped_gemm_silu_and_mul(xs, gu.packed, gu.absmax, gu.row_scale, gu.codebook, offsets,
+                                                     gu.k)
         y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)                   # [P, H]
         w = top_k_weights.reshape(T, topk)
         if w.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):

@@ -81,6 +81,12 @@ __device__ __forceinline__ void stmatrix_x4_trans(void* row, const uint32_t (&w)
 }
 #endif
 
+// silu(gate) * up in fp32 as kbit::silu_and_mul computes it (silu(g) = g / (1 + e^-g)), one rounding a step: the
+// op and the grouped GEMV's gated epilogue (TcGemmArgs::gated_silu) share it, so their outputs are the same bits.
+__device__ __forceinline__ float silu_mul(float gate, float up) {
+  return __fmul_rn(__fdiv_rn(gate, __fadd_rn(1.0f, expf(-gate))), up);
+}
+
 // Sum over the warp in xor-butterfly order (offsets 16, 8, 4, 2, 1). Every lane gets
 // the same bits; the CPU reference sums in the same tree (csrc/cpu/quantize_cpu.cpp).
 __device__ __forceinline__ float warp_sum_butterfly(float v) {

@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "../../common/checks.h"
+#include "../../common/moe_aten.h"
 #include "../common/remembered_plans.h"
 #include "dispatch_query.h"
 #include "gemm_paths.h"
@@ -827,10 +828,12 @@ at::Tensor dequant_cublas_gemm_cuda(const at::Tensor& x, const at::Tensor& packe
 // (kTile) kernel.
 at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                           const at::Tensor& row_scale, const at::Tensor& codebook, const at::Tensor& expert_offsets,
-                          const WeightGeometry& g, DensePath kernel, GemvDecode gemv_decode = GemvDecode::kAuto) {
+                          const WeightGeometry& g, DensePath kernel, GemvDecode gemv_decode = GemvDecode::kAuto,
+                          bool gated_silu = false) {
+  TORCH_INTERNAL_ASSERT(!gated_silu || kernel == DensePath::kGemv, "only the grouped GEMV fuses silu_and_mul");
   const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
   const at::Tensor offsets = expert_offsets.contiguous();
-  at::Tensor y = at::empty({x.size(0), g.rows}, x.options());
+  at::Tensor y = at::empty({x.size(0), gated_silu ? g.rows / 2 : g.rows}, x.options());
   if (x.size(0) == 0) return y;  // an empty result on any GPU
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
@@ -838,6 +841,7 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.expert_offsets = offsets.data_ptr<int32_t>();
   args.tokens_per_unit = tc_grouped_tokens_hint(args.M, g.experts);
   args.gemv_decode = gemv_decode;
+  args.gated_silu = gated_silu;
   if (kernel == DensePath::kGemv) {
     args.tokens_per_unit = gemv_grouped_chunk_rows(args.M, g.experts, gemv_decode);
   } else if (kernel == DensePath::kTile) {
@@ -875,6 +879,25 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
   const DensePath kernel = grouped_gemm_path(x.size(0), g.experts, g.rows, g.cols, g.k, prop);
   return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, kernel);
+}
+
+// kbit.Experts' gate/up call: the grouped GEMM of a weight whose rows are gate and up interleaved in 8s, then
+// silu_and_mul. Where grouped_gemm takes the grouped GEMV (decode), its epilogue writes silu(gate) * up
+// (TcGemmArgs::gated_silu: one kernel fewer in the decode step's chain); elsewhere grouped_gemm, then silu_and_mul of
+// the columns put back in order. The same bits either way.
+at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                          const at::Tensor& row_scale, const at::Tensor& codebook,
+                                          const at::Tensor& expert_offsets, int64_t k) {
+  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  check_gated_rows(g.rows, "grouped_gemm_silu_and_mul");
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (g.experts <= kTcMaxExperts) {
+    const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+    if (grouped_gemm_path(x.size(0), g.experts, g.rows, g.cols, g.k, prop) == DensePath::kGemv)
+      return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, DensePath::kGemv,
+                            GemvDecode::kAuto, /*gated_silu=*/true);
+  }
+  return silu_and_mul_interleaved(grouped_gemm_cuda(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k));
 }
 
 // The grouped kernels called directly (grouped_gemv_gemm / grouped_mma_gemm / grouped_tile_gemm):
@@ -981,6 +1004,7 @@ GemvLaunchQuery grouped_gemv_launch_plan(int64_t T, int64_t E, int64_t N, int64_
 TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
+  m.impl("grouped_gemm_silu_and_mul", &cuda::grouped_gemm_silu_and_mul_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
   m.impl("gemv_gemm", &cuda::gemv_gemm_cuda);
   m.impl("tile_gemm", &cuda::tile_gemm_cuda);

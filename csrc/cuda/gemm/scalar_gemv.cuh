@@ -506,6 +506,10 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
+  // Grouped, gated (TcGemmArgs::gated_silu): y is [M, N / 2]. Read from the arguments where used, not held in
+  // registers across the item loop (held, 8-16 more bytes of stack in some grouped kernels).
+  const auto gated = [&]() { return kGrouped && args.gated_silu; };
+  const auto y_cols = [&]() { return gated() ? N / 2 : N; };
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
   // launcher's halving for many units, or K's few 256-column groups), each slot its own units:
   // slot s of CTA b takes units b slots + s, + gridDim.x slots, ... (x shared: runs, below); warp_u = the warp's place
@@ -632,7 +636,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   if constexpr (kGrouped) {
     if (per_warp) {
       warp_sched.build(sched.experts, args.M, NT, static_first);
-      fill_unowned_rows(warp_sched.first_owned_row(), warp_sched.owned_rows_end(), args.M, N, y);
+      fill_unowned_rows(warp_sched.first_owned_row(), warp_sched.owned_rows_end(), args.M, y_cols(), y);
     } else {
       int64_t* scratch = reinterpret_cast<int64_t*>(red + gemv_sums_floats(kTokens, warps));
       int64_t* row_begin = scratch + 32;
@@ -642,14 +646,14 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         if (args.row_schedule)
           by_row = row_sched.build(args.expert_offsets, sched.experts, args.M, NT, reinterpret_cast<int32_t*>(row_begin));
       if (by_row) {
-        fill_unowned_rows(row_sched.first_row, row_sched.rows_end, args.M, N, y);
+        fill_unowned_rows(row_sched.first_row, row_sched.rows_end, args.M, y_cols(), y);
       } else {
         build_grouped_schedule<kTokens>(args.expert_offsets, sched.experts, args.M, NT, row_begin, unit_end, scratch,
                                         /*group_end=*/kWarpLookup ? scratch : nullptr);
         sched.row_begin = row_begin;
         sched.unit_end = unit_end;
         sched.group_end = kWarpLookup ? scratch : nullptr;
-        fill_unowned_rows(row_begin, sched.experts, args.M, N, y);
+        fill_unowned_rows(row_begin, sched.experts, args.M, y_cols(), y);
       }
     }
   }
@@ -902,12 +906,20 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         const float rs_lo = __shfl_sync(0xffffffffu, rs, g) * kHalfScaleFix,
                     rs_hi = __shfl_sync(0xffffffffu, rs, g + 8) * kHalfScaleFix;
         const int64_t row = unit.tile * kTileRows + g;
-        acc.each_sum(lane, [&](int m, float lo, float hi) {
-          if (m >= unit.rows) return;
-          T* y_m = y + (unit.row0 + m) * N;
-          if (row < N) y_m[row] = from_float<T>(lo * rs_lo);
-          if (row + 8 < N) y_m[row + 8] = from_float<T>(hi * rs_hi);
-        });
+        if (gated()) {  // rows g and g + 8: output g of the tile's 8, its gate and up (N % 16 == 0)
+          acc.each_sum(lane, [&](int m, float lo, float hi) {
+            if (m >= unit.rows) return;
+            const float gate = to_float(from_float<T>(lo * rs_lo)), up = to_float(from_float<T>(hi * rs_hi));
+            y[(unit.row0 + m) * (N / 2) + unit.tile * 8 + g] = from_float<T>(silu_mul(gate, up));
+          });
+        } else {
+          acc.each_sum(lane, [&](int m, float lo, float hi) {
+            if (m >= unit.rows) return;
+            T* y_m = y + (unit.row0 + m) * N;
+            if (row < N) y_m[row] = from_float<T>(lo * rs_lo);
+            if (row + 8 < N) y_m[row + 8] = from_float<T>(hi * rs_hi);
+          });
+        }
       }
       acc.zero();
     } else {
@@ -920,12 +932,31 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if (slots == 1) __syncthreads();
       else named_barrier_sync(1 + slot, 32 * wpu);
       const int64_t row = unit.tile * kTileRows + out_r;
-      for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
-        const int m = i / kTileRows;
-        if (m < unit.rows && row < N) {
-          float sum = red_p[m * kTileRows + out_r];
-          for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
-          y[(unit.row0 + m) * N + row] = from_float<T>(sum * (rs * kHalfScaleFix));
+      if (gated()) {
+        // thread out_r < 8: output out_r of the tile's 8 from rows out_r (gate) and out_r + 8 (up), whose row scale
+        // lane + 8 holds (out_r = lane % 16; every lane of the slot's warps is here)
+        const float rs_up = __shfl_down_sync(0xffffffffu, rs, 8);
+        for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
+          const int m = i / kTileRows;
+          if (m < unit.rows && out_r < 8) {
+            float gate = red_p[m * kTileRows + out_r], up = red_p[m * kTileRows + out_r + 8];
+            for (int w = 1; w < wpu; ++w) {
+              gate += red_p[(w * kTokens + m) * kTileRows + out_r];
+              up += red_p[(w * kTokens + m) * kTileRows + out_r + 8];
+            }
+            const float g_t = to_float(from_float<T>(gate * (rs * kHalfScaleFix)));
+            const float u_t = to_float(from_float<T>(up * (rs_up * kHalfScaleFix)));
+            y[(unit.row0 + m) * (N / 2) + unit.tile * 8 + out_r] = from_float<T>(silu_mul(g_t, u_t));
+          }
+        }
+      } else {
+        for (int i = tid; i < kTokens * kTileRows; i += 32 * wpu) {
+          const int m = i / kTileRows;
+          if (m < unit.rows && row < N) {
+            float sum = red_p[m * kTileRows + out_r];
+            for (int w = 1; w < wpu; ++w) sum += red_p[(w * kTokens + m) * kTileRows + out_r];
+            y[(unit.row0 + m) * N + row] = from_float<T>(sum * (rs * kHalfScaleFix));
+          }
         }
       }
       parity ^= 1;

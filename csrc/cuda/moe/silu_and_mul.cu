@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const T* __restr
   for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < rows * I; i += int64_t(gridDim.x) * kThreads) {
     const int64_t r = i / I, c = i - r * I;
     const float gate = to_float(h[r * 2 * I + c]), up = to_float(h[r * 2 * I + I + c]);
-    out[i] = from_float<T>(__fmul_rn(__fdiv_rn(gate, __fadd_rn(1.0f, expf(-gate))), up));
+    out[i] = from_float<T>(silu_mul(gate, up));
   }
 }
 
