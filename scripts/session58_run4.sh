@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
 start_device_run || exit 1
-timeout 150 python3 -m pytest -q tests/test_moe_ops.py tests/test_opcheck.py tests/test_dependent_launch.py tests/test_nn.py tests/test_integration_transformers.py \
+timeout 240 python3 -m pytest -q tests/test_moe_ops.py tests/test_opcheck.py tests/test_dependent_launch.py tests/test_nn.py tests/test_integration_transformers.py \
   -k "moe or glue or combine or route or gather or silu or xperts" > $OUT/tests-moe.log 2>&1
 echo "tests moe rc=$?"; grep -E "FAIL|Error|passed|failed" $OUT/tests-moe.log | tail -8 | cut -c1-300
 timeout 200 python3 scripts/probe_experts_links.py --experts 128,512 --tokens 1,4,16 --rounds 3 --out $OUT \
