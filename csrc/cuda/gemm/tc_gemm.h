@@ -46,11 +46,6 @@ struct TcGemmArgs {
   // runs back to back in a round, 1, 2 or 4 (GemvLaunchPlan::x_shared_run).
   bool grouped_x_shared;
   int shared_x_run;
-  // Grouped GEMV only (kbit::grouped_gemm_silu_and_mul, kbit.Experts' gate/up call): W's rows are a gate/up weight
-  // interleaved in 8s (each 16-row tile: rows 0-7 the gate rows of 8 outputs, rows 8-15 their up rows; N % 16 == 0),
-  // and y is [M, N / 2]: silu(gate) * up (silu_mul), each of gate and up first rounded to y's dtype as the GEMM's
-  // output would be, so the same bits as the GEMM followed by kbit::silu_and_mul. Other kernels ignore it.
-  bool gated_silu;
   // Dense GEMV (set by the launcher): x's token chunks (gemv_token_chunks; 1 up to 16 rows), and
   // with x resident the stages of each warp's copy ring (2 .. kGemvResidentMaxStages).
   int token_chunks;
@@ -71,6 +66,12 @@ struct TcGemmArgs {
   // last piece sets its counter back to zero).
   bool wgmma_stream;
   uint32_t* wgmma_stream_counters;
+  // Grouped GEMV only (kbit::grouped_gemm_silu_and_mul, kbit.Experts' gate/up call): W's rows are a gate/up weight
+  // interleaved in 8s (each 16-row tile: rows 0-7 the gate rows of 8 outputs, rows 8-15 their up rows; N % 16 == 0),
+  // and y is [M, N / 2]: silu(gate) * up (silu_mul), each of gate and up first rounded to y's dtype as the GEMM's
+  // output would be, so the same bits as the GEMM followed by kbit::silu_and_mul. Other kernels ignore it. (Last: the
+  // other fields' offsets, and with them the other kernels' code, as before it.)
+  bool gated_silu;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice
