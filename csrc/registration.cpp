@@ -90,8 +90,10 @@ TORCH_LIBRARY(kbit, m) {
   // row order); on CUDA one kernel at decode sizes (kbit.Experts' first glue op).
   m.def("moe_route_gather(Tensor top_k_index, int num_experts, Tensor x) -> (Tensor offsets, Tensor row_token, "
         "Tensor pair_row, Tensor x_sorted)");
-  // h [R, 2 I] -> silu(h[:, :I]) * h[:, I:] [R, I] in h's dtype (fp32 math).
-  m.def("silu_and_mul(Tensor h) -> Tensor");
+  // h [R, 2 I] -> silu(h[:, :I]) * h[:, I:] [R, I] in h's dtype (fp32 math). interleaved: h's columns are gate and
+  // up in alternating groups of 8 (grouped_gemm_silu_and_mul's layout; 2 I % 16 == 0): output c from columns
+  // 16 (c / 8) + c % 8 (gate) and that + 8 (up).
+  m.def("silu_and_mul(Tensor h, bool interleaved=False) -> Tensor");
   // y [T topk, H] (rows as moe_route's) -> out [T, H] in y's dtype: sum over slots j, in order, of
   // top_k_weights[t, j] * y[pair_row[t topk + j]] over the slots with an expert, in fp32.
   m.def("moe_combine(Tensor y, Tensor top_k_weights, Tensor top_k_index, Tensor pair_row, int num_experts) -> Tensor");

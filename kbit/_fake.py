@@ -186,11 +186,13 @@ def _moe_route_gather(top_k_index, num_experts, x):
 
 
 @register_fake("kbit::silu_and_mul")
-def _silu_and_mul(h):
+def _silu_and_mul(h, interleaved=False):
     torch._check(h.dim() == 2, lambda: "kbit.silu_and_mul: h must be 2-D [rows, 2 I]")
     torch._check(h.shape[1] % 2 == 0, lambda: "kbit.silu_and_mul: h's last dim must be even")
     torch._check(h.dtype in (torch.float16, torch.bfloat16, torch.float32),
                  lambda: f"kbit.silu_and_mul: h must be float16, bfloat16 or float32 (got {h.dtype})")
+    torch._check(not interleaved or h.shape[1] % 16 == 0,
+                 lambda: "kbit.silu_and_mul: interleaved h's last dim must be a multiple of 16")
     return h.new_empty((h.shape[0], h.shape[1] // 2))
 
 

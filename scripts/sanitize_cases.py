@@ -287,7 +287,8 @@ def moe_glue_cases(dev="cuda"):
     """kbit.Experts' glue ops: moe_route's one-CTA kernel (counts in shared memory, the scan, the
     placement warp; ids of no expert; at its 4096-pair and 8191-expert limits) and past them (ATen),
     moe_gather (every copy width, rows out of range), moe_route_gather (its fused kernel: every CTA sorts; up to
-    1024 pairs and 8191 experts, else the two ops), silu_and_mul, moe_combine (top-300: two rounds of
+    1024 pairs and 8191 experts, else the two ops), grouped_gemm_silu_and_mul (gated epilogue, interleaved silu),
+    silu_and_mul, moe_combine (top-300: two rounds of
     staged slots); then a whole Experts forward (the grouped GEMMs on the routed rows)."""
     if dev != "cuda":
         return
@@ -315,6 +316,16 @@ def moe_glue_cases(dev="cuda"):
               "moe_combine")
         h = torch.randn(T, 2 * 80, device=dev, dtype=torch.bfloat16)
         check(torch.ops.kbit.silu_and_mul(h).cpu(), torch.ops.kbit.silu_and_mul(h.cpu()).double(), "silu_and_mul")
+    # the gate/up call: the grouped GEMV's gated epilogue at 1- and 2-row chunks (one warp a unit, and the slot's
+    # sums in shared memory at 8 experts), silu_and_mul on the interleaved columns at 8-row chunks; against the ops
+    for E, rows in ((128, 8), (8, 8), (16, 24), (16, 128)):
+        qw = kbit.quantize(torch.randn(E, 256, 512, device=dev) * 0.05, k=4)
+        x = torch.randn(rows, 512, device=dev, dtype=torch.float16)
+        off = torch.linspace(0, rows, E + 1, device=dev).round().to(torch.int32)
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook, off, 4)
+        h = torch.ops.kbit.grouped_gemm(x, *args)
+        assert torch.equal(torch.ops.kbit.grouped_gemm_silu_and_mul(x, *args),
+                           torch.ops.kbit.silu_and_mul(h, interleaved=True))
     ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
     ids = torch.randint(-1, 41, (6, 4), device=dev)
     x, w = torch.randn(6, 96, device=dev, dtype=torch.bfloat16), torch.rand(6, 4, device=dev)

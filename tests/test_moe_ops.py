@@ -227,9 +227,10 @@ def gate_up_reference(x, W, counts):
 def test_grouped_gemm_silu_and_mul(device, dtype, request):
     # The op against grouped_gemm then silu_and_mul of its columns put back in order (gate, then up), bit for bit on
     # one device, and against a float64 reference (dequantized weights) within 1e-2: decode routings (on CUDA the
-    # grouped GEMV's gated epilogue: one warp a unit at 128 experts x 1 row, the slot's sum in shared memory at 8 x 1,
-    # x shared at 64 experts x 8 rows), a prefill routing (grouped_gemm's tile / small-M kernels, then the unfused
-    # ops), k = 2 .. 5, experts with no rows, and rows no expert owns (NaN); a CUDA output poisoned beforehand
+    # grouped GEMV's gated epilogue, chunks of 1-2 rows: one warp a unit at 128 experts x 1 row, the slot's sum in
+    # shared memory at 8 x 1, 2-row chunks at 16 experts), 64 experts x 8 rows (the GEMV with x shared, then
+    # silu_and_mul on the interleaved columns), a prefill routing (grouped_gemm's tile / small-M kernels, then the
+    # same), k = 2 .. 5, experts with no rows, and rows no expert owns (NaN); a CUDA output poisoned beforehand
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"gate-up-silu-{device}-{dtype}"))
@@ -274,6 +275,15 @@ def test_silu_and_mul(device, dtype):
     out = torch.ops.kbit.silu_and_mul(ht)
     assert out.is_contiguous()  # (as the fake kernel says)
     torch.testing.assert_close(out, torch.ops.kbit.silu_and_mul(ht.contiguous()), rtol=0, atol=0)
+    # interleaved (gate and up in alternating groups of 8 columns): the op on the columns put in order, bit for bit
+    for rows, I in ((3, 8), (17, 256), (0, 16)):
+        h = (torch.randn(rows, 2 * I, generator=gen) * 4).to(dtype).to(device)
+        in_order = h.view(rows, I // 8, 2, 8).transpose(1, 2).reshape(rows, 2 * I)
+        got = torch.ops.kbit.silu_and_mul(h, interleaved=True)
+        assert got.shape == (rows, I) and got.is_contiguous()
+        torch.testing.assert_close(got, torch.ops.kbit.silu_and_mul(in_order), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="interleaved h's last dim must be a multiple of 16"):
+        torch.ops.kbit.silu_and_mul(h[:, :24], interleaved=True)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -44,12 +44,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_aten
 }
 
 at::Tensor silu_and_mul_interleaved(const at::Tensor& h) {
-  const int64_t T = h.size(0), N = h.size(1);
-  const at::Tensor in_order = h.view({T, N / 16, 2, 8}).transpose(1, 2).reshape({T, N});
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("kbit::silu_and_mul", "")
-                             .typed<at::Tensor(const at::Tensor&)>();
-  return op.call(in_order);
+                             .typed<at::Tensor(const at::Tensor&, bool)>();
+  return op.call(h, /*interleaved=*/true);
 }
 
 void check_gated_rows(int64_t rows, const char* op) {
@@ -57,9 +55,11 @@ void check_gated_rows(int64_t rows, const char* op) {
               "in 8s; got N=", rows, ")");
 }
 
-at::Tensor silu_and_mul_aten(const at::Tensor& h) {
-  check_silu_and_mul_args(h);
-  const int64_t I = h.size(1) / 2;
+at::Tensor silu_and_mul_aten(const at::Tensor& h_in, bool interleaved) {
+  check_silu_and_mul_args(h_in, interleaved);
+  const int64_t R = h_in.size(0), I = h_in.size(1) / 2;
+  // (interleaved: the columns put in order, gate then up)
+  const at::Tensor h = interleaved ? h_in.reshape({R, I / 8, 2, 8}).transpose(1, 2).reshape({R, 2 * I}) : h_in;
   const at::Tensor gate = h.narrow(1, 0, I).to(at::kFloat), up = h.narrow(1, I, I).to(at::kFloat);
   return (at::silu(gate) * up).to(h.scalar_type()).contiguous();  // (as the CUDA op and the fake kernel)
 }

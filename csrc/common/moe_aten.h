@@ -14,10 +14,10 @@ at::Tensor moe_gather_aten(const at::Tensor& x, const at::Tensor& row_token);
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_aten(const at::Tensor& top_k_index,
                                                                                   int64_t num_experts,
                                                                                   const at::Tensor& x);
-at::Tensor silu_and_mul_aten(const at::Tensor& h);
-// kbit::silu_and_mul of a gate/up GEMM's output h [T, N] whose columns are interleaved in 8s (kbit.Experts' gate/up
-// rows: 8 gate columns, then the same 8 outputs' up columns, ...; N % 16 == 0), on h's device: the columns put back
-// in order (gate then up, an ATen copy), then the op. grouped_gemm_silu_and_mul where no kernel fuses it.
+at::Tensor silu_and_mul_aten(const at::Tensor& h, bool interleaved);
+// kbit::silu_and_mul(h, interleaved=true) on h's device (the dispatcher's op): h [T, N] a gate/up GEMM's output whose
+// columns are interleaved in 8s (kbit.Experts' gate/up rows: 8 gate columns, then the same 8 outputs' up columns,
+// ...; N % 16 == 0). grouped_gemm_silu_and_mul where no kernel fuses it.
 at::Tensor silu_and_mul_interleaved(const at::Tensor& h);
 // grouped_gemm_silu_and_mul's rule on the weight's rows (N = rows).
 void check_gated_rows(int64_t rows, const char* op);

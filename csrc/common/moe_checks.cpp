@@ -49,12 +49,14 @@ void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token) {
   check_same_device({{"x", &x}, {"row_token", &row_token}});
 }
 
-void check_silu_and_mul_args(const at::Tensor& h) {
+void check_silu_and_mul_args(const at::Tensor& h, bool interleaved) {
   TORCH_CHECK(h.dim() == 2, "kbit.silu_and_mul: h must be 2-D [rows, 2 I] (got ", h.dim(), "-D)");
   TORCH_CHECK(h.size(1) % 2 == 0, "kbit.silu_and_mul: h's last dim must be even (gate then up; got ", h.size(1), ")");
   const auto t = h.scalar_type();
   TORCH_CHECK(t == at::kHalf || t == at::kBFloat16 || t == at::kFloat, "kbit.silu_and_mul: h must be float16, "
               "bfloat16 or float32 (got ", t, ")");
+  TORCH_CHECK(!interleaved || h.size(1) % 16 == 0, "kbit.silu_and_mul: interleaved h's last dim must be a multiple of "
+              "16 (gate and up in groups of 8; got ", h.size(1), ")");
 }
 
 void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,

@@ -13,8 +13,8 @@ void check_moe_route_args(const at::Tensor& top_k_index, int64_t num_experts);
 void check_moe_route_gather_args(const at::Tensor& top_k_index, int64_t num_experts, const at::Tensor& x);
 // moe_gather: x [T, H] float16 / bfloat16 / float32, row_token [P] int64 / int32, on x's device.
 void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token);
-// silu_and_mul: h [R, 2 I] float16 / bfloat16 / float32.
-void check_silu_and_mul_args(const at::Tensor& h);
+// silu_and_mul: h [R, 2 I] float16 / bfloat16 / float32; interleaved: 2 I % 16 == 0.
+void check_silu_and_mul_args(const at::Tensor& h, bool interleaved);
 // moe_combine: y [T topk, H] float16 / bfloat16 / float32, top_k_weights [T, topk] float16 / bfloat16 /
 // float32 / float64,
 // top_k_index [T, topk] int32 / int64, pair_row [T topk] int32 (moe_route's), all on y's device.

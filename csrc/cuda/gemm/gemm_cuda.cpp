@@ -882,9 +882,9 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
 }
 
 // kbit.Experts' gate/up call: the grouped GEMM of a weight whose rows are gate and up interleaved in 8s, then
-// silu_and_mul. Where grouped_gemm takes the grouped GEMV (decode), its epilogue writes silu(gate) * up
-// (TcGemmArgs::gated_silu: one kernel fewer in the decode step's chain); elsewhere grouped_gemm, then silu_and_mul of
-// the columns put back in order. The same bits either way.
+// silu_and_mul. Where grouped_gemm takes the grouped GEMV with chunks of 1-2 rows (decode), its epilogue writes
+// silu(gate) * up (TcGemmArgs::gated_silu: one kernel fewer in the decode step's chain); elsewhere grouped_gemm, then
+// silu_and_mul reading the interleaved columns. The same bits either way.
 at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                           const at::Tensor& row_scale, const at::Tensor& codebook,
                                           const at::Tensor& expert_offsets, int64_t k) {
@@ -893,7 +893,8 @@ at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor&
   const c10::cuda::CUDAGuard guard(x.device());
   if (g.experts <= kTcMaxExperts) {
     const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-    if (grouped_gemm_path(x.size(0), g.experts, g.rows, g.cols, g.k, prop) == DensePath::kGemv)
+    if (grouped_gemm_path(x.size(0), g.experts, g.rows, g.cols, g.k, prop) == DensePath::kGemv &&
+        gemv_grouped_chunk_rows(x.size(0), g.experts, GemvDecode::kAuto) <= kGemvGatedMaxTokens)
       return grouped_launch(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, g, DensePath::kGemv,
                             GemvDecode::kAuto, /*gated_silu=*/true);
   }

@@ -506,9 +506,15 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
-  // Grouped, gated (TcGemmArgs::gated_silu): y is [M, N / 2]. Read from the arguments where used, not held in
-  // registers across the item loop (held, 8-16 more bytes of stack in some grouped kernels).
-  const auto gated = [&]() { return kGrouped && args.gated_silu; };
+  // Grouped, gated (TcGemmArgs::gated_silu): y is [M, N / 2]. Only the kernels of 1-2 token slots have the gated
+  // epilogue (kGatedEpilogue: decode, up to ~2 rows an expert; the launcher takes the two ops past that): with it the
+  // 8-slot grouped kernels spilled 8-32 bytes and ran 8 experts x 8 rows 4% slower (session 58). Read from the
+  // arguments where used, not held in registers across the item loop.
+  constexpr bool kGatedEpilogue = kGrouped && kTokens <= kGemvGatedMaxTokens;
+  const auto gated = [&]() {
+    if constexpr (kGatedEpilogue) return args.gated_silu;
+    return false;
+  };
   const auto y_cols = [&]() { return gated() ? N / 2 : N; };
   // Unit slots: the CTA's warps form warps / wpu slots of wpu warps (args.warps_per_unit: the
   // launcher's halving for many units, or K's few 256-column groups), each slot its own units:

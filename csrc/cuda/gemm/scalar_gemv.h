@@ -22,6 +22,8 @@ namespace cuda {
 // n = 8 tiles), the shuffle decode M = 1..4 (one accumulator pair per token and lane).
 constexpr int kGemvMaxTokens = 16;
 constexpr int kGemvShuffleMaxTokens = 4;
+// The grouped kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu).
+constexpr int kGemvGatedMaxTokens = 2;
 
 // Dense calls of more rows (mma decode) split x into token chunks of kGemvMaxTokens rows, up to
 // kGemvMaxChunks: a unit is (tile, chunk), unit u = tile * chunks + chunk, and a CTA keeps one chunk
