@@ -90,7 +90,7 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
 def _grouped_gemm_silu_and_mul(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     y = _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k)
     torch._check(y.shape[1] % 16 == 0, lambda: "kbit.grouped_gemm_silu_and_mul: the weight's N must be a multiple "
-                 "of 16 (gate and up rows interleaved in 8s)")
+                 f"of 16 (gate and up rows interleaved in 8s; got N={y.shape[1]})")
     return y.new_empty((y.shape[0], y.shape[1] // 2))
 
 
@@ -182,6 +182,9 @@ def _moe_route_gather(top_k_index, num_experts, x):
                  lambda: "kbit.moe_route_gather: x must be 2-D [tokens, H] float16, bfloat16 or float32")
     torch._check(x.shape[0] == top_k_index.shape[0],
                  lambda: "kbit.moe_route_gather: x must have one row per token of top_k_index")
+    torch._check(x.device == top_k_index.device,
+                 lambda: f"kbit: all tensors must be on one device: top_k_index is on {top_k_index.device} but x is on "
+                         f"{x.device}")
     return (*_moe_route(top_k_index, num_experts), x.new_empty((P, x.shape[1])))
 
 

@@ -48,14 +48,7 @@ def main():
         ex = kbit.Experts.from_weights(gate_up, down, k=args.k)
         del gate_up, down
         gu, dn = ex.gate_up_proj.quantized(), ex.down_proj.quantized()
-        # gate/up rows interleaved in 8s (grouped_gemm_silu_and_mul's layout): perm[new row] = old row
-        j = torch.arange(I).view(-1, 8)
-        perm = torch.stack([j, j + I], dim=1).reshape(-1).to(dev)
-        gu_flat = gu.to_layout("flat")
-        gu_gated = kbit.QuantizedWeight(gu_flat.packed.index_select(-3, perm), gu_flat.absmax.index_select(-2, perm),
-                                        gu_flat.row_scale.index_select(-1, perm), gu_flat.codebook, gu_flat.k,
-                                        gu_flat.shape, gu_flat.dtype, "flat").to_layout("tiled")
-        del gu_flat
+        gu_gated = ex.gate_up_proj.interleaved()  # gate/up rows interleaved in 8s (grouped_gemm_silu_and_mul's)
         for T in (int(v) for v in args.tokens.split(",")):
             x = torch.randn(T, H, device=dev, dtype=torch.float16, generator=g)
             routes = []

@@ -179,17 +179,17 @@ def test_chained_dequant_cublas_capped_rows(M):
 
 def moe_glue_chain(ids, x, w, E, step=lambda: None):
     """kbit.Experts' glue kernels, each reading the one before's output: moe_route -> moe_gather (row_token) ->
-    silu_and_mul (the gathered rows) -> moe_route_gather (x: those activations' first rows, scaled by a kernel of
-    ATen's) -> moe_combine (the activations, by pair_row); step() after each."""
+    silu_and_mul (the gathered rows) -> moe_route_gather (x: those activations' first rows) -> moe_combine (the
+    activations, by moe_route_gather's pair_row); step() after each."""
     offsets, row_token, pair_row = torch.ops.kbit.moe_route(ids, E)
     step()
     xs = torch.ops.kbit.moe_gather(x, row_token)
     step()
     a = torch.ops.kbit.silu_and_mul(xs)
     step()
-    fused = torch.ops.kbit.moe_route_gather(ids, E, a[:ids.shape[0]] * 2)
+    fused = torch.ops.kbit.moe_route_gather(ids, E, a[:ids.shape[0]])
     step()
-    return offsets, xs, a, *fused, torch.ops.kbit.moe_combine(a, w, ids, pair_row, E)
+    return offsets, xs, a, *fused, torch.ops.kbit.moe_combine(a, w, ids, fused[2], E)
 
 
 @pytest.mark.parametrize("T,E", [(1, 128), (6, 64), (700, 16)])  # 700 x 8 pairs: moe_route's ATen path

@@ -234,6 +234,7 @@ def test_grouped_gemm_silu_and_mul(device, dtype, request):
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"gate-up-silu-{device}-{dtype}"))
+    gated_plans = []  # CUDA: the grouped GEMV launches that ran the gated epilogue
     for E, N, K, counts, k in ((128, 1024, 2048, [1] * 8 + [0] * 120, 4), (8, 1024, 2048, [1] * 8, 4),
                                (64, 256, 512, [8] * 64, 3), (4, 64, 256, [0, 300, 7, 41], 5),
                                (16, 96, 288, [2, 0, 1] * 5 + [3], 2)):
@@ -245,6 +246,10 @@ def test_grouped_gemm_silu_and_mul(device, dtype, request):
         offsets = torch.tensor([0] + list(torch.tensor(counts).cumsum(0)), dtype=torch.int32, device=device)
         got = torch.ops.kbit.grouped_gemm_silu_and_mul(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, offsets,
                                                        k)
+        if device == "cuda":  # which kernel ran (the op's rule: the grouped GEMV with chunks of 1-2 rows)
+            plan = kbit._C._grouped_gemv_launch_plan(T, E, N, K, k, "auto")
+            if kbit._C.grouped_gemm_dispatch(T, E, N, K, k)[0] == "gemv" and plan["chunk_rows"] <= 2:
+                gated_plans.append(plan)
         assert got.shape == (T, N // 2) and got.dtype == dtype
         if T > sum(counts):  # the unowned rows: NaN (grouped_gemm's rule)
             assert got[sum(counts):].isnan().all()
@@ -256,6 +261,10 @@ def test_grouped_gemm_silu_and_mul(device, dtype, request):
         ref = gate_up_reference(x.cpu(), W_hat, counts)
         err = ((got.cpu().double() - ref).norm() / ref.norm()).item()
         assert err <= 1e-2, (E, N, K, k, err)
+    if device == "cuda":  # the epilogue's forms all ran: 1- and 2-slot kernels, one warp a unit and several, by rows
+        assert {p["token_slots"] for p in gated_plans} == {1, 2}, gated_plans
+        assert {p["warps_per_unit"] == 1 for p in gated_plans} == {True, False}, gated_plans
+        assert "per_cta_rows" in {p["schedule"] for p in gated_plans}, gated_plans
 
 
 @pytest.mark.parametrize("device", DEVICES)

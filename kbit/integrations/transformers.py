@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from ..nn.convert import _CONVERTERS, register_converter
-from ..nn.experts import Experts
+from ..nn.experts import Experts, gate_up_in_order
 from ..nn.linear import NotConvertible
 from ..quantized import QuantizedWeight
 from .. import api
@@ -150,7 +150,8 @@ def _verify(module: nn.Module, new: HFExperts) -> None:
     idx = torch.tensor(sorted({0, E // 2, E - 1}), device=dev)
     n = idx.numel()
     top_k = min(2, n)
-    gu = api.dequantize(_expert_slice(new.gate_up_proj.quantized(), idx), wdtype)
+    # (the experts' slice of the interleaved buffers, put in order: not the whole stack's copy quantized() makes)
+    gu = api.dequantize(gate_up_in_order(_expert_slice(new.gate_up_proj.interleaved(), idx)), wdtype)
     dn = api.dequantize(_expert_slice(new.down_proj.quantized(), idx), wdtype)
 
     gen = torch.Generator().manual_seed(0)

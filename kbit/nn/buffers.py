@@ -67,6 +67,8 @@ class QuantizedBuffers(nn.Module):
     ``QuantizedBuffers(shape, k)`` holds an all-zero weight (a placeholder to load into).
     """
 
+    _load_layout = "tiled"  # the layout _load_from_state_dict hands _set
+
     def __init__(self, shape, k: int = 4, weight_dtype: torch.dtype = torch.float16, device=None):
         super().__init__()
         shape = tuple(int(s) for s in shape)
@@ -75,10 +77,11 @@ class QuantizedBuffers(nn.Module):
                              f"positive multiple of 32 (got {shape})")
         cb = default_codebook(k)  # also checks k
         p_shape, a_shape, rs_shape = _tiled_shapes(shape, k)
-        self._set(QuantizedWeight(torch.zeros(p_shape, dtype=torch.int32, device=device),
-                                  torch.zeros(a_shape, dtype=torch.uint8, device=device),
-                                  torch.ones(rs_shape, dtype=torch.float32, device=device),
-                                  cb.to(device), k, shape, weight_dtype, "tiled"))
+        # (QuantizedBuffers._set itself: an all-zero weight with row scales 1 is the same in any row order)
+        QuantizedBuffers._set(self, QuantizedWeight(torch.zeros(p_shape, dtype=torch.int32, device=device),
+                                                    torch.zeros(a_shape, dtype=torch.uint8, device=device),
+                                                    torch.ones(rs_shape, dtype=torch.float32, device=device),
+                                                    cb.to(device), k, shape, weight_dtype, "tiled"))
 
     @classmethod
     def from_quantized(cls, qw: QuantizedWeight) -> "QuantizedBuffers":
@@ -121,8 +124,12 @@ class QuantizedBuffers(nn.Module):
             self._buffers[name] = apply_keep_dtype(fn, self._buffers[name], f"{type(self).__name__}.{name}")
         return self
 
+    def _state_weight(self) -> QuantizedWeight:
+        """The weight the state dict holds (any layout: state_dict() writes the flat one)."""
+        return self.quantized()
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for key, t in self.quantized().state_dict().items():
+        for key, t in self._state_weight().state_dict().items():
             destination[prefix + key] = t
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -136,7 +143,7 @@ class QuantizedBuffers(nn.Module):
             return
         sd = {key: state_dict[prefix + key] for key in _STATE_KEYS}
         try:
-            qw = QuantizedWeight.from_state_dict(sd, layout="tiled")
+            qw = QuantizedWeight.from_state_dict(sd, layout=self._load_layout)
         except ValueError as e:
             error_msgs.append(f"While loading the quantized weight {prefix[:-1] or '(root)'}: {e}")
             return

@@ -17,9 +17,11 @@ ACTIVATIONS = ("silu_and_mul",)
 
 
 def _gate_up_interleaving(rows: int, device) -> torch.Tensor:
-    """The interleaved row order of a gate/up stack's ``rows = 2I`` rows (I % 8 == 0): new row -> old row.
-    Each 16 rows are the gate rows of 8 outputs, then their up rows (kbit::grouped_gemm_silu_and_mul's layout:
-    a 16-row tile's rows g and g + 8 are one output's gate and up)."""
+    """The interleaved row order of a gate/up stack's ``rows = 2I`` rows: new row -> old row. Each 16 rows are the
+    gate rows of 8 outputs, then their up rows (kbit::grouped_gemm_silu_and_mul's layout: a 16-row tile's rows g and
+    g + 8 are one output's gate and up)."""
+    if rows % 16:
+        raise ValueError(f"kbit: gate/up rows interleaved in 8s need 2I a multiple of 16 (got {rows} rows)")
     j = torch.arange(rows // 2, device=device).view(-1, 8)
     return torch.stack([j, j + rows // 2], dim=1).reshape(-1)
 
@@ -31,12 +33,20 @@ def _rows_in_order(qw: QuantizedWeight, order: torch.Tensor) -> QuantizedWeight:
                            qw.row_scale.index_select(-1, order), qw.codebook, qw.k, qw.shape, qw.dtype, "flat")
 
 
+def gate_up_in_order(interleaved: QuantizedWeight) -> QuantizedWeight:
+    """A gate/up weight (or a slice of experts of it) with rows interleaved in 8s, in the natural order (flat)."""
+    flat = interleaved.to_layout("flat")
+    return _rows_in_order(flat, torch.argsort(_gate_up_interleaving(flat.shape[-2], flat.device)))
+
+
 class GateUpBuffers(QuantizedBuffers):
     """kbit.Experts' ``gate_up_proj [E, 2I, H]``: its buffers hold the rows interleaved in 8s
     (:func:`_gate_up_interleaving`), the layout ``kbit::grouped_gemm_silu_and_mul`` reads, so that the
     decode step's gate/up call writes silu(gate) * up itself (session 58). :meth:`quantized` and the state
     dict are in the natural order (rows ``0 : I`` the gate, ``I : 2I`` the up projection: checkpoints are
     unchanged); :meth:`interleaved` is the buffers themselves."""
+
+    _load_layout = "flat"  # (the checkpoint's rows permuted before the one repack)
 
     def _set(self, qw: QuantizedWeight) -> None:  # qw in the natural order
         flat = qw.to_layout("flat")
@@ -48,9 +58,10 @@ class GateUpBuffers(QuantizedBuffers):
 
     def quantized(self) -> QuantizedWeight:
         """The weight in the natural row order (tiled; a copy: the buffers are interleaved)."""
-        flat = self.interleaved().to_layout("flat")
-        back = torch.argsort(_gate_up_interleaving(self.shape[-2], flat.device))
-        return _rows_in_order(flat, back).to_layout("tiled")
+        return gate_up_in_order(self.interleaved()).to_layout("tiled")
+
+    def _state_weight(self) -> QuantizedWeight:
+        return gate_up_in_order(self.interleaved())  # flat, as the state dict holds it
 
 
 class Experts(nn.Module):

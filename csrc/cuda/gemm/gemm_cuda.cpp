@@ -844,6 +844,11 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
   args.gated_silu = gated_silu;
   if (kernel == DensePath::kGemv) {
     args.tokens_per_unit = gemv_grouped_chunk_rows(args.M, g.experts, gemv_decode);
+    // (grouped_gemm_silu_and_mul asked for the rows per chunk just before; a tuning aid set in between could change
+    // them: refused here, and the launch checks the kernel's token slots again)
+    TORCH_CHECK(!gated_silu || args.tokens_per_unit <= kGemvGatedMaxTokens, "kbit: grouped_gemm_silu_and_mul: the "
+                "grouped GEMV's gated epilogue takes chunks of at most ", kGemvGatedMaxTokens, " rows; got ",
+                args.tokens_per_unit);
   } else if (kernel == DensePath::kTile) {
     check_tile_fits(g.k, args.tokens_per_unit, true, prop);
   } else if (std::min<int64_t>(g.experts, args.M) * g.row_tiles() >= 8 * int64_t(prop.multiProcessorCount)) {

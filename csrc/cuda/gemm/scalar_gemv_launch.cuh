@@ -632,6 +632,9 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
     const bool dependent = dependent_launch_enabled(prop);
     const bool grouped = args.expert_offsets != nullptr;
+    // (a kernel without the gated epilogue would write [M, N] rows into the caller's [M, N / 2] y)
+    TORCH_CHECK(!args.gated_silu || (grouped && kTokens <= kGemvGatedMaxTokens), "kbit: the GEMV's gated epilogue "
+                "runs in grouped kernels of at most ", kGemvGatedMaxTokens, " token slots; this launch has ", kTokens);
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
