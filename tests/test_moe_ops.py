@@ -225,19 +225,21 @@ def gate_up_reference(x, W, counts):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_grouped_gemm_silu_and_mul(device, dtype, request):
-    # The op against grouped_gemm then silu_and_mul of its columns put back in order (gate, then up), bit for bit on
-    # one device, and against a float64 reference (dequantized weights) within 1e-2: decode routings (on CUDA the
-    # grouped GEMV's gated epilogue, chunks of 1-2 rows: one warp a unit at 128 experts x 1 row, the slot's sum in
-    # shared memory at 8 x 1, 2-row chunks at 16 experts), 64 experts x 8 rows (the GEMV with x shared, then
-    # silu_and_mul on the interleaved columns), a prefill routing (grouped_gemm's tile / small-M kernels, then the
-    # same), k = 2 .. 5, experts with no rows, and rows no expert owns (NaN); a CUDA output poisoned beforehand
+    # The op against grouped_gemm then silu_and_mul of its columns put back in order (gate, then up), bit for bit on one
+    # device, and against a float64 reference (dequantized weights) within 1e-2: decode routings (on CUDA the grouped
+    # GEMV's gated epilogue, chunks of 1-2 rows: the slot's sums in shared memory at 128 and 8 experts x 1 row and 2-row
+    # chunks at 16 experts, one warp a unit (its lanes' direct store) on K = 256 at 1 and 2 rows), 64 experts x 8 rows
+    # (the GEMV with x shared, then silu_and_mul on the interleaved columns), a prefill routing (grouped_gemm's tile /
+    # small-M kernels, then the same), k = 2 .. 5, experts with no rows, and rows no expert owns (NaN); a CUDA output
+    # poisoned beforehand
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
     gen = torch.Generator().manual_seed(seed_for(f"gate-up-silu-{device}-{dtype}"))
     gated_plans = []  # CUDA: the grouped GEMV launches that ran the gated epilogue
     for E, N, K, counts, k in ((128, 1024, 2048, [1] * 8 + [0] * 120, 4), (8, 1024, 2048, [1] * 8, 4),
                                (64, 256, 512, [8] * 64, 3), (4, 64, 256, [0, 300, 7, 41], 5),
-                               (16, 96, 288, [2, 0, 1] * 5 + [3], 2)):
+                               (16, 96, 288, [2, 0, 1] * 5 + [3], 2), (32, 64, 256, [1] * 32, 4),
+                               (16, 96, 256, [2] * 16, 5)):
         W = torch.randn(E, N, K, generator=gen) * K ** -0.5
         qw = kbit.quantize(W.to(device), k=k)
         T = sum(counts) + (3 if k == 2 and device == "cuda" else 0)  # 3 rows past offsets[E] on CUDA (NaN; the CPU
