@@ -263,7 +263,9 @@ def test_grouped_gemm_silu_and_mul(device, dtype, request):
         ref = gate_up_reference(x.cpu(), W_hat, counts)
         err = ((got.cpu().double() - ref).norm() / ref.norm()).item()
         assert err <= 1e-2, (E, N, K, k, err)
-    if device == "cuda":  # the epilogue's forms all ran: 1- and 2-slot kernels, one warp a unit and several, by rows
+    # the epilogue's forms all ran: 1- and 2-slot kernels, one warp a unit and several, by rows (on a GPU with a
+    # measured table: without one grouped_gemm takes the tensor-core kernels, and the op the two ops)
+    if device == "cuda" and kbit._C.grouped_gemm_dispatch(1, 1, 16, 256, 4)[2] != "heuristic":
         assert {p["token_slots"] for p in gated_plans} == {1, 2}, gated_plans
         assert {p["warps_per_unit"] == 1 for p in gated_plans} == {True, False}, gated_plans
         assert "per_cta_rows" in {p["schedule"] for p in gated_plans}, gated_plans
