@@ -119,6 +119,101 @@ def decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: int, dev
             "e2e_tok_s": new_tokens / tn, "tokens": tokens}
 
 
+class _SyncDetector:
+    """Counts the ops that read a tensor's value on the host (``aten._local_scalar_dense``: ``.item()``,
+    ``bool(t)``, ``.tolist()``), which a CUDA graph capture refuses; the CPU smoke run's check that a
+    decode step would capture."""
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        detector = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if func is torch.ops.aten._local_scalar_dense.default:
+                    detector.reads += 1
+                return func(*args, **(kwargs or {}))
+
+        self.reads, self.mode = 0, Mode()
+
+    def __enter__(self):
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.mode.__exit__(*exc)
+
+
+@torch.no_grad()
+def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: int, device) -> Dict:
+    """Greedy decode with a ``StaticCache``, one decode step (forward, argmax into the next input,
+    position + 1) captured as a CUDA graph and replayed ``new_tokens`` times back to back: the
+    GPU's time a token with the host's launch costs gone (what a serving engine's graphs see).
+    tok/s = new_tokens / (the replays' time by CUDA events), median of ``repeats``. On the CPU the
+    step runs eagerly (a smoke run) and must not read a tensor's value on the host."""
+    from transformers import StaticCache
+
+    P = prompt.shape[1]
+    cache = StaticCache(config=model.config, max_cache_len=P + new_tokens)
+    logits = model(prompt, past_key_values=cache, cache_position=torch.arange(P, device=device),
+                   use_cache=True).logits
+    first = logits[:, -1].argmax(-1, keepdim=True)
+    tok, pos = first.clone(), torch.full((1,), P, dtype=torch.long, device=device)
+    tokens = torch.zeros(new_tokens, dtype=torch.long, device=device)
+
+    def step():  # the token generated at position pos - P ... (the first is the prefill's)
+        tokens.index_copy_(0, pos - P, tok[0])
+        out = model(tok, past_key_values=cache, cache_position=pos, use_cache=True).logits
+        tok.copy_(out[:, -1].argmax(-1, keepdim=True))
+        pos.add_(1)
+
+    # The static cache's layers count the positions written on the device (transformers 5.x: a layer's
+    # cumulative_length, where its update writes), apart from cache_position: rewound with pos.
+    lengths = [layer.cumulative_length for layer in getattr(cache, "layers", ())
+               if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
+
+    def reset():
+        tok.copy_(first)
+        pos.fill_(P)
+        for n in lengths:
+            n.fill_(P)
+
+    if device.type != "cuda":
+        with _SyncDetector() as det:
+            step()
+        if det.reads:
+            raise RuntimeError(f"a decode step read {det.reads} tensor value(s) on the host: no graph capture")
+        reset()
+        t = time.perf_counter()
+        for _ in range(new_tokens):
+            step()
+        dt = time.perf_counter() - t
+        return {"graph_tok_s": new_tokens / dt, "graph_tokens": tokens.tolist(), "graph": False}
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):  # warm-up before the capture (allocator, lazy inits), off the capture's stream
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    times = []
+    for _ in range(repeats + 1):  # the first a warm-up
+        reset()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(new_tokens):
+            graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    t = statistics.median(times[1:])
+    return {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
+            "graph": True}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="out/hf_model")
@@ -139,6 +234,7 @@ def main(argv=None) -> int:
     ap.add_argument("--new-tokens", type=int, default=None, help="default 64 (tiny 8)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph decode (StaticCache)")
     args = ap.parse_args(argv)
 
     import transformers
@@ -184,6 +280,12 @@ def main(argv=None) -> int:
         if k is not None:
             row.update(quality(model, ref_logits, eval_ids))
         row.update(decode_speed(model, prompt, new_tokens, args.repeats, device))
+        if not args.no_graph:
+            try:
+                row.update(graph_decode_speed(model, prompt, new_tokens, args.repeats, device))
+            except RuntimeError as e:  # recorded, not fatal: the eager numbers stand on their own
+                row["graph_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+                print(f"{name:>8}: graph decode failed: {row['graph_error']}", flush=True)
         if device.type == "cuda":
             row["max_memory_allocated"] = torch.cuda.max_memory_allocated(device)
         if summary is not None:
@@ -193,7 +295,8 @@ def main(argv=None) -> int:
         rows.append(row)
         q = (f"rel err {row['logits_rel_err']:.4f}, top-1 {row['top1_agreement']:.3f}, "
              f"KL {row['kl_nats']:.4f}; " if k is not None else "")
-        print(f"{name:>8}: {q}decode {row['decode_tok_s']:.1f} tok/s, model {fmt_bytes(row['model_bytes'])}",
+        g = f", graph {row['graph_tok_s']:.1f} tok/s" if "graph_tok_s" in row else ""
+        print(f"{name:>8}: {q}decode {row['decode_tok_s']:.1f} tok/s{g}, model {fmt_bytes(row['model_bytes'])}",
               flush=True)
 
     measure(args.dtype, fp)
@@ -212,13 +315,14 @@ def main(argv=None) -> int:
         if device.type == "cuda":
             torch.cuda.empty_cache()
 
-    fp_tok_s, fp_tokens = rows[0]["decode_tok_s"], rows[0]["tokens"]
+    fp_row = rows[0]
     for row in rows:
-        row["speedup_vs_fp"] = row["decode_tok_s"] / fp_tok_s
-        same = 0  # length of the common prefix of the greedy continuations
-        while same < len(fp_tokens) and same < len(row["tokens"]) and row["tokens"][same] == fp_tokens[same]:
-            same += 1
-        row["same_tokens_as_fp"] = same
+        row["speedup_vs_fp"] = row["decode_tok_s"] / fp_row["decode_tok_s"]
+        row["same_tokens_as_fp"] = common_prefix(row["tokens"], fp_row["tokens"])
+        if "graph_tok_s" in row and "graph_tok_s" in fp_row:
+            row["graph_speedup_vs_fp"] = row["graph_tok_s"] / fp_row["graph_tok_s"]
+            row["graph_same_tokens_as_fp"] = common_prefix(row["graph_tokens"], fp_row["graph_tokens"])
+            row["graph_same_tokens_as_generate"] = common_prefix(row["graph_tokens"], row["tokens"])
     result = {"config": {"layers": layers, **cfg_kw, "dtype": args.dtype, "device": str(device),
                          "parameters": n_params, "lm_head_quantized": bool(args.quantize_lm_head),
                          "experts_implementation": fp.config._experts_implementation,
@@ -232,6 +336,14 @@ def main(argv=None) -> int:
         f.write(md)
     print(md)
     return 0
+
+
+def common_prefix(a: List[int], b: List[int]) -> int:
+    """Length of the common prefix of two greedy continuations."""
+    same = 0
+    while same < len(a) and same < len(b) and a[same] == b[same]:
+        same += 1
+    return same
 
 
 def render_md(result: Dict) -> str:
@@ -257,6 +369,25 @@ def render_md(result: Dict) -> str:
         qs = f"{r['quantize_s']:.1f}" if r["quantize_s"] is not None else "-"
         lines.append(f"| {r['variant']} | {q} | {r['decode_tok_s']:.1f} | {r['speedup_vs_fp']:.2f}x | "
                      f"{fmt_bytes(r['model_bytes'])} | {r['same_tokens_as_fp']}/{len(r['tokens'])} | {qs} |")
+    graph_rows = [r for r in result["rows"] if "graph_tok_s" in r or "graph_error" in r]
+    if graph_rows:
+        how = ("one decode step (forward, argmax, position + 1) captured as a CUDA graph and replayed back to back"
+               if graph_rows[0].get("graph", True) else "the same decode step run eagerly (no CUDA on this device)")
+        timed = (f"median of {c['repeats']} after one warm-up; tok/s = tokens / the replays' time (CUDA events)"
+                 if graph_rows[0].get("graph", True) else "timed once by the host's clock")
+        lines += ["", f"Decode with a `StaticCache`: {how}, {c['new_tokens']} tokens after the "
+                  f"{c['prompt_len']}-token prompt, {timed}. \"= fp's\": common prefix with the fp model's tokens "
+                  f"so decoded; \"= generate's\": with the same model's `generate` tokens above.", "",
+                  "| model | graph decode tok/s | us / token | vs fp | greedy tokens = fp's | = generate's |",
+                  "|---|---|---|---|---|---|"]
+        for r in graph_rows:
+            if "graph_tok_s" not in r:
+                lines.append(f"| {r['variant']} | failed: {r['graph_error']} | | | | |")
+                continue
+            us = f"{r['graph_step_us']:.1f}" if "graph_step_us" in r else "-"
+            n = len(r["graph_tokens"])
+            lines.append(f"| {r['variant']} | {r['graph_tok_s']:.1f} | {us} | {r.get('graph_speedup_vs_fp', float('nan')):.2f}x | "
+                         f"{r.get('graph_same_tokens_as_fp', 0)}/{n} | {r['graph_same_tokens_as_generate']}/{n} |")
     return "\n".join(lines) + "\n"
 
 
