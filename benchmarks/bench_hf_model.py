@@ -210,8 +210,31 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
     t = statistics.median(times[1:])
-    return {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
-            "graph": True}
+    result = {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
+              "graph": True}
+    result.update(step_kernels(graph, reset, min(new_tokens, 16)))
+    return result
+
+
+def step_kernels(graph, reset, replays: int, top: int = 12) -> Dict:
+    """The GPU kernels of a captured decode step, by CUPTI (torch.profiler) over ``replays`` replays:
+    their count a step, device time a step (us, kernels only: the gaps between them are not counted),
+    kbit's share (kernel names with "kbit") and the ``top`` kernels by time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    reset()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(replays):
+            graph.replay()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.key_averages() if e.device_time_total > 0]
+    total = sum(e.device_time_total for e in kernels) / replays
+    kbit_us = sum(e.device_time_total for e in kernels if "kbit" in e.key) / replays
+    by_time = sorted(kernels, key=lambda e: -e.device_time_total)[:top]
+    return {"step_kernels": sum(e.count for e in kernels) / replays, "step_kernel_us": total,
+            "step_kbit_kernel_us": kbit_us,
+            "step_top_kernels": [{"name": e.key[:160], "per_step": e.count / replays,
+                                  "us_per_step": e.device_time_total / replays} for e in by_time]}
 
 
 def main(argv=None) -> int:
@@ -319,10 +342,11 @@ def main(argv=None) -> int:
     for row in rows:
         row["speedup_vs_fp"] = row["decode_tok_s"] / fp_row["decode_tok_s"]
         row["same_tokens_as_fp"] = common_prefix(row["tokens"], fp_row["tokens"])
+        if "graph_tok_s" in row:
+            row["graph_same_tokens_as_generate"] = common_prefix(row["graph_tokens"], row["tokens"])
         if "graph_tok_s" in row and "graph_tok_s" in fp_row:
             row["graph_speedup_vs_fp"] = row["graph_tok_s"] / fp_row["graph_tok_s"]
             row["graph_same_tokens_as_fp"] = common_prefix(row["graph_tokens"], fp_row["graph_tokens"])
-            row["graph_same_tokens_as_generate"] = common_prefix(row["graph_tokens"], row["tokens"])
     result = {"config": {"layers": layers, **cfg_kw, "dtype": args.dtype, "device": str(device),
                          "parameters": n_params, "lm_head_quantized": bool(args.quantize_lm_head),
                          "experts_implementation": fp.config._experts_implementation,
@@ -378,17 +402,32 @@ def render_md(result: Dict) -> str:
         lines += ["", f"Decode with a `StaticCache`: {how}, {c['new_tokens']} tokens after the "
                   f"{c['prompt_len']}-token prompt, {timed}. \"= fp's\": common prefix with the fp model's tokens "
                   f"so decoded; \"= generate's\": with the same model's `generate` tokens above.", "",
-                  "| model | graph decode tok/s | us / token | vs fp | greedy tokens = fp's | = generate's |",
-                  "|---|---|---|---|---|---|"]
+                  "| model | graph decode tok/s | us / token | kernels a token | their time (us) | kbit's (us) | vs fp "
+                  "| greedy tokens = fp's | = generate's |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in graph_rows:
             if "graph_tok_s" not in r:
-                lines.append(f"| {r['variant']} | failed: {r['graph_error']} | | | | |")
+                lines.append(f"| {r['variant']} | failed: {r['graph_error']} | | | | | | | |")
                 continue
             us = f"{r['graph_step_us']:.1f}" if "graph_step_us" in r else "-"
             n = len(r["graph_tokens"])
-            lines.append(f"| {r['variant']} | {r['graph_tok_s']:.1f} | {us} | {r.get('graph_speedup_vs_fp', float('nan')):.2f}x | "
+            kern = (f"{r['step_kernels']:.0f} | {r['step_kernel_us']:.1f} | {r['step_kbit_kernel_us']:.1f}"
+                    if "step_kernels" in r else "- | - | -")
+            lines.append(f"| {r['variant']} | {r['graph_tok_s']:.1f} | {us} | {kern} | "
+                         f"{r.get('graph_speedup_vs_fp', float('nan')):.2f}x | "
                          f"{r.get('graph_same_tokens_as_fp', 0)}/{n} | {r['graph_same_tokens_as_generate']}/{n} |")
+        for r in graph_rows:
+            if r.get("step_top_kernels"):
+                top = "; ".join(f"`{short_kernel_name(e['name'])}` {e['per_step']:.0f} x {e['us_per_step']:.1f} us"
+                                for e in r["step_top_kernels"])
+                lines += ["", f"{r['variant']}, the kernels of a step by time (count x time a step): {top}."]
     return "\n".join(lines) + "\n"
+
+
+def short_kernel_name(name: str) -> str:
+    """A kernel's name without its template arguments and parameters (``void ns::f<...>(...)`` -> ``f``)."""
+    head = name.split("<")[0].split("(")[0].strip()
+    return head.split(" ")[-1].split("::")[-1] or name[:40]
 
 
 if __name__ == "__main__":
