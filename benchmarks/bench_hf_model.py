@@ -426,7 +426,7 @@ def render_md(result: Dict) -> str:
 
 def short_kernel_name(name: str) -> str:
     """A kernel's name without its template arguments and parameters (``void ns::f<...>(...)`` -> ``f``)."""
-    head = name.split("<")[0].split("(")[0].strip()
+    head = name.replace("(anonymous namespace)::", "").split("<")[0].split("(")[0].strip()
     return head.split(" ")[-1].split("::")[-1] or name[:40]
 
 
