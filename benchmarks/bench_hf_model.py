@@ -146,12 +146,15 @@ class _SyncDetector:
 
 
 @torch.no_grad()
-def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: int, device) -> Dict:
+def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: int, device,
+                       compile_step: bool = False) -> Dict:
     """Greedy decode with a ``StaticCache``, one decode step (forward, argmax into the next input,
     position + 1) captured as a CUDA graph and replayed ``new_tokens`` times back to back: the
     GPU's time a token with the host's launch costs gone (what a serving engine's graphs see).
     tok/s = new_tokens / (the replays' time by CUDA events), median of ``repeats``. On the CPU the
-    step runs eagerly (a smoke run) and must not read a tensor's value on the host."""
+    step runs eagerly (a smoke run) and must not read a tensor's value on the host.
+    ``compile_step``: the model's forward through ``torch.compile(fullgraph=True)`` first (inductor
+    fuses the model's elementwise glue), compiled by a first step, then captured the same way."""
     from transformers import StaticCache
 
     P = prompt.shape[1]
@@ -161,10 +164,15 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
     first = logits[:, -1].argmax(-1, keepdim=True)
     tok, pos = first.clone(), torch.full((1,), P, dtype=torch.long, device=device)
     tokens = torch.zeros(new_tokens, dtype=torch.long, device=device)
+    if compile_step:
+        # A second model's compile of the same forward code found the first's cache entry and ran the outer
+        # forward eagerly, compiling its modules' frames one by one (torch 2.11): each model from a clean cache.
+        torch._dynamo.reset()
+    forward = torch.compile(model.forward, fullgraph=True, dynamic=False) if compile_step else model.forward
 
     def step():  # the token generated at position pos - P ... (the first is the prefill's)
         tokens.index_copy_(0, pos - P, tok[0])
-        out = model(tok, past_key_values=cache, cache_position=pos, use_cache=True).logits
+        out = forward(tok, past_key_values=cache, cache_position=pos, use_cache=True).logits
         tok.copy_(out[:, -1].argmax(-1, keepdim=True))
         pos.add_(1)
 
@@ -179,6 +187,13 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
         for n in lengths:
             n.fill_(P)
 
+    compile_s = None
+    if compile_step:  # the first call compiles
+        t = time.perf_counter()
+        step()
+        sync(device)
+        compile_s = time.perf_counter() - t
+        reset()
     if device.type != "cuda":
         with _SyncDetector() as det:
             step()
@@ -189,7 +204,8 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
         for _ in range(new_tokens):
             step()
         dt = time.perf_counter() - t
-        return {"graph_tok_s": new_tokens / dt, "graph_tokens": tokens.tolist(), "graph": False}
+        return {"graph_tok_s": new_tokens / dt, "graph_tokens": tokens.tolist(), "graph": False,
+                "compile_s": compile_s}
     side = torch.cuda.Stream(device)
     side.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(side):  # warm-up before the capture (allocator, lazy inits), off the capture's stream
@@ -211,7 +227,7 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
         times.append(start.elapsed_time(end) / 1e3)
     t = statistics.median(times[1:])
     result = {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
-              "graph": True}
+              "graph": True, "compile_s": compile_s}
     result.update(step_kernels(graph, reset, min(new_tokens, 16)))
     return result
 
@@ -258,6 +274,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph decode (StaticCache)")
+    ap.add_argument("--compile", action="store_true",
+                    help="the graph decode's step through torch.compile(fullgraph=True) before its capture")
     args = ap.parse_args(argv)
 
     import transformers
@@ -305,7 +323,7 @@ def main(argv=None) -> int:
         row.update(decode_speed(model, prompt, new_tokens, args.repeats, device))
         if not args.no_graph:
             try:
-                row.update(graph_decode_speed(model, prompt, new_tokens, args.repeats, device))
+                row.update(graph_decode_speed(model, prompt, new_tokens, args.repeats, device, args.compile))
             except RuntimeError as e:  # recorded, not fatal: the eager numbers stand on their own
                 row["graph_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
                 print(f"{name:>8}: graph decode failed: {row['graph_error']}", flush=True)
@@ -351,7 +369,8 @@ def main(argv=None) -> int:
                          "parameters": n_params, "lm_head_quantized": bool(args.quantize_lm_head),
                          "experts_implementation": fp.config._experts_implementation,
                          "eval_tokens": [eval_batch, eval_len], "prompt_len": prompt_len,
-                         "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny},
+                         "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny,
+                         "compile": bool(args.compile)},
               "env": env, "rows": rows}
     with open(os.path.join(args.out, "hf_model.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -395,7 +414,8 @@ def render_md(result: Dict) -> str:
                      f"{fmt_bytes(r['model_bytes'])} | {r['same_tokens_as_fp']}/{len(r['tokens'])} | {qs} |")
     graph_rows = [r for r in result["rows"] if "graph_tok_s" in r or "graph_error" in r]
     if graph_rows:
-        how = ("one decode step (forward, argmax, position + 1) captured as a CUDA graph and replayed back to back"
+        how = ("one decode step (forward" + (" through `torch.compile(fullgraph=True)`" if c.get("compile") else "")
+               + ", argmax, position + 1) captured as a CUDA graph and replayed back to back"
                if graph_rows[0].get("graph", True) else "the same decode step run eagerly (no CUDA on this device)")
         timed = (f"median of {c['repeats']} after one warm-up; tok/s = tokens / the replays' time (CUDA events)"
                  if graph_rows[0].get("graph", True) else "timed once by the host's clock")
