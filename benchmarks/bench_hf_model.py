@@ -433,9 +433,10 @@ def render_md(result: Dict) -> str:
             n = len(r["graph_tokens"])
             kern = (f"{r['step_kernels']:.0f} | {r['step_kernel_us']:.1f} | {r['step_kbit_kernel_us']:.1f}"
                     if "step_kernels" in r else "- | - | -")
+            vs_fp = f"{r['graph_speedup_vs_fp']:.2f}x" if "graph_speedup_vs_fp" in r else "-"
             lines.append(f"| {r['variant']} | {r['graph_tok_s']:.1f} | {us} | {kern} | "
-                         f"{r.get('graph_speedup_vs_fp', float('nan')):.2f}x | "
-                         f"{r.get('graph_same_tokens_as_fp', 0)}/{n} | {r['graph_same_tokens_as_generate']}/{n} |")
+                         f"{vs_fp} | {r.get('graph_same_tokens_as_fp', '-')}/{n} | "
+                         f"{r.get('graph_same_tokens_as_generate', '-')}/{n} |")
         for r in graph_rows:
             if r.get("step_top_kernels"):
                 top = "; ".join(f"`{short_kernel_name(e['name'])}` {e['per_step']:.0f} x {e['us_per_step']:.1f} us"

@@ -98,12 +98,9 @@ at::Tensor moe_gather_cuda(const at::Tensor& x_in, const at::Tensor& row_token_i
   at::Tensor out = at::empty({row_token.numel(), x.size(1)}, x.options());
   if (out.numel() == 0) return out;
   const uint32_t nan_bits = nan_bits_of(x.scalar_type());
-  switch (row_copy_bytes(x.size(1) * x.element_size(), x.const_data_ptr(), out.data_ptr())) {
-    case 16: launch_gather<uint4>(x, row_token, nan_bits, out); break;
-    case 8: launch_gather<uint2>(x, row_token, nan_bits, out); break;
-    case 4: launch_gather<uint32_t>(x, row_token, nan_bits, out); break;
-    default: launch_gather<uint16_t>(x, row_token, nan_bits, out);
-  }
+  with_row_copy_unit(x.size(1) * x.element_size(), x.const_data_ptr(), out.data_ptr(), [&](auto unit) {
+    launch_gather<decltype(unit)>(x, row_token, nan_bits, out);
+  });
   return out;
 }
 

@@ -104,12 +104,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> moe_route_gather_cuda
   at::Tensor row_token = at::empty({P}, opts.dtype(at::kLong));
   at::Tensor pair_row = at::empty({P}, opts.dtype(at::kInt));
   at::Tensor out = at::empty({P, x.size(1)}, x.options());
-  switch (row_copy_bytes(x.size(1) * x.element_size(), x.const_data_ptr(), out.data_ptr())) {
-    case 16: launch_route_gather<uint4>(ids, num_experts, x, offsets, row_token, pair_row, out); break;
-    case 8: launch_route_gather<uint2>(ids, num_experts, x, offsets, row_token, pair_row, out); break;
-    case 4: launch_route_gather<uint32_t>(ids, num_experts, x, offsets, row_token, pair_row, out); break;
-    default: launch_route_gather<uint16_t>(ids, num_experts, x, offsets, row_token, pair_row, out);
-  }
+  with_row_copy_unit(x.size(1) * x.element_size(), x.const_data_ptr(), out.data_ptr(), [&](auto unit) {
+    launch_route_gather<decltype(unit)>(ids, num_experts, x, offsets, row_token, pair_row, out);
+  });
   return {offsets, row_token, pair_row, out};
 }
 

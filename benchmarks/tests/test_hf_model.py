@@ -1,0 +1,34 @@
+"""benchmarks.bench_hf_model on the tiny config (CPU, or the GPU where there is one): the StaticCache decode
+step it captures as a CUDA graph must read no tensor value on the host (checked on the CPU) and reproduce
+each model's own greedy `generate` tokens."""
+import json
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from benchmarks import bench_hf_model  # noqa: E402
+
+
+def test_tiny_run_graph_decode_matches_generate(tmp_path):
+    assert bench_hf_model.main(["--tiny", "--device", "cpu", "--ks", "4", "--repeats", "1",
+                                "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "hf_model.json").read_text())
+    rows = {r["variant"]: r for r in result["rows"]}
+    assert set(rows) == {"fp16", "kbit k=4"}
+    n = result["config"]["new_tokens"]
+    for name, row in rows.items():
+        assert "graph_error" not in row, (name, row.get("graph_error"))
+        assert len(row["graph_tokens"]) == len(row["tokens"]) == n
+        assert row["graph_same_tokens_as_generate"] == n, (name, row["graph_tokens"], row["tokens"])
+        assert row["graph_tok_s"] > 0
+    assert rows["kbit k=4"]["model_bytes"] < rows["fp16"]["model_bytes"]
+    md = (tmp_path / "hf_model.md").read_text()
+    assert "graph decode tok/s" in md and "kbit k=4" in md
+
+
+def test_short_kernel_name():
+    f = bench_hf_model.short_kernel_name
+    assert f("void kbit::cuda::scalar_gemv_kernel<__half, 4, 1, true>(kbit::cuda::TcGemmArgs)") == "scalar_gemv_kernel"
+    assert f("void at::native::(anonymous namespace)::reduce_kernel<512, 1>(int)") == "reduce_kernel"
+    assert f("nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT") == "nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT"
