@@ -212,3 +212,62 @@ def test_registration(fp_model):
         assert register_transformers_converters() == []                # already there
     finally:
         kbit.nn.register_converter(Qwen3MoeExperts, saved)
+
+
+@pytest.mark.gpu
+@torch.no_grad()
+def test_decode_step_compiled_and_captured(fp_model):
+    """The quantized model's decode step (StaticCache) on the GPU through torch.compile(fullgraph=True) and
+    captured as a CUDA graph, as a serving engine runs it (benchmarks/bench_hf_model.py --compile): the same
+    token sequence fed eagerly, compiled, and by graph replays; compiled logits close to the eager ones
+    (inductor fuses the model's norms and rotary math, which rounds differently), replays bitwise the
+    compiled calls'."""
+    if not kbit.cuda_kernels_compiled():
+        pytest.skip("kbit was built without its CUDA kernels")
+    torch._dynamo.reset()
+    model = copy.deepcopy(fp_model).cuda()
+    kbit.quantize_model(model, k=4, progress=False)
+    assert type(model.model.layers[0].mlp.experts) is HFExperts
+    prompt_len, steps = 8, 6
+    feed = torch.randint(0, VOCAB, (prompt_len + steps,), generator=torch.Generator().manual_seed(2)).cuda()
+    cache = transformers.StaticCache(config=model.config, max_cache_len=prompt_len + steps)
+    model(feed[None, :prompt_len], past_key_values=cache, cache_position=torch.arange(prompt_len, device="cuda"))
+    lengths = [layer.cumulative_length for layer in cache.layers]   # where each layer's update writes next
+    assert lengths and all(isinstance(n, torch.Tensor) for n in lengths)
+    tok = torch.zeros(1, 1, dtype=torch.long, device="cuda")
+    pos = torch.zeros(1, dtype=torch.long, device="cuda")
+    out = torch.full((1, 1, VOCAB), float("nan"), dtype=DTYPE, device="cuda")
+
+    def run(forward, replay=None):
+        got = []
+        for i in range(steps):
+            tok.copy_(feed[prompt_len + i].view(1, 1))
+            pos.fill_(prompt_len + i)
+            for n in lengths:
+                n.fill_(prompt_len + i)
+            out.fill_(float("nan"))                                   # poisoned: each step writes it anew
+            if replay is None:
+                out.copy_(forward(tok, past_key_values=cache, cache_position=pos).logits)
+            else:
+                replay()
+            got.append(out.float().clone())
+        return torch.stack(got)
+
+    eager = run(model.forward)
+    compiled = torch.compile(model.forward, fullgraph=True, dynamic=False)
+    by_compile = run(compiled)
+    assert torch.isfinite(by_compile).all()
+    assert rel_err(by_compile, eager) < 0.02
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):                                      # warm-up off the capture's stream
+        run(compiled)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    pos.fill_(prompt_len)
+    for n in lengths:
+        n.fill_(prompt_len)
+    with torch.cuda.graph(graph):
+        out.copy_(compiled(tok, past_key_values=cache, cache_position=pos).logits)
+    by_graph = run(None, graph.replay)
+    assert torch.equal(by_graph, by_compile)
