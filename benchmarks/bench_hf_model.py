@@ -212,30 +212,49 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
         for _ in range(3):
             step()
     torch.cuda.current_stream(device).wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    times = []
-    for _ in range(repeats + 1):  # the first a warm-up
-        reset()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(new_tokens):
-            graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    t = statistics.median(times[1:])
+
+    def capture(pdl: bool):
+        # kbit's kernels take programmatic dependent launch (PDL) as a launch attribute, fixed at capture
+        import kbit
+
+        before = kbit._C.set_dependent_launch(pdl)
+        try:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                step()
+        finally:
+            kbit._C.set_dependent_launch(before)
+        return graph
+
+    def seconds(graph) -> float:  # new_tokens replays back to back, median of repeats after a warm-up
+        times = []
+        for _ in range(repeats + 1):
+            reset()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(new_tokens):
+                graph.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(times[1:])
+
+    graph = capture(pdl=True)
+    t = seconds(graph)
     result = {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
               "graph": True, "compile_s": compile_s}
-    result.update(step_kernels(graph, reset, min(new_tokens, 16)))
+    # Without PDL each kernel starts after the previous one ends, so the profile's durations are the kernels' own
+    # (with PDL a kernel's duration includes its wait for the previous one); its step time is PDL's gain's measure.
+    plain = capture(pdl=False)
+    result["graph_step_us_no_pdl"] = seconds(plain) / new_tokens * 1e6
+    result.update(step_kernels(plain, reset, min(new_tokens, 16)))
     return result
 
 
 def step_kernels(graph, reset, replays: int, top: int = 12) -> Dict:
-    """The GPU kernels of a captured decode step, by CUPTI (torch.profiler) over ``replays`` replays:
-    their count a step, device time a step (us, kernels only: the gaps between them are not counted),
-    kbit's share (kernel names with "kbit") and the ``top`` kernels by time."""
+    """The GPU kernels of a captured decode step (captured without PDL), by CUPTI (torch.profiler) over
+    ``replays`` replays: their count a step, device time a step (us, kernels only: the gaps between them
+    are not counted), kbit's share (kernel names with "kbit") and the ``top`` kernels by time."""
     from torch.profiler import ProfilerActivity, profile
 
     reset()
@@ -421,15 +440,18 @@ def render_md(result: Dict) -> str:
                  if graph_rows[0].get("graph", True) else "timed once by the host's clock")
         lines += ["", f"Decode with a `StaticCache`: {how}, {c['new_tokens']} tokens after the "
                   f"{c['prompt_len']}-token prompt, {timed}. \"= fp's\": common prefix with the fp model's tokens "
-                  f"so decoded; \"= generate's\": with the same model's `generate` tokens above.", "",
-                  "| model | graph decode tok/s | us / token | kernels a token | their time (us) | kbit's (us) | vs fp "
-                  "| greedy tokens = fp's | = generate's |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  f"so decoded; \"= generate's\": with the same model's `generate` tokens above. \"without PDL\": "
+                  f"the step captured with kbit's programmatic dependent launch off; the kernel columns are that "
+                  f"graph's, by CUPTI (each kernel's own duration; the gaps between kernels not counted).", "",
+                  "| model | graph decode tok/s | us / token | without PDL | kernels a token | their time (us) "
+                  "| kbit's (us) | vs fp | greedy tokens = fp's | = generate's |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in graph_rows:
             if "graph_tok_s" not in r:
-                lines.append(f"| {r['variant']} | failed: {r['graph_error']} | | | | | | | |")
+                lines.append(f"| {r['variant']} | failed: {r['graph_error']} | | | | | | | | |")
                 continue
             us = f"{r['graph_step_us']:.1f}" if "graph_step_us" in r else "-"
+            us += f" | {r['graph_step_us_no_pdl']:.1f}" if "graph_step_us_no_pdl" in r else " | -"
             n = len(r["graph_tokens"])
             kern = (f"{r['step_kernels']:.0f} | {r['step_kernel_us']:.1f} | {r['step_kbit_kernel_us']:.1f}"
                     if "step_kernels" in r else "- | - | -")
