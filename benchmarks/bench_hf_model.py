@@ -1,4 +1,4 @@
-"""Hugging Face transformers Qwen3-MoE model, fp16 vs kbit k = 2..5: logits quality and decode speed.
+"""Hugging Face transformers Qwen3-MoE model, 16-bit vs kbit k = 2..5: logits quality and decode speed.
 
 Builds a ``Qwen3MoeForCausalLM`` from a config (no download) with random weights at a realistic
 scale (N(0, 1/fan_in) matrices, experts and router, N(0, 1) embeddings, unit norms), in fp16 (or
@@ -11,13 +11,18 @@ attention projection and the fused ``Qwen3MoeExperts`` of each layer; ``lm_head`
 * decode speed, batch 1, greedy ``model.generate`` (eager PyTorch, HF's DynamicCache, no CUDA
   graphs) of ``--new-tokens`` tokens after a ``--prompt-len`` prompt: decode tokens/s =
   (N - 1) / (t(N new tokens) - t(1 new token)), so the prompt's prefill is not counted; also the
-  end-to-end time. Median of ``--repeats`` after one warm-up.
+  end-to-end time. Median of ``--repeats`` after one warm-up. Host-bound at batch 1, and noisy;
+* decode speed with a ``StaticCache``, one step captured as a CUDA graph and replayed back to back
+  (the GPU's time a token; ``--compile``: the step through ``torch.compile(fullgraph=True)`` first;
+  ``--no-graph`` skips it), also captured with kbit's PDL off, and the step's kernels by CUPTI.
+  In fp16 the 16-bit model's step cannot be captured (its experts' ``torch._grouped_mm`` copies to
+  the host outside bf16): use ``--dtype bf16`` to compare in graphs.
 
 Default shape: Qwen3-Coder-Next-like dims (hidden 2048, 16 query heads and 2 KV heads of 256,
 512 experts of intermediate 512, top-10, vocab 151936) with ``--layers 4`` (all full attention and
 routed experts; no shared expert): ~7.2 B parameters, 14.4 GB in fp16.
 
-    python -m benchmarks.bench_hf_model --out out/hf_model              # GPU
+    python -m benchmarks.bench_hf_model --dtype bf16 --out out/hf_model  # GPU (--compile: ~1 min more)
     python -m benchmarks.bench_hf_model --tiny --out /tmp/hf_tiny        # CPU smoke run, seconds
 
 Writes ``hf_model.json`` and ``hf_model.md`` to ``--out``.
@@ -120,9 +125,12 @@ def decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: int, dev
 
 
 class _SyncDetector:
-    """Counts the ops that read a tensor's value on the host (``aten._local_scalar_dense``: ``.item()``,
-    ``bool(t)``, ``.tolist()``), which a CUDA graph capture refuses; the CPU smoke run's check that a
-    decode step would capture."""
+    """Counts the ops that would read a device tensor's value on the host, which a CUDA graph capture
+    refuses: ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``) and the ops whose output shape
+    depends on values (``nonzero``, ``masked_select``, boolean-mask indexing through ``nonzero``).
+    The CPU smoke run's check that a decode step would capture. It cannot see what only a CUDA path
+    does (``.tolist()`` of a CPU tensor reads memory directly, and a CPU op has no copy to the host:
+    the fp16 ``torch._grouped_mm`` fallback's copy shows on the GPU only)."""
 
     def __init__(self):
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -131,10 +139,12 @@ class _SyncDetector:
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if func is torch.ops.aten._local_scalar_dense.default:
+                if func in detector.ops:
                     detector.reads += 1
                 return func(*args, **(kwargs or {}))
 
+        aten = torch.ops.aten
+        self.ops = {aten._local_scalar_dense.default, aten.nonzero.default, aten.masked_select.default}
         self.reads, self.mode = 0, Mode()
 
     def __enter__(self):
@@ -226,27 +236,33 @@ def graph_decode_speed(model, prompt: torch.Tensor, new_tokens: int, repeats: in
             kbit._C.set_dependent_launch(before)
         return graph
 
-    def seconds(graph) -> float:  # new_tokens replays back to back, median of repeats after a warm-up
-        times = []
-        for _ in range(repeats + 1):
-            reset()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(new_tokens):
-                graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        return statistics.median(times[1:])
+    def seconds(graph) -> float:  # new_tokens replays back to back
+        reset()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(new_tokens):
+            graph.replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
 
-    graph = capture(pdl=True)
-    t = seconds(graph)
-    result = {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
-              "graph": True, "compile_s": compile_s}
     # Without PDL each kernel starts after the previous one ends, so the profile's durations are the kernels' own
     # (with PDL a kernel's duration includes its wait for the previous one); its step time is PDL's gain's measure.
-    plain = capture(pdl=False)
-    result["graph_step_us_no_pdl"] = seconds(plain) / new_tokens * 1e6
+    # The two graphs' runs alternate (each median of repeats after a warm-up of each), so drift hits both alike.
+    graph, plain = capture(pdl=True), capture(pdl=False)
+    times = {"pdl": [], "plain": []}
+    plain_tokens = None
+    for i in range(repeats + 1):
+        for name, g in (("pdl", graph), ("plain", plain)) if i % 2 == 0 else (("plain", plain), ("pdl", graph)):
+            times[name].append(seconds(g))
+            if name == "plain":
+                plain_tokens = tokens.tolist()
+    t = statistics.median(times["pdl"][1:])
+    seconds(graph)  # the tokens recorded are the PDL graph's
+    result = {"graph_tok_s": new_tokens / t, "graph_step_us": t / new_tokens * 1e6, "graph_tokens": tokens.tolist(),
+              "graph": True, "compile_s": compile_s,
+              "graph_step_us_no_pdl": statistics.median(times["plain"][1:]) / new_tokens * 1e6}
+    result["graph_no_pdl_same_tokens"] = plain_tokens == result["graph_tokens"]  # PDL changes no math
     result.update(step_kernels(plain, reset, min(new_tokens, 16)))
     return result
 
@@ -337,14 +353,17 @@ def main(argv=None) -> int:
 
     def measure(name, model, k=None, summary=None, quant_s=None):
         row = {"variant": name, "k": k, "model_bytes": model_bytes(model), "quantize_s": quant_s}
+        if device.type == "cuda":  # this model's peak (the 16-bit model stays resident throughout)
+            torch.cuda.reset_peak_memory_stats(device)
         if k is not None:
             row.update(quality(model, ref_logits, eval_ids))
         row.update(decode_speed(model, prompt, new_tokens, args.repeats, device))
         if not args.no_graph:
             try:
                 row.update(graph_decode_speed(model, prompt, new_tokens, args.repeats, device, args.compile))
-            except RuntimeError as e:  # recorded, not fatal: the eager numbers stand on their own
-                row["graph_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+            except RuntimeError as e:  # recorded; a kbit model's failure makes the exit status 1 (below)
+                first_line = (str(e).strip().splitlines() or [""])[0][:300]
+                row["graph_error"] = f"{type(e).__name__}: {first_line}" if first_line else type(e).__name__
                 print(f"{name:>8}: graph decode failed: {row['graph_error']}", flush=True)
         if device.type == "cuda":
             row["max_memory_allocated"] = torch.cuda.max_memory_allocated(device)
@@ -397,6 +416,10 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, "hf_model.md"), "w") as f:
         f.write(md)
     print(md)
+    kbit_failed = [r["variant"] for r in rows if r["k"] is not None and "graph_error" in r]
+    if kbit_failed:  # the 16-bit model's capture may fail (fp16's grouped_mm); kbit's must not
+        print(f"graph decode failed for {', '.join(kbit_failed)}", flush=True)
+        return 1
     return 0
 
 
@@ -461,16 +484,26 @@ def render_md(result: Dict) -> str:
                          f"{r.get('graph_same_tokens_as_generate', '-')}/{n} |")
         for r in graph_rows:
             if r.get("step_top_kernels"):
-                top = "; ".join(f"`{short_kernel_name(e['name'])}` {e['per_step']:.0f} x {e['us_per_step']:.1f} us"
-                                for e in r["step_top_kernels"])
-                lines += ["", f"{r['variant']}, the kernels of a step by time (count x time a step): {top}."]
+                top = r["step_top_kernels"]
+                short = [short_kernel_name(e["name"]) for e in top]
+                # (a name that repeats, e.g. the GEMV's dense and grouped instantiations: its first template arguments)
+                shown = [short_kernel_name(e["name"], with_arguments=short.count(n) > 1) for e, n in zip(top, short)]
+                listed = "; ".join(f"`{n}` {e['per_step']:.0f} x {e['us_per_step'] / e['per_step']:.1f} us "
+                                   f"({e['us_per_step']:.1f} a step)" for n, e in zip(shown, top))
+                lines += ["", f"{r['variant']}, the kernels of a step by time (calls x time a call): {listed}."]
     return "\n".join(lines) + "\n"
 
 
-def short_kernel_name(name: str) -> str:
-    """A kernel's name without its template arguments and parameters (``void ns::f<...>(...)`` -> ``f``)."""
-    head = name.replace("(anonymous namespace)::", "").split("<")[0].split("(")[0].strip()
-    return head.split(" ")[-1].split("::")[-1] or name[:40]
+def short_kernel_name(name: str, with_arguments: bool = False) -> str:
+    """A kernel's name without its namespaces, template arguments and parameters (``void ns::f<...>(...)`` ->
+    ``f``); ``with_arguments``: ``f<`` and its first four template arguments ``>``."""
+    plain = name.replace("(anonymous namespace)::", "")
+    head = plain.split("<")[0].split("(")[0].strip()
+    base = head.split(" ")[-1].split("::")[-1] or name[:40]
+    if with_arguments and "<" in plain:
+        arguments = plain.split("<", 1)[1].split(">")[0].split(", ")[:4]
+        base += "<" + ", ".join(a.split("::")[-1] for a in arguments) + ">"
+    return base
 
 
 if __name__ == "__main__":

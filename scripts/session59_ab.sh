@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TREE=${1:?new or base}; REP=${2:-1}
-OUT=${OUT:-out}; mkdir -p "$OUT"
+OUT=${OUT:-$(pwd)/out}; mkdir -p "$OUT"  # (absolute: the base tree runs in ab_base/)
 export KBIT_BENCH_COMMIT=${KBIT_BENCH_COMMIT:-unknown} PYTHONUNBUFFERED=1
 if [ "$TREE" = new ]; then
   . scripts/gpu_build.sh; start_device_run || exit 1; dir=.
@@ -17,5 +17,6 @@ fi
 MOE="python3 -m benchmarks.run --mode full --no-plots --no-model --ks 4 --dtypes fp16 --kernels kbit,fp16 \
   --shapes moe_gu,moe_dn --ms 1 --sweep-experts 8,64,256,512 --sweep-ms 1,2"
 (cd $dir && PYTHONPATH=$(pwd) timeout 150 $MOE --out $OUT/moe-$TREE-$REP > $OUT/moe-$TREE-$REP.log 2>&1)
-echo "== moe $TREE $REP rc=$?"; grep -h "^| moe_.* x " $OUT/moe-$TREE-$REP/*/results-full.md | sort -u | cut -d'|' -f2-5 \
+echo "== moe $TREE $REP rc=$?"
+grep -h "^| moe_.* x " $OUT/moe-$TREE-$REP/*/results-full.md | sort -u | cut -d'|' -f2-5 \
   | tr -s ' ' | tr '\n' ';'; echo

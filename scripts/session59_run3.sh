@@ -13,4 +13,5 @@ grep -A8 "graph decode tok/s" $OUT/hf_model_bf16/hf_model.md
 timeout 150 python3 -m benchmarks.bench_hf_model --dtype bf16 --ks 4 --quantize-lm-head --repeats 3 \
   --out $OUT/hf_model_bf16_lm_head > $OUT/hf-model-bf16-lm-head.log 2>&1
 echo "hf model bf16 lm_head rc=$?"; grep -E "tok/s|failed|Error" $OUT/hf-model-bf16-lm-head.log | cut -c1-300
-grep -A5 "graph decode tok/s" $OUT/hf_model_bf16_lm_head/hf_model.md; grep "kernels of a step" $OUT/hf_model_bf16*/hf_model.md | cut -c1-900
+grep -A5 "graph decode tok/s" $OUT/hf_model_bf16_lm_head/hf_model.md
+grep "kernels of a step" $OUT/hf_model_bf16*/hf_model.md | cut -c1-900

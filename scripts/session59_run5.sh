@@ -11,6 +11,7 @@ timeout 150 python3 -m pytest -q tests/test_moe_ops.py tests/test_opcheck.py ben
 echo "tests moe rc=$?"; grep -E "FAIL|Error|passed|failed" $OUT/tests-moe.log | tail -6 | cut -c1-300
 timeout 300 python3 -m benchmarks.bench_hf_model --dtype bf16 --ks 4 --quantize-lm-head --repeats 3 --compile \
   --out $OUT/hf_model_bf16_compile_lm_head > $OUT/hf-model-bf16-compile-lm-head.log 2>&1
-echo "hf model bf16 compile lm_head rc=$?"; grep -E "tok/s|failed|rror:" $OUT/hf-model-bf16-compile-lm-head.log | cut -c1-300 | tail -6
+echo "hf model bf16 compile lm_head rc=$?"
+grep -E "tok/s|failed|rror:" $OUT/hf-model-bf16-compile-lm-head.log | cut -c1-300 | tail -6
 grep -A4 "graph decode tok/s" $OUT/hf_model_bf16_compile_lm_head/hf_model.md
 grep "kernels of a step" $OUT/hf_model_bf16_compile_lm_head/hf_model.md | cut -c1-700

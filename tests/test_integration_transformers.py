@@ -3,7 +3,8 @@
 A tiny Qwen3-MoE (dense attention projections, fused ``Qwen3MoeExperts`` per layer) with random
 weights, bf16 on the CPU: the quantized model's logits against the bf16 model's, greedy
 generation, a safetensors round trip into a freshly converted model, and the experts that kbit
-must decline (another activation, a transposed layout) staying as they are with the reason.
+must decline (another activation, a transposed layout) staying as they are with the reason. On the
+GPU also the quantized model's decode step compiled and captured as a CUDA graph.
 """
 import copy
 import subprocess
@@ -225,6 +226,13 @@ def test_decode_step_compiled_and_captured(fp_model):
     if not kbit.cuda_kernels_compiled():
         pytest.skip("kbit was built without its CUDA kernels")
     torch._dynamo.reset()
+    try:
+        _decode_step_compiled_and_captured(fp_model)
+    finally:
+        torch._dynamo.reset()  # (its cache holds the compiled model)
+
+
+def _decode_step_compiled_and_captured(fp_model):
     model = copy.deepcopy(fp_model).cuda()
     kbit.quantize_model(model, k=4, progress=False)
     assert type(model.model.layers[0].mlp.experts) is HFExperts
@@ -257,6 +265,7 @@ def test_decode_step_compiled_and_captured(fp_model):
     compiled = torch.compile(model.forward, fullgraph=True, dynamic=False)
     by_compile = run(compiled)
     assert torch.isfinite(by_compile).all()
+    # inductor fuses the norms and rotary math, which rounds differently in bf16: 0.6% on the CPU
     assert rel_err(by_compile, eager) < 0.02
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())

@@ -1,6 +1,6 @@
-"""benchmarks.bench_hf_model on the tiny config (CPU, or the GPU where there is one): the StaticCache decode
-step it captures as a CUDA graph must read no tensor value on the host (checked on the CPU) and reproduce
-each model's own greedy `generate` tokens."""
+"""benchmarks.bench_hf_model on the tiny config, on the CPU: the StaticCache decode step that the GPU run
+captures as a CUDA graph (here run eagerly) must read no tensor value on the host and reproduce each
+model's own greedy `generate` tokens."""
 import json
 
 import pytest
@@ -32,3 +32,5 @@ def test_short_kernel_name():
     assert f("void kbit::cuda::scalar_gemv_kernel<__half, 4, 1, true>(kbit::cuda::TcGemmArgs)") == "scalar_gemv_kernel"
     assert f("void at::native::(anonymous namespace)::reduce_kernel<512, 1>(int)") == "reduce_kernel"
     assert f("nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT") == "nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT"
+    assert f("void kbit::cuda::scalar_gemv_kernel<c10::BFloat16, 4, 1, true, (kbit::cuda::GemvDecode)2, false>(A)",
+             with_arguments=True) == "scalar_gemv_kernel<BFloat16, 4, 1, true>"
