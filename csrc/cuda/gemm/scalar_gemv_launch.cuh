@@ -461,6 +461,19 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
+    // One token slot, 8 groups, 8 warps a unit left by the loop with more units than the CTAs (two rounds of one-unit
+    // slots): 4 warps a unit where the critical path (rounds of the slots x a unit's items a warp) does not grow, one
+    // round of twice the slots. Session 59 run 15 (H200, k = 4, Qwen3 MoE gate/up compacted, 264 CTAs; us, 8 / 4 warps
+    // a unit; paths 2 : 2 in each): 12 x 1 (384 units) 6.41 / 5.85, 16 x 1 (512) 6.41 / 5.90, 9 and 10 x 1 (288, 320)
+    // 5.75 / 5.81 and 5.80 / 5.83.
+    if (kTokens == 1 && full_ctas > 0 && warps == kGemvMmaMaxWarps && groups == kGemvMmaMaxWarps &&
+        uniform_units > full_ctas) {
+      const auto path = [&](int64_t w) {
+        const int64_t slots = full_ctas * (kGemvMmaMaxWarps / w);
+        return (uniform_units + slots - 1) / slots * ((groups + w - 1) / w);
+      };
+      if (path(kGemvMmaMaxWarps / 2) <= path(kGemvMmaMaxWarps)) warps = kGemvMmaMaxWarps / 2;
+    }
     // One token slot, K of 2 or more groups, where the loop ends at 2 or 1: by the critical path (the most items one
     // warp runs under the expected units: rounds of the slots x a unit's items per warp), 2 warps per unit where theirs
     // is at most 3/4 of one warp's, else 1 where the units fill at least 2/3 of those CTAs' slots at one warp per unit.
