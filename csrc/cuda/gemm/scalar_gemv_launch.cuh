@@ -461,19 +461,16 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const int64_t full_ctas = full_bytes > optin ? 0 : int64_t(prop.multiProcessorCount) *
         resident_ctas_per_sm(kernel, 32 * kGemvMmaMaxWarps, full_bytes, smem_limit);
     while (full_ctas > 0 && warps > 1 && uniform_units >= full_ctas * (kGemvMmaMaxWarps / (warps / 2))) warps /= 2;
-    // One token slot, 8 groups, 8 warps a unit left by the loop with more units than the CTAs (two rounds of one-unit
-    // slots): 4 warps a unit where the critical path (rounds of the slots x a unit's items a warp) does not grow, one
-    // round of twice the slots. Session 59 run 15 (H200, k = 4, Qwen3 MoE gate/up compacted, 264 CTAs; us, 8 / 4 warps
-    // a unit; paths 2 : 2 in each): 12 x 1 (384 units) 6.41 / 5.85, 16 x 1 (512) 6.41 / 5.90, 9 and 10 x 1 (288, 320)
-    // 5.75 / 5.81 and 5.80 / 5.83.
+    // One token slot, 8 groups, 8 warps a unit left by the loop (fewer units than twice the 8-warp CTAs): 4 warps a
+    // unit where the units fill at least 2/3 of the slots at 4 (as the 2 / 1 choice below fills those at 1), else 8.
+    // Between one and two rounds of the 8-warp CTAs both run 2 items on the critical path, but with few units past one
+    // round those run on an idle GPU. Session 59 runs 15 and 18 (H200, Qwen3 MoE gate/up compacted, 264 CTAs, 528
+    // slots at 4; us, 8 / 4 warps a unit): 9 x 1 (288 units, 55%) k = 2 / 4 / 5 5.28 / 5.56, 5.78 / 5.85, 7.50 / 8.47;
+    // 10 x 1 (61%) k = 4 5.80 / 5.83; 12 x 1 (73%) 6.41 / 5.56, 6.44 / 5.90, 8.85 / 8.41; 16 x 1 (97%) 6.39 / 5.61,
+    // 6.41 / 5.91, 8.88 / 8.48.
     if (kTokens == 1 && full_ctas > 0 && warps == kGemvMmaMaxWarps && groups == kGemvMmaMaxWarps &&
-        uniform_units > full_ctas) {
-      const auto path = [&](int64_t w) {
-        const int64_t slots = full_ctas * (kGemvMmaMaxWarps / w);
-        return (uniform_units + slots - 1) / slots * ((groups + w - 1) / w);
-      };
-      if (path(kGemvMmaMaxWarps / 2) <= path(kGemvMmaMaxWarps)) warps = kGemvMmaMaxWarps / 2;
-    }
+        3 * uniform_units >= 2 * (2 * full_ctas))
+      warps = kGemvMmaMaxWarps / 2;
     // One token slot, K of 2 or more groups, where the loop ends at 2 or 1: by the critical path (the most items one
     // warp runs under the expected units: rounds of the slots x a unit's items per warp), 2 warps per unit where theirs
     // is at most 3/4 of one warp's, else 1 where the units fill at least 2/3 of those CTAs' slots at one warp per unit.
