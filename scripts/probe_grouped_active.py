@@ -52,7 +52,7 @@ def main():
                                               for c in copies], Work(0, 0, f"{name} {E} x 1 wpu {w}")).median_us
                 finally:
                     kbit._C._set_gemv_unit_warps(prev)
-            rule = plans[warps[0]]
+            rule = plans.get(0, plans[warps[0]])  # (the rule's plan where 0 was asked for)
             rows_out.append(dict(shape=name, N=N, K=K, experts=E, rows=1, us_by_unit_warps=times,
                                  plans={str(w): dict(p) for w, p in plans.items()}))
             keys = ("grid", "ctas_per_sm", "warps", "warps_per_unit", "token_slots", "schedule")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 59, device run 14 (the final build): the grouped call over all E experts against the same call over the
+# Session 59, device run 14 (38da82b's build, before the launch rule): the grouped call over all E experts against the same call over the
 # active experts' weights alone (scripts/probe_moe_sparse.py), 10 active experts x 1 row (the HF model's routing:
 # top-10, one token), E = 128 and 512, the per-CTA scans (form 0) and the default (the row schedule), offsets hot as
 # a model's routing leaves them.

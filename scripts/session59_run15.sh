@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 59, device run 15 (the final build): the compacted grouped call at 8-16 experts x 1 row with the warps per
+# Session 59, device run 15 (38da82b's build, before the launch rule): the compacted grouped call at 8-16 experts x 1 row with the warps per
 # unit by the rule and forced, and the rule's plans (scripts/probe_grouped_active.py, new): why 10 x 1 ran 1.5 us
 # slower than 8 x 1 in run 14.
 set -uo pipefail

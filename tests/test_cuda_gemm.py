@@ -2327,6 +2327,7 @@ def test_grouped_gemv_launch_plan_schedule():
         for E in (8, 9, 10, 12, 16):
             p = plan(E, E, 512, 2048, k)
             units, ctas = 32 * E, p["ctas_per_sm"] * sms
+            assert p["token_slots"] == 1 and p["warps"] == 8, (k, E, p)
             if units < 2 * ctas:
                 assert p["warps_per_unit"] == (4 if 3 * units >= 2 * (2 * ctas) else 8), (k, E, ctas, p)
     with pytest.raises(RuntimeError, match="_grouped_gemv_launch_plan: needs T >= 1, 1 <= E <= 1024"):

@@ -60,8 +60,9 @@ int gemv_grouped_schedule();
 // one unit at a time; kGemvMmaMaxWarps, the default, = the rule).
 int gemv_max_unit_slots();
 // And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps and the
-// grouped halving, at one token slot then 1 or 2 by the critical path; else that many, at most the 256-column groups;
-// grouped, with unit slots making up to kGemvMmaMaxWarps warps).
+// grouped halving, at one token slot then 8 -> 4 where the units fill 2/3 of the slots at 4 (8 groups), or 1 or 2 by the
+// critical path; else that many, at most the 256-column groups; grouped, with unit slots making up to kGemvMmaMaxWarps
+// warps).
 int gemv_unit_warps();
 // And the rows per chunk of grouped GEMV launches (0, the default: gemv_grouped_chunk_rows' rule;
 // else that many, at most the decode's most).

@@ -467,7 +467,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     // round those run on an idle GPU. Session 59 runs 15 and 18 (H200, Qwen3 MoE gate/up compacted, 264 CTAs, 528
     // slots at 4; us, 8 / 4 warps a unit): 9 x 1 (288 units, 55%) k = 2 / 4 / 5 5.28 / 5.56, 5.78 / 5.85, 7.50 / 8.47;
     // 10 x 1 (61%) k = 4 5.80 / 5.83; 12 x 1 (73%) 6.41 / 5.56, 6.44 / 5.90, 8.85 / 8.41; 16 x 1 (97%) 6.39 / 5.61,
-    // 6.41 / 5.91, 8.88 / 8.48.
+    // 6.41 / 5.91, 8.88 / 8.48 (k = 3 not measured).
     if (kTokens == 1 && full_ctas > 0 && warps == kGemvMmaMaxWarps && groups == kGemvMmaMaxWarps &&
         3 * uniform_units >= 2 * (2 * full_ctas))
       warps = kGemvMmaMaxWarps / 2;
