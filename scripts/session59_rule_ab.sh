@@ -3,6 +3,7 @@
 # take two rounds of the 8-warp CTAs and whose critical path does not grow (scalar_gemv_launch.cuh; run 15) on TREE:
 # "new" (this checkout, its carried build; then the grouped GEMV tests) or "base" (ab_base/: b6b1513's Python, scripts
 # and build, carried alone). The MoE sweep at 8-32 experts x 1 row and kbit.Experts' decode step.
+# TESTS=0: no tests after the new tree's timings (session 60 alternates new / base / new).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TREE=${1:?new or base}
@@ -21,8 +22,8 @@ grep -h "^| moe_.* x " $OUT/moe-$TREE/*/results-full.md | sort -u | cut -d'|' -f
 (cd $dir && PYTHONPATH=$(pwd) timeout 60 python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,2,4 \
   --out $OUT/experts-$TREE > $OUT/experts-$TREE.log 2>&1)
 echo "== experts $TREE rc=$?"; grep "^| [0-9]" $OUT/experts-$TREE.log | cut -c1-120
-if [ "$TREE" = new ]; then
-  timeout 170 python3 -m pytest -q -x tests/test_moe_ops.py tests/test_cuda_gemm.py -k "grouped or moe or silu" \
+if [ "$TREE" = new ] && [ "${TESTS:-1}" = 1 ]; then
+  timeout 260 python3 -m pytest -q -x tests/test_moe_ops.py tests/test_cuda_gemm.py -k "grouped or moe or silu" \
     > $OUT/tests-grouped.log 2>&1
   echo "== tests rc=$?"; grep -E "FAIL|Error|passed|failed" $OUT/tests-grouped.log | tail -4 | cut -c1-300
 fi
