@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import lzma
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -9,6 +10,12 @@ from typing import Dict, Iterable, List, Optional, Tuple
 SCHEMA = "kbit-bench/1"
 
 OK, WRONG, ERROR = "ok", "wrong", "error"
+
+
+def open_record(path: str):
+    """A record file opened for reading as text; PATH.xz decompressed (the large JSONs under docs/benchmarks/ are
+    kept xz-compressed so the tree stays under the device run's 64 MiB cap)."""
+    return lzma.open(path, "rt") if path.endswith(".xz") else open(path)
 
 
 @dataclass
@@ -122,7 +129,7 @@ class ResultSet:
 
     @classmethod
     def load(cls, path: str) -> "ResultSet":
-        with open(path) as f:
+        with open_record(path) as f:
             data = json.load(f)
         if data.get("schema") != SCHEMA:
             raise SystemExit(f"{path}: not a {SCHEMA} results file")

@@ -18,7 +18,7 @@ import kbit
 
 from . import harness, registry, render
 from .measure import Env
-from .results import ResultSet
+from .results import ResultSet, open_record
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRY_RUN_OUT = os.path.join(REPO, "out", "benchmarks-dry-run")
@@ -98,7 +98,7 @@ def tuning_run(args, prefix: str, measure) -> Dict:
     import json
     os.makedirs(args.out, exist_ok=True)
     if args.from_json:
-        with open(args.from_json) as f:
+        with open_record(args.from_json) as f:
             return json.load(f)
     run = measure()
     with open(os.path.join(args.out, f"{prefix}-{run['device']['slug']}.json"), "w") as f:

@@ -62,6 +62,7 @@ from typing import Dict, List, Optional
 from kbit._fake import GEMV_MAX_ROWS  # kGemvMaxRows: dense M through the GEMV
 
 from .ab_paths import cublas_path, sweep, timing_words
+from .results import open_record
 from .session import tuning_parser, tuning_run
 
 # 33: the wgmma kernel's CTA shape changes there (wgmma_plan: 64 tokens, often two warpgroups; session 23:
@@ -377,7 +378,7 @@ def write_header(run: Dict, path: str, merge_with: str = "", bf16_run: Optional[
     table replaced, or added after them (its bf16 column from bf16_run, zeros without one)."""
     tables = []
     if merge_with:
-        with open(merge_with) as f:  # (a path given but missing raises: its other GPUs' tables would be lost)
+        with open_record(merge_with) as f:  # (a path given but missing raises: its other GPUs' tables would be lost)
             tables = read_tables(f.read())
     new = table_of_run(run, bf16_run)
     at = next((i for i, tb in enumerate(tables) if tb["device"] == new["device"]), len(tables))
@@ -534,7 +535,7 @@ def read_runs(paths: str) -> List[Dict]:
     """The run JSONs of a comma-separated list of paths, in order."""
     runs = []
     for path in paths.split(","):
-        with open(path) as f:
+        with open_record(path) as f:
             runs.append(json.load(f))
     return runs
 

@@ -3,7 +3,7 @@ cell of a plan-grid JSON (scripts/probe_wgmma_plan_grid.py: each cell's plans wi
 pairs of plans more than --margin apart the model orders wrongly, and, used as a selector over all of a cell's plans,
 how much slower its pick is than the fastest plan (mean and worst over cells). Then a grid over the model's constants.
 
-    python3 scripts/fit_wgmma_model.py docs/benchmarks/nvidia-h200/2026-11-30-session53/run1-plan-grid.json
+    python3 scripts/fit_wgmma_model.py docs/benchmarks/nvidia-h200/2026-11-30-session53/run1-plan-grid.json.xz
 """
 import argparse
 import itertools
@@ -11,6 +11,7 @@ import json
 import statistics
 
 from benchmarks import shapes as S
+from benchmarks.results import open_record
 
 
 def model_time(q, K, per_group=128, whole=500, split=1000, step=100, step_from=4, per_token=0.0):
@@ -55,7 +56,7 @@ def main():
     p.add_argument("grid_json")
     p.add_argument("--margin", type=float, default=0.03)
     a = p.parse_args()
-    rows = json.load(open(a.grid_json))["rows"]
+    rows = json.load(open_record(a.grid_json))["rows"]
     cells = []
     for row in rows:
         med = {label: statistics.median(t) for label, t in row["us"].items() if label != "cuBLAS"}

@@ -6,17 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=docs/benchmarks/nvidia-h200
-FP16=(2026-11-29-session36/run4a-tune.json
-      2026-11-29-session38/run1-tune-qwen.json 2026-11-29-session38/run1-tune-llama.json
-      2026-11-29-session42/run1-tune-qwen.json 2026-11-29-session42/run1-tune-llama.json
-      2026-11-30-session43/run2-tune-qwen.json 2026-11-30-session43/run2-tune-llama.json
+FP16=(2026-11-29-session36/run4a-tune.json.xz
+      2026-11-29-session38/run1-tune-qwen.json.xz 2026-11-29-session38/run1-tune-llama.json
+      2026-11-29-session42/run1-tune-qwen.json.xz 2026-11-29-session42/run1-tune-llama.json
+      2026-11-30-session43/run2-tune-qwen.json.xz 2026-11-30-session43/run2-tune-llama.json
       2026-11-30-session44/run6-tune-qwen.json 2026-11-30-session44/run6-tune-llama.json
-      2026-11-30-session47/run5-tune.json 2026-11-30-session51/run3-tune.json 2026-11-30-session52/run5-tune.json
-      2026-12-01-session55/run3-tune.json 2026-12-01-session56/run3-tune.json)
-BF16=(2026-11-30-session43/run2-bf16-qwen.json 2026-11-30-session43/run2-bf16-llama.json
+      2026-11-30-session47/run5-tune.json.xz 2026-11-30-session51/run3-tune.json.xz 2026-11-30-session52/run5-tune.json
+      2026-12-01-session55/run3-tune.json.xz 2026-12-01-session56/run3-tune.json.xz)
+BF16=(2026-11-30-session43/run2-bf16-qwen.json.xz 2026-11-30-session43/run2-bf16-llama.json
       2026-11-30-session44/run6-bf16-qwen.json 2026-11-30-session44/run6-bf16-llama.json
       2026-11-30-session51/run3-bf16.json 2026-11-30-session52/run5-bf16.json
-      2026-12-01-session55/run3-bf16.json 2026-12-01-session56/run3-bf16.json)
+      2026-12-01-session55/run3-bf16.json.xz 2026-12-01-session56/run3-bf16.json.xz)
 join() { local IFS=,; echo "${*/#/$B/}"; }
 python3 -m benchmarks.tune_dispatch --merge-runs "$(join "${FP16[@]}")" --bf16-runs "$(join "${BF16[@]}")" \
   --out "${1:-/tmp/h200-table}" | tail -1 | cut -c1-200
