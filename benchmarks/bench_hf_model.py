@@ -311,10 +311,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph decode (StaticCache)")
     ap.add_argument("--compile", action="store_true",
                     help="the graph decode's step through torch.compile(fullgraph=True) before its capture")
+    ap.add_argument("--experts-routed", action="store_true",
+                    help="kbit.Experts in its routed form at every size (SLOT_MAX_PAIRS = 0: no slot path at decode)")
     args = ap.parse_args(argv)
 
     import transformers
     import kbit
+    if args.experts_routed:
+        kbit.Experts.SLOT_MAX_PAIRS = 0
 
     tiny = args.tiny
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() and not tiny else "cpu"))
@@ -408,7 +412,7 @@ def main(argv=None) -> int:
                          "experts_implementation": fp.config._experts_implementation,
                          "eval_tokens": [eval_batch, eval_len], "prompt_len": prompt_len,
                          "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny,
-                         "compile": bool(args.compile)},
+                         "compile": bool(args.compile), "experts_routed": bool(args.experts_routed)},
               "env": env, "rows": rows}
     with open(os.path.join(args.out, "hf_model.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -77,6 +77,13 @@ TORCH_LIBRARY(kbit, m) {
   // takes the grouped GEMV (the same bits as the two ops).
   m.def("grouped_gemm_silu_and_mul(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // kbit.Experts' decode calls: x [T, K], top_k_index [T, r] (int32 / int64) -> y [T r, N]: row t r + j is
+  // x[t] @ W[top_k_index[t, j]]^T (the slots in order, no routing), NaN for an id outside [0, E). silu_and_mul:
+  // grouped_gemm_silu_and_mul's gate/up weight and epilogue, [T r, N / 2]. On CUDA one grouped GEMV kernel up to 32
+  // slots (csrc/cuda/gemm/gemm_paths.h grouped_gemv_slots); elsewhere moe_route_gather, grouped_gemm and the rows put
+  // back in order (csrc/common/moe_slots.h).
+  m.def("grouped_gemm_slots(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "Tensor top_k_index, int k, bool silu_and_mul=False) -> Tensor");
   // The MoE glue of kbit.Experts (csrc/common/moe_aten.cpp, csrc/cuda/moe): for top_k_index [T, topk]
   // (int32/int64; an id outside [0, num_experts) is "no expert": sorted as expert E - 1, skipped by
   // moe_combine), moe_route sorts the T topk (token, slot) pairs p = t topk + j by expert, stably:
@@ -95,8 +102,9 @@ TORCH_LIBRARY(kbit, m) {
   // 16 (c / 8) + c % 8 (gate) and that + 8 (up).
   m.def("silu_and_mul(Tensor h, bool interleaved=False) -> Tensor");
   // y [T topk, H] (rows as moe_route's) -> out [T, H] in y's dtype: sum over slots j, in order, of
-  // top_k_weights[t, j] * y[pair_row[t topk + j]] over the slots with an expert, in fp32.
-  m.def("moe_combine(Tensor y, Tensor top_k_weights, Tensor top_k_index, Tensor pair_row, int num_experts) -> Tensor");
+  // top_k_weights[t, j] * y[pair_row[t topk + j]] over the slots with an expert, in fp32. pair_row None: y's rows are
+  // the pairs in order (row t topk + j; grouped_gemm_slots' output).
+  m.def("moe_combine(Tensor y, Tensor top_k_weights, Tensor top_k_index, Tensor? pair_row, int num_experts) -> Tensor");
 }
 
 namespace {

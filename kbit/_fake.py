@@ -94,6 +94,21 @@ def _grouped_gemm_silu_and_mul(x, packed_tiled, absmax_tiled, row_scale, codeboo
     return y.new_empty((y.shape[0], y.shape[1] // 2))
 
 
+@register_fake("kbit::grouped_gemm_slots")
+def _grouped_gemm_slots(x, packed_tiled, absmax_tiled, row_scale, codebook, top_k_index, k, silu_and_mul=False):
+    torch._check(x.dim() == 2, lambda: "kbit: x must be 2-D [T, K]")
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: "kbit: x must be fp16 or bf16")
+    torch._check(packed_tiled.dim() == 6, lambda: "kbit: grouped_gemm_slots needs an expert stack")
+    torch._check(top_k_index.dim() == 2 and top_k_index.shape[0] == x.shape[0],
+                 lambda: "kbit.grouped_gemm_slots: top_k_index must be 2-D [T, r] with x's T rows")
+    torch._check(top_k_index.dtype in (torch.int32, torch.int64),
+                 lambda: "kbit.grouped_gemm_slots: top_k_index must be int64 or int32")
+    N = row_scale.shape[-1]
+    torch._check(not silu_and_mul or N % 16 == 0, lambda: "kbit.grouped_gemm_slots: the weight's N must be a "
+                 f"multiple of 16 with silu_and_mul (gate and up rows interleaved in 8s; got N={N})")
+    return x.new_empty((top_k_index.numel(), N // 2 if silu_and_mul else N))
+
+
 @register_fake("kbit::mma_gemm")
 def _mma_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k, warps_per_unit=0):
     return _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
@@ -210,6 +225,7 @@ def _moe_combine(y, top_k_weights, top_k_index, pair_row, num_experts):
                  top_k_weights.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64),
                  lambda: "kbit.moe_combine: top_k_weights must be float16, bfloat16, float32 or float64 with "
                          "top_k_index's shape")
-    torch._check(pair_row.dim() == 1 and pair_row.shape[0] == top_k_index.numel() and pair_row.dtype == torch.int32,
-                 lambda: "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk]")
+    torch._check(pair_row is None or (pair_row.dim() == 1 and pair_row.shape[0] == top_k_index.numel() and
+                                      pair_row.dtype == torch.int32),
+                 lambda: "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk] or None")
     return y.new_empty((top_k_index.shape[0], y.shape[1]))

@@ -5,11 +5,14 @@ tokens to distinct experts at random, a different routing per call (the touched 
 are cold: E x 3 MB of weights at k = 4 is far past L2). CUDA-graph medians (benchmarks/harness.py).
 
 With --gather-ab R: also the forward as it was before kbit::moe_gather (x gathered by ATen's index_select, the
-same ops otherwise), R rounds alternating with the forward.
+same ops otherwise), R rounds alternating with the forward. With --slot-ab R: the forward against its routed form
+(Experts.SLOT_MAX_PAIRS = 0: moe_route_gather, the two grouped calls over all E experts, moe_combine) where the
+forward takes the slot path (kbit::grouped_gemm_slots), R rounds alternating.
 
-    python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,4,16 --out DIR [--gather-ab 3]
+    python3 scripts/probe_experts_decode.py --experts 128,512 --tokens 1,4,16 --out DIR [--gather-ab 3] [--slot-ab 3]
 """
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -32,6 +35,7 @@ def main():
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--out", default="out")
     ap.add_argument("--gather-ab", type=int, default=0, help="rounds of forward against its index_select form")
+    ap.add_argument("--slot-ab", type=int, default=0, help="rounds of forward against its routed form (slot path)")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
     H, I, topk = args.hidden, args.intermediate, args.topk
@@ -76,6 +80,20 @@ def main():
                 med = {form: statistics.median(times) for form, times in ab.items()}
                 print(f"  gather A/B, medians of {args.gather_ab}: index_select {med['index_select']:.2f} moe_gather "
                       f"{med['moe_gather']:.2f} us", flush=True)
+            rows[-1]["slot_path"] = ex.slot_path(T, topk, x.device)
+            if args.slot_ab and rows[-1]["slot_path"]:
+                routed = copy.copy(ex)
+                routed.SLOT_MAX_PAIRS = 0
+                sab = {"slots": [], "routed": []}
+                for rnd in range(args.slot_ab):
+                    for form in (("slots", "routed") if rnd % 2 == 0 else ("routed", "slots")):
+                        step = ex if form == "slots" else routed
+                        sab[form].append(timer.measure([lambda r=r, step=step: step(x, r[0], r[1]) for r in routes],
+                                                       Work(0, 0, f"experts {form} {E} {T}")).median_us)
+                rows[-1]["slot_ab"] = sab
+                med = {form: statistics.median(times) for form, times in sab.items()}
+                print(f"  slot A/B, medians of {args.slot_ab}: routed {med['routed']:.2f} slots {med['slots']:.2f} us "
+                      f"({med['routed'] / med['slots']:.3f}x)", flush=True)
         del ex, gu, dn
         torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)

@@ -433,14 +433,15 @@ def routing(T, gen, empty=EMPTY_EXPERT):
 
 
 def moe_reference(m: kbit.Experts, x, ids, w):
-    """float64, token by token, from the dequantized weights; ids outside [0, E) dropped."""
-    gu = kbit.dequantize(m.gate_up_proj.quantized(), torch.float32).double()
-    dn = kbit.dequantize(m.down_proj.quantized(), torch.float32).double()
+    """float64, token by token, from the dequantized weights (m on any device; x, ids, w on the CPU); ids outside
+    [0, m.num_experts) dropped."""
+    gu = kbit.dequantize(m.gate_up_proj.quantized(), torch.float32).double().cpu()
+    dn = kbit.dequantize(m.down_proj.quantized(), torch.float32).double().cpu()
     out = torch.zeros(x.shape[0], H, dtype=torch.float64)
     for t in range(x.shape[0]):
         for j in range(ids.shape[1]):
             e = int(ids[t, j])
-            if 0 <= e < E:
+            if 0 <= e < m.num_experts:
                 h = gu[e] @ x[t].double()
                 out[t] += float(w[t, j]) * (dn[e] @ (F.silu(h[:I]) * h[I:]))
     return out
@@ -637,6 +638,48 @@ def test_experts_forward_sync_free_cuda(gen):
         torch.cuda.set_sync_debug_mode(0)
     x2, (ids2, w2) = randn(tuple(x.shape), gen, torch.float16).cuda(), routing(x.shape[0], gen)
     check_graph_replay(m, [x.clone(), ids.clone(), w.clone()], [x2, ids2.cuda(), w2.cuda()])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_experts_slot_path_cuda(dtype, gen, poisoned_cuda):
+    """At decode (one token's pairs; a few tokens over many experts) the forward takes kbit::grouped_gemm_slots (no
+    routing, three kernels): against the float64 reference within the GEMM bound, ids outside [0, E) dropped, close
+    to the routed form (slot_path off), without a host sync, and replayed from a CUDA graph with the eager bits."""
+    many = 64  # experts: 4 tokens x top-2 are 8 pairs, at least 4 experts a pair
+    gate_up = randn((many, 2 * I, H), gen, dtype, scale=H ** -0.5)
+    down = randn((many, H, I), gen, dtype, scale=I ** -0.5)
+    m8 = kbit.Experts.from_weights(*expert_weights(gen, dtype), k=4).cuda()
+    m64 = kbit.Experts.from_weights(gate_up, down, k=3).cuda()
+    for m, T in ((m8, 1), (m64, 1), (m64, 4)):
+        assert m.slot_path(T, TOPK, torch.device("cuda"))
+        x = randn((T, H), gen, dtype).cuda()
+        ids = torch.stack([torch.randperm(m.num_experts, generator=gen)[:TOPK] for _ in range(T)])
+        w = torch.rand(T, TOPK, generator=gen) + 0.1
+        if T > 1:
+            ids[1, 0] = m.num_experts  # HF's "not on this rank"
+            ids[2, 1] = -1
+        y = m(x, ids.cuda(), w.cuda())
+        assert y.shape == (T, H) and y.dtype == dtype and not y.isnan().any()
+        ref = moe_reference(m, x.cpu(), ids, w)
+        assert rel_err(y.cpu(), ref) <= 2 * GEMM_RTOL[dtype], (m.num_experts, T)
+        routed = copy.copy(m)
+        routed.SLOT_MAX_PAIRS = 0  # (the routed form: four kernels)
+        assert not routed.slot_path(T, TOPK, torch.device("cuda"))
+        assert rel_err(y.cpu(), routed(x, ids.cuda(), w.cuda()).cpu()) <= 2 * GEMM_RTOL[dtype]
+    assert not m8.slot_path(4, TOPK, torch.device("cuda"))  # 8 pairs over 8 experts: routed
+    assert not m64.slot_path(17, TOPK, torch.device("cuda")) and not m64.slot_path(1, 33, torch.device("cuda"))
+    x, ids = randn((1, H), gen, dtype).cuda(), torch.randperm(64, generator=gen)[:TOPK].view(1, TOPK).cuda()
+    w = torch.rand(1, TOPK, generator=gen).cuda()
+    m64(x, ids, w)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        m64(x, ids, w)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    x2, ids2 = randn((1, H), gen, dtype).cuda(), torch.randperm(64, generator=gen)[:TOPK].view(1, TOPK).cuda()
+    check_graph_replay(m64, [x.clone(), ids.clone(), w.clone()], [x2, ids2, torch.rand(1, TOPK).cuda()])
 
 
 @pytest.mark.gpu

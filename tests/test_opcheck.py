@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWar
 
 OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm",
        "grouped_gemm_silu_and_mul", "moe_route",
-       "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine"]
+       "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "grouped_gemm_slots"]
 
 
 def op_args(name, k, stacked, gen):
@@ -50,6 +50,7 @@ def op_args(name, k, stacked, gen):
         "silu_and_mul": (x[:, :64].contiguous(),),
         "moe_combine": (x[:, :32].repeat(2, 1), torch.rand(5, 2, generator=gen).half(), ids,
                         torch.ops.kbit.moe_route(ids, 4)[2], 4),
+        "grouped_gemm_slots": (x, pt, at, r, cb, ids.clamp(0, 2), k),  # (ids of the 3 stacked experts)
     }[name]
 
 
@@ -67,6 +68,20 @@ def test_opcheck(op, k, stacked, gen):
     args = op_args(op, k, stacked, gen)
     result = opcheck(getattr(torch.ops.kbit, op), args)
     assert set(result.values()) == {"SUCCESS"}, result
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_opcheck_optional_arguments(device, gen):
+    # moe_combine without pair_row (grouped_gemm_slots' rows), grouped_gemm_slots with silu_and_mul (N % 16 == 0)
+    x, pt, at, r, cb, ids, k = op_args("grouped_gemm_slots", 5, True, gen)
+    y, w, ids5, _, E = op_args("moe_combine", 3, False, gen)
+    pg, ag, rg = torch.ops.kbit.quantize(make_weight("normal", (3, 32, x.shape[1]), torch.bfloat16, gen=gen), cb, k)
+    cases = [(torch.ops.kbit.moe_combine, (y, w, ids5, None, E)),
+             (torch.ops.kbit.grouped_gemm_slots, (x, *torch.ops.kbit.repack(pg, ag), rg, cb, ids, k, True))]
+    for op, args in cases:
+        args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
+        result = opcheck(op, args)
+        assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 
 def test_torch_compile_fullgraph_gemm(gen):

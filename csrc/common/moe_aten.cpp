@@ -65,8 +65,11 @@ at::Tensor silu_and_mul_aten(const at::Tensor& h_in, bool interleaved) {
 }
 
 at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
-                            const at::Tensor& pair_row, int64_t num_experts) {
-  check_moe_combine_args(y, top_k_weights, top_k_index, pair_row, num_experts);
+                            const std::optional<at::Tensor>& pair_row_opt, int64_t num_experts) {
+  check_moe_combine_args(y, top_k_weights, top_k_index, pair_row_opt, num_experts);
+  // (none: the pairs' rows in order)
+  const at::Tensor pair_row = pair_row_opt ? *pair_row_opt
+                                           : at::arange(top_k_index.numel(), y.options().dtype(at::kInt));
   const int64_t T = top_k_index.size(0), topk = top_k_index.size(1), H = y.size(1);
   // (CUDA cannot check pair_row's values without a host sync: an entry out of range makes its token's
   // outputs NaN there; here it is a clear error)

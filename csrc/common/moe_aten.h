@@ -5,6 +5,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <tuple>
 
 namespace kbit {
@@ -22,6 +23,6 @@ at::Tensor silu_and_mul_interleaved(const at::Tensor& h);
 // grouped_gemm_silu_and_mul's rule on the weight's rows (N = rows).
 void check_gated_rows(int64_t rows, const char* op);
 at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
-                            const at::Tensor& pair_row, int64_t num_experts);
+                            const std::optional<at::Tensor>& pair_row, int64_t num_experts);
 
 }  // namespace kbit

@@ -60,7 +60,7 @@ void check_silu_and_mul_args(const at::Tensor& h, bool interleaved) {
 }
 
 void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
-                            const at::Tensor& pair_row, int64_t num_experts) {
+                            const std::optional<at::Tensor>& pair_row_opt, int64_t num_experts) {
   check_ids(top_k_index, "moe_combine");
   TORCH_CHECK(num_experts >= 1 && num_experts <= INT32_MAX, "kbit.moe_combine: num_experts must be 1 to ",
               INT32_MAX, " (got ", num_experts, ")");
@@ -74,11 +74,13 @@ void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights
                   (wt == at::kHalf || wt == at::kBFloat16 || wt == at::kFloat || wt == at::kDouble),
               "kbit.moe_combine: top_k_weights must be float16, bfloat16, float32 or float64 with top_k_index's "
               "shape ", top_k_index.sizes(), " (got ", wt, " ", top_k_weights.sizes(), ")");
+  check_same_device({{"y", &y}, {"top_k_weights", &top_k_weights}, {"top_k_index", &top_k_index}});
+  if (!pair_row_opt) return;
+  const at::Tensor& pair_row = *pair_row_opt;
   TORCH_CHECK(pair_row.dim() == 1 && pair_row.size(0) == top_k_index.numel() && pair_row.scalar_type() == at::kInt,
-              "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk] (got ", pair_row.scalar_type(),
-              " ", pair_row.sizes(), ")");
-  check_same_device({{"y", &y}, {"top_k_weights", &top_k_weights}, {"top_k_index", &top_k_index},
-                     {"pair_row", &pair_row}});
+              "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk] or None (got ",
+              pair_row.scalar_type(), " ", pair_row.sizes(), ")");
+  check_same_device({{"y", &y}, {"pair_row", &pair_row}});
 }
 
 }  // namespace kbit

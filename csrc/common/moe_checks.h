@@ -4,6 +4,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace kbit {
 
@@ -17,8 +18,8 @@ void check_moe_gather_args(const at::Tensor& x, const at::Tensor& row_token);
 void check_silu_and_mul_args(const at::Tensor& h, bool interleaved);
 // moe_combine: y [T topk, H] float16 / bfloat16 / float32, top_k_weights [T, topk] float16 / bfloat16 /
 // float32 / float64,
-// top_k_index [T, topk] int32 / int64, pair_row [T topk] int32 (moe_route's), all on y's device.
+// top_k_index [T, topk] int32 / int64, pair_row [T topk] int32 (moe_route's) or none, all on y's device.
 void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
-                            const at::Tensor& pair_row, int64_t num_experts);
+                            const std::optional<at::Tensor>& pair_row, int64_t num_experts);
 
 }  // namespace kbit

@@ -82,8 +82,12 @@ class Experts(nn.Module):
     rows in that order), ``kbit::grouped_gemm_silu_and_mul`` (the gate/up call, whose output is
     silu(gate) * up in fp32 math: the buffers hold gate_up_proj's rows interleaved in 8s, see
     ``GateUpBuffers``), the down call (:func:`kbit.grouped_gemm`) and ``kbit::moe_combine`` (the
-    weighted sum over the top-k slots in fp32 in a fixed order: deterministic, no atomics). It
-    never reads a tensor on the host; whether it can be captured in a CUDA graph is then up to
+    weighted sum over the top-k slots in fp32 in a fixed order: deterministic, no atomics).
+    At decode on CUDA (``slot_path``: up to 32 (token, slot) pairs, and one token or at least 4
+    experts a pair) there is no routing: ``kbit::grouped_gemm_slots`` runs the gate/up and down
+    calls slot by slot (one grouped GEMV kernel each, every pair's own expert, one row each) and
+    ``kbit::moe_combine`` sums the pairs' rows in order: three kernels. It never reads a tensor
+    on the host; whether it can be captured in a CUDA graph is then up to
     :func:`kbit.grouped_gemm`.
     Inference only: the glue ops have no autograd formulas.
 
@@ -164,18 +168,41 @@ class Experts(nn.Module):
         ids = top_k_index.reshape(T, topk)
         if ids.dtype not in (torch.int32, torch.int64):
             ids = ids.long()
-        # rows = the (token, slot) pairs grouped by expert (stable); pairs of no expert are computed
-        # as expert E - 1's and skipped by moe_combine
-        offsets, _, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, E, x)  # xs [P, H], grouped by expert
-        gu = self.gate_up_proj.interleaved()                        # silu(gate) * up [P, I], fp32 math
-        a = torch.ops.kbit.grouped_gemm_silu_and_mul(xs, gu.packed, gu.absmax, gu.row_scale, gu.codebook, offsets,
-                                                     gu.k)
-        y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)                   # [P, H]
         w = top_k_weights.reshape(T, topk)
         if w.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
             w = w.float()
+        gu = self.gate_up_proj.interleaved()
+        if self.slot_path(T, topk, x.device):
+            # every pair its own row and expert (no routing), the pairs' rows in order; an id outside [0, E) gives a
+            # NaN row that moe_combine skips
+            a = torch.ops.kbit.grouped_gemm_slots(x, gu.packed, gu.absmax, gu.row_scale, gu.codebook, ids, gu.k,
+                                                  True)                                 # [T topk, I]
+            dn = self.down_proj.quantized()
+            y = torch.ops.kbit.grouped_gemm_slots(a, dn.packed, dn.absmax, dn.row_scale, dn.codebook,
+                                                  ids.reshape(T * topk, 1), dn.k)       # [T topk, H]
+            return torch.ops.kbit.moe_combine(y, w, ids, None, E).reshape(hidden_states.shape)
+        # rows = the (token, slot) pairs grouped by expert (stable); pairs of no expert are computed
+        # as expert E - 1's and skipped by moe_combine
+        offsets, _, pair_row, xs = torch.ops.kbit.moe_route_gather(ids, E, x)  # xs [P, H], grouped by expert
+        # silu(gate) * up [P, I], fp32 math
+        a = torch.ops.kbit.grouped_gemm_silu_and_mul(xs, gu.packed, gu.absmax, gu.row_scale, gu.codebook, offsets,
+                                                     gu.k)
+        y = api.grouped_gemm(a, self.down_proj.quantized(), offsets)                   # [P, H]
         out = torch.ops.kbit.moe_combine(y, w, ids, pair_row, E)     # fp32 sum over the slots, in order
         return out.reshape(hidden_states.shape)
+
+    # The slot path's bounds: pairs (the grouped GEMV's slots, a lane each), and experts a pair where a token's pairs
+    # can share experts (each pair reads its expert's weights on its own).
+    SLOT_MAX_PAIRS = 32
+    SLOT_MIN_EXPERTS_PER_PAIR = 4
+
+    def slot_path(self, tokens: int, topk: int, device: torch.device) -> bool:
+        """Whether forward runs the decode form (``kbit::grouped_gemm_slots``, no routing) for
+        ``tokens`` x ``topk`` pairs on ``device``: CUDA, at most 32 pairs, and one token (its
+        pairs' experts differ) or at least 4 experts a pair."""
+        pairs = tokens * topk
+        return (device.type == "cuda" and 0 < pairs <= self.SLOT_MAX_PAIRS and
+                (tokens == 1 or self.num_experts >= self.SLOT_MIN_EXPERTS_PER_PAIR * pairs))
 
     def __repr__(self) -> str:  # one line, like nn.Linear (the buffers child is an implementation detail)
         return f"{self._get_name()}({self.extra_repr()})"

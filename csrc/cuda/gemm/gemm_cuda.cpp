@@ -20,6 +20,7 @@
 
 #include "../../common/checks.h"
 #include "../../common/moe_aten.h"
+#include "../../common/moe_slots.h"
 #include "../common/remembered_plans.h"
 #include "dispatch_query.h"
 #include "gemm_paths.h"
@@ -942,6 +943,47 @@ at::Tensor grouped_mma_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t
 
 }  // namespace
 
+std::optional<at::Tensor> grouped_gemv_slots(const at::Tensor& x_in, const at::Tensor& packed_t,
+                                             const at::Tensor& absmax_t, const at::Tensor& row_scale,
+                                             const at::Tensor& codebook, const at::Tensor& top_k_index,
+                                             const WeightGeometry& g, bool gated_silu) {
+  const int64_t T = x_in.size(0), S = top_k_index.numel();
+  if (T == 0 || S == 0 || S > kGemvMaxSlots || g.experts > kTcMaxExperts) return std::nullopt;
+  const c10::cuda::CUDAGuard guard(x_in.device());
+  const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
+  const at::Tensor ids = top_k_index.contiguous();
+  at::Tensor y = at::empty({S, gated_silu ? g.rows / 2 : g.rows}, x.options());
+  TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+  args.M = S;  // the slots, one row each
+  args.experts = S;
+  args.tokens_per_unit = 1;
+  args.expert_offsets = static_cast<const int32_t*>(ids.data_ptr());  // (by slot: the ids, int32 or int64)
+  args.slot_ids_32 = ids.scalar_type() == at::kInt;
+  args.slot_x_div = static_cast<int32_t>(S / T);
+  args.slot_stacked_experts = static_cast<int32_t>(g.experts);
+  args.gated_silu = gated_silu;
+  const bool takes = with_k(g.k, [&](auto kc) {
+    constexpr int K = decltype(kc)::value;
+    return x.scalar_type() == at::kHalf ? gemv_takes_slots<c10::Half, K>(args)
+                                        : gemv_takes_slots<c10::BFloat16, K>(args);
+  });
+  if (!takes) return std::nullopt;
+  launch(x, g.k, DensePath::kGemv, args);
+  return y;
+}
+
+namespace {
+// kbit.Experts' decode calls: the grouped GEMV by slot where it takes the call, else the op composed of others.
+at::Tensor grouped_gemm_slots_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                   const at::Tensor& row_scale, const at::Tensor& codebook,
+                                   const at::Tensor& top_k_index, int64_t k, bool silu_and_mul) {
+  const WeightGeometry g =
+      check_grouped_gemm_slots_args(x, packed_t, absmax_t, row_scale, codebook, top_k_index, k, silu_and_mul);
+  if (auto y = grouped_gemv_slots(x, packed_t, absmax_t, row_scale, codebook, top_k_index, g, silu_and_mul)) return *y;
+  return grouped_gemm_slots_composite(x, packed_t, absmax_t, row_scale, codebook, top_k_index, k, silu_and_mul);
+}
+}  // namespace
+
 WgmmaLaunchQuery wgmma_launch_plan(int64_t M, int64_t N, int64_t K, int k, int device) {
   check_k(k);
   TORCH_CHECK(M >= 1 && N >= 1 && K >= 1, "kbit._C._wgmma_launch_plan: needs M, N, K >= 1; got M=", M, ", N=", N,
@@ -1011,6 +1053,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("grouped_gemm_silu_and_mul", &cuda::grouped_gemm_silu_and_mul_cuda);
+  m.impl("grouped_gemm_slots", &cuda::grouped_gemm_slots_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
   m.impl("gemv_gemm", &cuda::gemv_gemm_cuda);
   m.impl("tile_gemm", &cuda::tile_gemm_cuda);

@@ -632,15 +632,34 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   RowSchedule row_sched{};
   bool by_row = false;
   const bool static_first = per_warp && args.static_first_chunks;
-  if (per_warp) warp_sched.load_offsets(args.expert_offsets, sched.experts);
+  // By slot (TcGemmArgs::slot_x_div > 0; the launcher's plan is per warp with static first chunks): the slots'
+  // experts instead of the offsets, and x row s / slot_x_div for slot s (x_row_of).
+  bool by_slot = false;
+  if constexpr (kGrouped && kTokens == 1) by_slot = static_first && args.slot_x_div > 0;
+  if (per_warp && !by_slot) warp_sched.load_offsets(args.expert_offsets, sched.experts);
+  int64_t first_tix = first_unit * G + warp_u;  // the first item's (stacked tile, group)
+  if constexpr (kGrouped && kTokens == 1) {
+    if (by_slot) {  // (its tile's weights are the slot's expert's: known once that id has loaded)
+      warp_sched.load_slots(args.expert_offsets, args.slot_ids_32, sched.experts, NT, args.slot_stacked_experts);
+      const TcUnit w = warp_sched.unit(first_unit < args.experts * NT ? first_unit : 0);
+      first_tix = (w.expert * NT + w.tile) * G + warp_u;
+    }
+  }
+  const auto x_row_of = [&](const TcUnit& w) -> int64_t {
+    if constexpr (kGrouped && kTokens == 1)
+      if (by_slot) return static_cast<int32_t>(w.row0) / args.slot_x_div;
+    return w.row0;
+  };
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
   // of the warp's first item (group warp_u) are copied while the offsets load
   // (issued after their load: before it, the load measured ~0.4 us later, session 14); its x slice
   // follows once the schedule is built (the same commit group).
   const bool codes_ahead = static_first && first_unit < args.experts * NT;
-  if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_unit * G + warp_u, lane);
+  if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_tix, lane);
   if constexpr (kGrouped) {
-    if (per_warp) {
+    if (by_slot) {
+      fill_slot_rows_nan(warp_sched.invalid_slots(), y_cols(), y);
+    } else if (per_warp) {
       warp_sched.build(sched.experts, args.M, NT, static_first);
       fill_unowned_rows(warp_sched.first_owned_row(), warp_sched.owned_rows_end(), args.M, y_cols(), y);
     } else {
@@ -712,8 +731,8 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
         gemv_stage_fill_codes<K>(stage, args.packed, args.absmax, (fill_w.expert * NT + fill_w.tile) * G + grp, lane);
       if constexpr (!kXResident)
         if (!share_x)
-          gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + fill_w.row0 * cols + grp * 256, fill_w.rows, cols,
-                                        cols - grp * 256, lane);
+          gemv_fill_x_slots<T, kTokens>(stage + Stage::kXAt, x + x_row_of(fill_w) * cols + grp * 256, fill_w.rows,
+                                        cols, cols - grp * 256, lane);
       if (++fill_j == n_w) {
         fill_j = 0;
         if (kSharedX && ++fill_run < run) {  // the run's next unit: the next tile of the same chunk

@@ -24,6 +24,9 @@ constexpr int kGemvMaxTokens = 16;
 constexpr int kGemvShuffleMaxTokens = 4;
 // The grouped kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu).
 constexpr int kGemvGatedMaxTokens = 2;
+// A grouped launch by slot (TcGemmArgs::slot_x_div) takes up to this many slots: the per-warp schedule's experts
+// (kWarpScheduleMaxExperts, tc_work.cuh), a lane each.
+constexpr int kGemvMaxSlots = 32;
 
 // Dense calls of more rows (mma decode) split x into token chunks of kGemvMaxTokens rows, up to
 // kGemvMaxChunks: a unit is (tile, chunk), unit u = tile * chunks + chunk, and a CTA keeps one chunk
@@ -211,6 +214,8 @@ template <typename T, int K>
 void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream);
 template <typename T, int K>
 GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args);
+template <typename T, int K>
+bool gemv_takes_slots(const TcGemmArgs& args);
 
 }  // namespace cuda
 }  // namespace kbit

@@ -6,5 +6,7 @@ namespace cuda {
 template void launch_scalar_gemv<c10::Half, 2>(const TcGemmArgs&, cudaStream_t);
 template void launch_scalar_gemv<c10::BFloat16, 2>(const TcGemmArgs&, cudaStream_t);
 template GemvLaunchPlan plan_scalar_gemv<c10::Half, 2>(const TcGemmArgs&);
+template bool gemv_takes_slots<c10::Half, 2>(const TcGemmArgs&);
+template bool gemv_takes_slots<c10::BFloat16, 2>(const TcGemmArgs&);
 }  // namespace cuda
 }  // namespace kbit

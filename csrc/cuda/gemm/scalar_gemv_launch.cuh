@@ -630,6 +630,21 @@ GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args) {
   });
 }
 
+// Whether the launch of args (grouped, TcGemmArgs::slot_x_div > 0) takes its slots: the remembered plan (the one
+// the launch then uses) is the 1-token-slot mma kernel's per warp with static first chunks, the only kernel that reads
+// the slots. Elsewhere (the GEMV's tuning aids) the caller composes the op from others.
+template <typename T, int K>
+bool gemv_takes_slots(const TcGemmArgs& args) {
+  static_assert(kGemvMaxSlots == kWarpScheduleMaxExperts, "a slot a lane of the per-warp schedule");
+  return with_gemv_kernel(args, [&](auto slots, auto decode) {
+    if constexpr (decltype(slots)::value == 1 && decltype(decode)::value == GemvDecode::kMma) {
+      const GemvLaunchPlan p = remembered_gemv_plan<T, K, 1, GemvDecode::kMma>(args);
+      return p.warp_schedule && p.static_first_chunks;
+    }
+    return false;
+  });
+}
+
 // Dense: M rows, in token chunks past kGemvMaxTokens (gemv_token_chunks). Grouped: the chunk rows (gemv_grouped_chunk_rows); the kernel's chunk
 // is its token slots (gemv_token_slots: 1-4, 8 or 16), and an expert with more rows takes several
 // chunks.
@@ -663,6 +678,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     a.warp_schedule = plan.warp_schedule;
     a.static_first_chunks = plan.static_first_chunks;
     a.row_schedule = plan.row_schedule;
+    // (a kernel of another plan would read offsets that are not there: gemv_takes_slots is asked first)
+    TORCH_CHECK(args.slot_x_div == 0 || (kTokens == 1 && kDecode == GemvDecode::kMma && plan.warp_schedule &&
+                                                plan.static_first_chunks && !plan.row_schedule && !plan.x_shared),
+                "kbit: a grouped GEMV by slot needs the 1-token-slot mma kernel's per-warp schedule with static first "
+                "chunks");
     // Grouped launches: no L2 prefetch (scalar_gemv.cuh).
     const bool prefetch = dependent && !grouped;
     // (each slot's first warp prefetches its own first tile: sized by the unit's warps)

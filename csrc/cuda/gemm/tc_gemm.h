@@ -72,6 +72,16 @@ struct TcGemmArgs {
   // output would be, so the same bits as the GEMM followed by kbit::silu_and_mul. Other kernels ignore it. (Last: the
   // other fields' offsets, and with them the other kernels' code, as before it.)
   bool gated_silu;
+  // Grouped GEMV by slot (kbit::grouped_gemm_slots, kbit.Experts' decode; set by grouped_gemv_slots, gemm_cuda.cpp)
+  // where slot_x_div > 0 (0 elsewhere): the `experts` groups are slots, M of them, slot s one row: y row s = x row
+  // s / slot_x_div @ W[ids[s]]^T over slot_stacked_experts stacked weights, with expert_offsets pointing to the ids
+  // instead (int64, or int32 where slot_ids_32; an id outside [0, slot_stacked_experts) makes row s NaN). Only the
+  // 1-token-slot kernel with the per-warp schedule and static first chunks reads them (WarpSchedule::load_slots,
+  // tc_work.cuh). (In the padding after gated_silu and up to 240 bytes: a larger struct moved the wgmma kernels'
+  // tensor-map parameter, which sits 128-byte aligned after it, and with it their SASS.)
+  bool slot_ids_32;
+  int32_t slot_x_div;
+  int32_t slot_stacked_experts;
 };
 
 // Grouped: the token tile is chosen on the host without reading the offsets, from twice

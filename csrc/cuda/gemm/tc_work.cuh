@@ -250,6 +250,30 @@ struct WarpSchedule {
   int32_t row_tiles;
   int32_t static_units;                  // E NT with static first chunks, else 0
   int32_t row_begin, row_end, unit_end;  // this lane's expert
+  // By slot (load_slots; 1 token slot only): lane s < S holds slot s's stacked expert, -1 for none (its row is NaN).
+  int32_t slot_id;
+  bool by_slot;
+
+  // By slot (TcGemmArgs::slot_x_div): instead of load_offsets and build, the S <= 32 groups are slots of one row
+  // each, slot s row s (row_begin = s, row_end = s + 1), all units static (S NT: slot u / NT, tile u % NT), each with
+  // the weights of stacked expert ids[s] (int64, or int32 where ids32); an id outside [0, stacked) gives the slot's
+  // units no rows (they write nothing; invalid_slots() names their rows) and expert 0's weights to read.
+  __device__ void load_slots(const void* ids, bool ids32, int S, int64_t NT, int64_t stacked) {
+    static_assert(kTokens == 1, "slots of one row");
+    const int lane = threadIdx.x & 31;
+    int64_t id = 0;
+    if (lane < S) id = ids32 ? int64_t(__ldg(static_cast<const int32_t*>(ids) + lane))
+                             : __ldg(static_cast<const int64_t*>(ids) + lane);
+    by_slot = true;
+    slot_id = id >= 0 && id < stacked ? static_cast<int32_t>(id) : -1;
+    row_tiles = static_cast<int32_t>(NT);
+    static_units = S * row_tiles;
+    unit_end = static_units;
+    row_begin = lane < S ? lane : S;
+    row_end = lane < S ? lane + 1 : S;
+  }
+  // By slot: the rows of slots without an expert, bit s for row s.
+  __device__ uint32_t invalid_slots() const { return __ballot_sync(0xffffffffu, slot_id < 0); }
 
   // Two steps, so that a caller can issue other copies while the offsets load: load_offsets
   // (row_begin = o[0], row_end = o[lane + 1] for lanes < E, as read), then build.
@@ -260,6 +284,7 @@ struct WarpSchedule {
   }
   __device__ void build(int E, int64_t T, int64_t NT, bool static_first) {
     const int lane = threadIdx.x & 31;
+    by_slot = false;
     const int32_t rows = static_cast<int32_t>(T);
     const auto clamped = [rows](int32_t o) { return o < 0 ? 0 : (o > rows ? rows : o); };
     row_tiles = static_cast<int32_t>(NT);
@@ -315,6 +340,13 @@ struct WarpSchedule {
     w.row0 = begin + chunk * kTokens;
     const int32_t left = end - static_cast<int32_t>(w.row0);
     w.rows = left < kTokens ? (left > 0 ? left : 0) : kTokens;
+    if constexpr (kTokens == 1) {
+      if (by_slot) {  // (row e; the slot's expert, or none: no rows)
+        const int32_t id = __shfl_sync(0xffffffffu, slot_id, e);
+        w.expert = id < 0 ? 0 : id;
+        if (id < 0) w.rows = 0;
+      }
+    }
     return w;
   }
 };
@@ -335,6 +367,16 @@ __device__ void fill_unowned_rows(int64_t first_owned, int64_t owned_end, int64_
 template <typename T>
 __device__ void fill_unowned_rows(const int64_t* row_begin, int E, int64_t T_rows, int64_t N, T* y) {
   fill_unowned_rows(row_begin[0], row_begin[E], T_rows, N, y);
+}
+// By slot (WarpSchedule::load_slots): the rows of the slots without an expert (bit r of `rows`: row r) are written as
+// NaN, spread over the grid's threads as fill_unowned_rows; every thread calls this once (nothing when none).
+template <typename T>
+__device__ void fill_slot_rows_nan(uint32_t rows, int64_t N, T* y) {
+  for (; rows != 0; rows &= rows - 1) {
+    const int64_t r = __ffs(rows) - 1;
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < N; i += int64_t(gridDim.x) * blockDim.x)
+      y[r * N + i] = from_float<T>(__int_as_float(0x7fc00000));
+  }
 }
 
 }  // namespace cuda

@@ -1,6 +1,6 @@
 // kbit::moe_combine on CUDA: kbit.Experts' weighted sum over the top-k slots in one kernel (it was
 // eight torch ops).
-//   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h], over the slots with
+//   out[t, h] = sum over slots j in order of w[t, j] * y[pair_row[t topk + j], h] (pair_row none: row t topk + j), over the slots with
 //   an expert (ids in [0, E); the others, moe_route's rows computed as expert E - 1's, are skipped: their
 //   rows are not read, their chunk's load reads row 0 instead); fp32, each product and sum rounded on its
 //   own (no FMA contraction: the bits of moe_combine_aten), rounded once to y's dtype. A pair_row entry
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
     if (tid < slots) {
       const int64_t p = t * topk + s0 + tid;
       const Id e = ids[p];
-      const int32_t row = pair_row[p];
+      const int32_t row = pair_row != nullptr ? pair_row[p] : static_cast<int32_t>(p);
       if (e >= 0 && e < E) staged = row >= 0 && row < y_rows ? row : kBadRow;
       slot_w[tid] = static_cast<float>(w[p]);
     }
@@ -88,14 +88,15 @@ __global__ void __launch_bounds__(kThreads) moe_combine_kernel(const T* __restri
 }
 
 at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
-                            const at::Tensor& pair_row_in, int64_t num_experts) {
+                            const std::optional<at::Tensor>& pair_row_in, int64_t num_experts) {
   check_moe_combine_args(y_in, top_k_weights, top_k_index, pair_row_in, num_experts);
   const c10::cuda::CUDAGuard guard(y_in.device());
   const int64_t T = top_k_index.size(0), topk = top_k_index.size(1), H = y_in.size(1);
   at::Tensor out = at::empty({T, H}, y_in.options());
   if (T * H == 0) return out;
   if (topk == 0) return out.zero_();
-  const at::Tensor y = y_in.contiguous(), ids = top_k_index.contiguous(), pair_row = pair_row_in.contiguous();
+  const at::Tensor y = y_in.contiguous(), ids = top_k_index.contiguous();
+  const at::Tensor pair_row = pair_row_in ? pair_row_in->contiguous() : at::Tensor();
   const at::Tensor w = top_k_weights.scalar_type() == at::kDouble ? top_k_weights.to(at::kFloat).contiguous()
                                                                    : top_k_weights.contiguous();
   const int64_t col_blocks = (H + kThreads - 1) / kThreads;
@@ -110,7 +111,7 @@ at::Tensor moe_combine_cuda(const at::Tensor& y_in, const at::Tensor& top_k_weig
         using index_t = std::remove_const_t<std::remove_pointer_t<decltype(id_ptr)>>;
         launch_kernel(moe_combine_kernel<y_t, w_t, index_t>, dim3(static_cast<unsigned>(T * col_blocks)),
                       dim3(kThreads), 0, stream, dependent, y.data_ptr<y_t>(), w.data_ptr<w_t>(), id_ptr,
-                      pair_row.data_ptr<int32_t>(), y.size(0), H, static_cast<int32_t>(topk), num_experts,
+                      pair_row.defined() ? pair_row.data_ptr<int32_t>() : nullptr, y.size(0), H, static_cast<int32_t>(topk), num_experts,
                       col_blocks, out.data_ptr<y_t>());
       };
       if (ids.scalar_type() == at::kLong) launch(ids.data_ptr<int64_t>());
