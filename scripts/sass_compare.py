@@ -3,7 +3,10 @@ its PyPI wheel, as tests/test_kernel_resources.py finds it). For a build whose s
 every function whose SASS (instructions and function-relative addresses, encodings dropped) equals a tested build's
 ran there.
 
-    python3 scripts/sass_compare.py NEW.so TESTED_A.so [TESTED_B.so ...] [--filter scalar_gemv]
+    python3 scripts/sass_compare.py NEW.so TESTED_A.so [TESTED_B.so ...] [--filter scalar_gemv] [--rename PAT=REPL]
+
+--rename: a regex substitution on the new build's names before matching (a template parameter added with a default
+changes every instantiation's mangled name: session 60's kBySlot, 'ELb0EEEvNS0_10TcGemmArgsE$=EEvNS0_10TcGemmArgsE').
 """
 import argparse
 import collections
@@ -57,11 +60,15 @@ def main():
     p.add_argument("new")
     p.add_argument("tested", nargs="+")
     p.add_argument("--filter", default="", help="only functions whose mangled name contains this")
+    p.add_argument("--rename", action="append", default=[], help="PAT=REPL: re.sub on the new build's names")
     a = p.parse_args()
     cuobjdump = find_cuda_tool("cuobjdump", "KBIT_CUOBJDUMP")
     if cuobjdump is None:
         sys.exit("cuobjdump not found (the CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
     new = sass_hashes(cuobjdump, a.new, a.filter)
+    for rule in a.rename:
+        pat, repl = rule.split("=", 1)
+        new = {re.sub(pat, repl, name): h for name, h in new.items()}
     tested = [(path, sass_hashes(cuobjdump, path, a.filter)) for path in a.tested]
     matched, unmatched = collections.Counter(), []
     for name, h in sorted(new.items()):

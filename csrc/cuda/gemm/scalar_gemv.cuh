@@ -477,7 +477,7 @@ struct GemvAcc {
 // instantiation of its own (as kRowSchedule) so that the other grouped launches keep their kernel as it was (with a
 // runtime flag the 8-slot kernel's 8 x 8 calls ran 7-10% slower, session 38 run 6), in CTAs of up to 16 warps.
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
-          GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false>
+          GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false, bool kBySlot = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kSharedX ? 32 * kGemvSharedXMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
@@ -498,6 +498,13 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                               kLayout == GemvStagedLayout::kSingle),
                 "x shared: grouped, mma decode, 4-8 token slots, not the row schedule's kernel");
   constexpr bool share_x = kSharedX;
+  // kBySlot (grouped, mma decode, 1 token slot, the per-warp schedule with static first chunks; TcGemmArgs::slot_x_div):
+  // the groups are slots of one row each (WarpSchedule::load_slots), an instantiation of its own (as kRowSchedule): in
+  // the 1-slot grouped kernel as a runtime flag it made the MoE sweep's 8-32 experts x 1 row calls 4-9% slower
+  // (session 60 run 3).
+  static_assert(!kBySlot || (kGrouped && kTokens == 1 && kDecode == GemvDecode::kMma && !kXResident && !kRowSchedule &&
+                             kLayout == GemvStagedLayout::kSingle && !kSharedX),
+                "by slot: grouped, mma decode, 1 token slot, the per-warp schedule's kernel");
   constexpr bool kRuntimeStages = kXResident || kLayout == GemvStagedLayout::kSlots || kSharedX;
   using Stage = GemvStage<K, kXResident ? 0 : kTokens>;
   const int stages = kRuntimeStages ? args.ring_stages : kGemvStages;
@@ -632,32 +639,26 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   RowSchedule row_sched{};
   bool by_row = false;
   const bool static_first = per_warp && args.static_first_chunks;
-  // By slot (TcGemmArgs::slot_x_div > 0; the launcher's plan is per warp with static first chunks): the slots'
-  // experts instead of the offsets, and x row s / slot_x_div for slot s (x_row_of).
-  bool by_slot = false;
-  if constexpr (kGrouped && kTokens == 1) by_slot = static_first && args.slot_x_div > 0;
-  if (per_warp && !by_slot) warp_sched.load_offsets(args.expert_offsets, sched.experts);
-  int64_t first_tix = first_unit * G + warp_u;  // the first item's (stacked tile, group)
-  if constexpr (kGrouped && kTokens == 1) {
-    if (by_slot) {  // (its tile's weights are the slot's expert's: known once that id has loaded)
-      warp_sched.load_slots(args.expert_offsets, args.slot_ids_32, sched.experts, NT, args.slot_stacked_experts);
-      const TcUnit w = warp_sched.unit(first_unit < args.experts * NT ? first_unit : 0);
-      first_tix = (w.expert * NT + w.tile) * G + warp_u;
-    }
-  }
+  // By slot (kBySlot): the slots' experts instead of the offsets, and x row s / slot_x_div for slot s (x_row_of).
+  if (per_warp && !kBySlot) warp_sched.load_offsets(args.expert_offsets, sched.experts);
   const auto x_row_of = [&](const TcUnit& w) -> int64_t {
-    if constexpr (kGrouped && kTokens == 1)
-      if (by_slot) return static_cast<int32_t>(w.row0) / args.slot_x_div;
+    if constexpr (kBySlot) return static_cast<int32_t>(w.row0) / args.slot_x_div;
     return w.row0;
   };
   // Static first chunks: the slot's first unit is that tile of the stacked weights, so the codes
   // of the warp's first item (group warp_u) are copied while the offsets load
   // (issued after their load: before it, the load measured ~0.4 us later, session 14); its x slice
-  // follows once the schedule is built (the same commit group).
+  // follows once the schedule is built (the same commit group). By slot: the slot's expert's tile, once its id loaded.
   const bool codes_ahead = static_first && first_unit < args.experts * NT;
-  if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_tix, lane);
+  if constexpr (kBySlot) {
+    warp_sched.load_slots(args.expert_offsets, args.slot_ids_32, sched.experts, NT, args.slot_stacked_experts);
+    const TcUnit w = warp_sched.unit(codes_ahead ? first_unit : 0);
+    if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, (w.expert * NT + w.tile) * G + warp_u, lane);
+  } else {
+    if (codes_ahead) gemv_stage_fill_codes<K>(ring, args.packed, args.absmax, first_unit * G + warp_u, lane);
+  }
   if constexpr (kGrouped) {
-    if (by_slot) {
+    if (kBySlot) {
       fill_slot_rows_nan(warp_sched.invalid_slots(), y_cols(), y);
     } else if (per_warp) {
       warp_sched.build(sched.experts, args.M, NT, static_first);

@@ -62,6 +62,12 @@ auto with_gemv_kernel(const TcGemmArgs& args, F&& f) {
   }
 }
 
+// The grouped GEMV by slot (TcGemmArgs::slot_x_div > 0; kbit::grouped_gemm_slots).
+template <typename T, int K>
+auto gemv_by_slot_kernel() {
+  return scalar_gemv_kernel<T, K, 1, true, GemvDecode::kMma, false, false, GemvStagedLayout::kSingle, false, true>;
+}
+
 // The kernel of a launch: grouped, dense, or dense x-resident (mma decode only).
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 const void* gemv_kernel_of(bool grouped, bool x_resident) {
@@ -559,9 +565,13 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
                       RowSchedule::fits(args.M, args.experts, tiles);
   // (the row schedule's kernel is another instantiation of the same resources; the opt-in to its
   // shared memory, which resident_ctas_per_sm sets)
-  if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
+  // (and so is the by-slot kernel, TcGemmArgs::slot_x_div: the remembered plan's key tells the two apart)
+  if constexpr (kDecode == GemvDecode::kMma && kTokens == 1) {
     if (plan.row_schedule)
       kernel = reinterpret_cast<const void*>(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>);
+    else if (args.slot_x_div > 0 && plan.warp_schedule && plan.static_first_chunks)
+      kernel = reinterpret_cast<const void*>(gemv_by_slot_kernel<T, K>());
+  }
   plan.smem_bytes = smem;
   // Dense: a grid smaller than what fits is spread over the SMs (kernel_residency.h); grouped
   // launches only know a bound on their units.
@@ -601,11 +611,13 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
     std::array<int, 12> aids;
-    bool grouped;
-    auto tied() const { return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped); }
+    bool grouped, by_slot;  // (by slot: its own kernel's residency, plan_gemv_kernel)
+    auto tied() const {
+      return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped, by_slot);
+    }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
     uint64_t hash() const {
-      return plan_key_hash({rows, out_features, cols, experts, rows_per_unit, device, grouped, aids[0], aids[1],
+      return plan_key_hash({rows, out_features, cols, experts, rows_per_unit, device, grouped, by_slot, aids[0], aids[1],
                             aids[2], aids[3], aids[4], aids[5], aids[6], aids[7], aids[8], aids[9], aids[10],
                             aids[11]});
     }
@@ -617,7 +629,7 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
                  gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run()}},
-               grouped};
+               grouped, args.slot_x_div > 0};
   };
   static RememberedPlans<Key, GemvLaunchPlan> plans;
   return plans.get(key_now, [&] { return plan_gemv_kernel<T, K, kTokens, kDecode>(args); });
@@ -702,6 +714,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       TORCH_CHECK(false, "kbit: the GEMV's cluster split is mma decode, up to ", kGemvShuffleMaxTokens, " rows");
     }
     if (grouped) {
+      if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
+        if (args.slot_x_div > 0) {  // (the check above: the per-warp static plan)
+          launch_kernel(gemv_by_slot_kernel<T, K>(), grid, block, plan.launch_smem_bytes, stream, dependent, a);
+          return;
+        }
       if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
         if (plan.row_schedule) {
           launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>, grid, block,

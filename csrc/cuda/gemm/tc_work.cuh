@@ -341,7 +341,7 @@ struct WarpSchedule {
     const int32_t left = end - static_cast<int32_t>(w.row0);
     w.rows = left < kTokens ? (left > 0 ? left : 0) : kTokens;
     if constexpr (kTokens == 1) {
-      if (by_slot) {  // (row e; the slot's expert, or none: no rows)
+      if (by_slot) {  // (row e; the slot's expert, or none: no rows; only the by-slot kernel sets it)
         const int32_t id = __shfl_sync(0xffffffffu, slot_id, e);
         w.expert = id < 0 ? 0 : id;
         if (id < 0) w.rows = 0;
