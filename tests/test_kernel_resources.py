@@ -44,10 +44,11 @@ import kbit
 # slower; since session 37 that kernel loads x in the block it decodes: no stack.)
 KNOWN_STACK = {(5, 16, True): 24}
 
-# (the kernel's last template argument, kSharedX, since session 38: its defaulted false is in the name too, `Lb0E`;
-# the names before it had none)
+# (the kernel's template arguments after the layout, kSharedX since session 38 and kBySlot since session 60: their
+# defaulted false is in the name too, `Lb0E`; the names before them had none. A by-slot kernel is a grouped one: in
+# neither map below)
 _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"
-                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)E(?:Lb([01])E)?E")
+                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)E(?:Lb([01])E)?(?:Lb([01])E)?E")
 _MMA = 2  # GemvDecode::kMma
 
 
