@@ -17,7 +17,7 @@ the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`:
 wgmma-persistent`: four launches of its persistent CTAs, for racecheck; `... cuda wgmma-stream`: its stream-K
 schedule); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
-and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone). Checks results loosely against a dense
+and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone) and its calls by slot (`... cuda moe-slots`). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import itertools
@@ -366,6 +366,39 @@ def dequant_cublas_cases(dev="cuda"):
             check(y, x.double() @ kbit.dequantize(qw, torch.float32).double().T, f"dequant_cublas k={k} N={N}")
 
 
+def moe_slot_cases(dev="cuda"):
+    """kbit::grouped_gemm_slots' grouped GEMV by slot (session 60): one token's top-8 of 128 experts (gated and not),
+    the down call's form (8 tokens x 1 slot), top-10 of 512 at 3 tokens (30 slots), 32 slots with repeated experts,
+    ids outside [0, E) (NaN rows, nothing read for them), K with a tail of 32-column blocks; moe_combine without
+    pair_row; kbit.Experts' forward at one token (its slot path). Against the CPU op (the routed form)."""
+    if dev != "cuda":
+        return
+    torch.manual_seed(60)
+    for T, r, E, N, K, k, gated in ((1, 8, 128, 256, 512, 4, True), (8, 1, 128, 512, 256, 4, False),
+                                    (3, 10, 512, 64, 256, 3, True), (32, 1, 6, 48, 288, 5, False),
+                                    (4, 8, 40, 33, 96, 2, False)):
+        qw = kbit.quantize(torch.randn(E, N, K, device=dev) * K ** -0.5, k=k)
+        x = torch.randn(T, K, device=dev, dtype=torch.float16)
+        ids = torch.randint(-1, E + 1, (T, r), device=dev)  # (-1 and E: no expert)
+        y = torch.ops.kbit.grouped_gemm_slots(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, ids, k, gated)
+        want = torch.ops.kbit.grouped_gemm_slots(x.cpu(), qw.packed.cpu(), qw.absmax.cpu(), qw.row_scale.cpu(),
+                                                 qw.codebook.cpu(), ids.cpu(), k, gated)
+        assert torch.equal(y.cpu().isnan(), want.isnan()), f"slots T={T} r={r}: NaN rows differ"
+        ok = ~want.isnan().any(1)
+        check(y.cpu()[ok], want[ok].double(), f"grouped_gemm_slots T={T} r={r} E={E} k={k} gated={gated}", 1e-2)
+        w = torch.rand(T, r, device=dev)
+        if not gated:
+            out = torch.ops.kbit.moe_combine(y, w, ids, None, E)
+            check(out.cpu(), torch.ops.kbit.moe_combine(want.to(y.dtype), w.cpu(), ids.cpu(), None, E).double(),
+                  "moe_combine without pair_row", 1e-2)
+    ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
+    ids = torch.randint(0, 40, (1, 8), device=dev)
+    x, w = torch.randn(1, 96, device=dev, dtype=torch.float16), torch.rand(1, 8, device=dev)
+    assert ex.slot_path(1, 8, x.device), "Experts at one token: the slot path"
+    check(ex(x, ids, w).cpu(), ex.cpu()(x.cpu(), ids.cpu(), w.cpu()).double(), "Experts forward by slot", bound=1e-2)
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
@@ -377,6 +410,7 @@ def main(dev="cuda"):
     wgmma_stream_cases(dev)
     grouped_schedule_cases(dev)
     moe_glue_cases(dev)
+    moe_slot_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -476,6 +510,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["grouped-shared-x"]:  # only these cases
         grouped_shared_x_cases(sys.argv[1])
         print("sanitize_cases: grouped-shared-x ran")
+    elif sys.argv[2:] == ["moe-slots"]:  # only these cases
+        moe_slot_cases(sys.argv[1])
+        print("sanitize_cases: moe-slots ran")
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")
