@@ -393,7 +393,7 @@ def moe_slot_cases(dev="cuda"):
                   "moe_combine without pair_row", 1e-2)
     ex = kbit.Experts.from_weights(torch.randn(40, 64, 96, device=dev) * 0.1, torch.randn(40, 96, 32, device=dev) * 0.1)
     ids = torch.randint(0, 40, (1, 8), device=dev)
-    x, w = torch.randn(1, 96, device=dev, dtype=torch.float16), torch.rand(1, 8, device=dev)
+    x, w = torch.randn(1, 96, device=dev, dtype=torch.bfloat16), torch.rand(1, 8, device=dev)
     assert ex.slot_path(1, 8, x.device), "Experts at one token: the slot path"
     check(ex(x, ids, w).cpu(), ex.cpu()(x.cpu(), ids.cpu(), w.cpu()).double(), "Experts forward by slot", bound=1e-2)
     torch.cuda.synchronize()
