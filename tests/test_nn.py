@@ -624,18 +624,23 @@ def test_experts_module_ops_sync_free_and_capturable_cuda(gen, monkeypatch):
     assert torch.allclose(out, m(x2, ids2.cuda(), w2.cuda()), rtol=1e-3, atol=1e-3)
 
 
+def assert_no_host_sync(module, *args):
+    """module(*args) after a warm-up call runs without a host sync (torch's sync debug mode raises on one)."""
+    module(*args)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        module(*args)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+
+
 @pytest.mark.gpu
 def test_experts_forward_sync_free_cuda(gen):
     """The whole Experts forward, grouped kernels included, runs without a host sync and
     replays from a CUDA graph with the same bits as eager calls."""
     m, x, ids, w = _cuda_experts(gen)
-    m(x, ids, w)
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        m(x, ids, w)
-    finally:
-        torch.cuda.set_sync_debug_mode(0)
+    assert_no_host_sync(m, x, ids, w)
     x2, (ids2, w2) = randn(tuple(x.shape), gen, torch.float16).cuda(), routing(x.shape[0], gen)
     check_graph_replay(m, [x.clone(), ids.clone(), w.clone()], [x2, ids2.cuda(), w2.cuda()])
 
@@ -671,13 +676,7 @@ def test_experts_slot_path_cuda(dtype, gen, poisoned_cuda):
     assert not m64.slot_path(17, TOPK, torch.device("cuda")) and not m64.slot_path(1, 33, torch.device("cuda"))
     x, ids = randn((1, H), gen, dtype).cuda(), torch.randperm(64, generator=gen)[:TOPK].view(1, TOPK).cuda()
     w = torch.rand(1, TOPK, generator=gen).cuda()
-    m64(x, ids, w)
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        m64(x, ids, w)
-    finally:
-        torch.cuda.set_sync_debug_mode(0)
+    assert_no_host_sync(m64, x, ids, w)
     x2, ids2 = randn((1, H), gen, dtype).cuda(), torch.randperm(64, generator=gen)[:TOPK].view(1, TOPK).cuda()
     check_graph_replay(m64, [x.clone(), ids.clone(), w.clone()], [x2, ids2, torch.rand(1, TOPK).cuda()])
 
