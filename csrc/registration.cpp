@@ -80,8 +80,8 @@ TORCH_LIBRARY(kbit, m) {
   // kbit.Experts' decode calls: x [T, K], top_k_index [T, r] (int32 / int64) -> y [T r, N]: row t r + j is
   // x[t] @ W[top_k_index[t, j]]^T (the slots in order, no routing), NaN for an id outside [0, E). silu_and_mul:
   // grouped_gemm_silu_and_mul's gate/up weight and epilogue, [T r, N / 2]. On CUDA one grouped GEMV kernel up to 32
-  // slots (csrc/cuda/gemm/gemm_paths.h grouped_gemv_slots); elsewhere moe_route_gather, grouped_gemm and the rows put
-  // back in order (csrc/common/moe_slots.h).
+  // slots and 1024 experts where the tuning aids leave its plan (csrc/cuda/gemm/gemm_paths.h grouped_gemv_slots);
+  // elsewhere moe_route_gather, grouped_gemm and the rows put back in order (csrc/common/moe_slots.h).
   m.def("grouped_gemm_slots(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "Tensor top_k_index, int k, bool silu_and_mul=False) -> Tensor");
   // The MoE glue of kbit.Experts (csrc/common/moe_aten.cpp, csrc/cuda/moe): for top_k_index [T, topk]

@@ -645,6 +645,19 @@ def test_experts_forward_sync_free_cuda(gen):
     check_graph_replay(m, [x.clone(), ids.clone(), w.clone()], [x2, ids2.cuda(), w2.cuda()])
 
 
+def test_experts_slot_path_rule(gen):
+    """slot_path's rule, with no GPU: CUDA only; at most SLOT_MAX_PAIRS pairs and SLOT_MAX_EXPERTS experts; one token,
+    or at least SLOT_MIN_EXPERTS_PER_PAIR experts a pair."""
+    m = kbit.Experts.from_weights(*expert_weights(gen, torch.float16), k=4)  # 8 experts
+    cuda = torch.device("cuda")
+    assert m.slot_path(1, 8, cuda) and not m.slot_path(1, 8, torch.device("cpu"))
+    assert not m.slot_path(1, 33, cuda) and not m.slot_path(0, 8, cuda)
+    assert m.num_experts == 8 and m.slot_path(2, 1, cuda) and not m.slot_path(3, 1, cuda)  # (8 >= 4 x 2, 8 < 4 x 3)
+    few = copy.copy(m)
+    few.SLOT_MAX_EXPERTS = m.num_experts - 1  # (past the kernel's stacked experts: routed)
+    assert not few.slot_path(1, 8, cuda)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_experts_slot_path_cuda(dtype, gen, poisoned_cuda):

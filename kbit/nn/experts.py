@@ -195,13 +195,15 @@ class Experts(nn.Module):
     # can share experts (each pair reads its expert's weights on its own).
     SLOT_MAX_PAIRS = 32
     SLOT_MIN_EXPERTS_PER_PAIR = 4
+    SLOT_MAX_EXPERTS = 1024  # (the grouped GEMV's stacked experts, kTcMaxExperts; past it the op is composed: routed)
 
     def slot_path(self, tokens: int, topk: int, device: torch.device) -> bool:
         """Whether forward runs the decode form (``kbit::grouped_gemm_slots``, no routing) for
-        ``tokens`` x ``topk`` pairs on ``device``: CUDA, at most 32 pairs, and one token (its
-        pairs' experts differ) or at least 4 experts a pair."""
+        ``tokens`` x ``topk`` pairs on ``device``: CUDA, at most 32 pairs and 1024 experts, and one
+        token (its pairs' experts differ) or at least 4 experts a pair."""
         pairs = tokens * topk
         return (device.type == "cuda" and 0 < pairs <= self.SLOT_MAX_PAIRS and
+                self.num_experts <= self.SLOT_MAX_EXPERTS and
                 (tokens == 1 or self.num_experts >= self.SLOT_MIN_EXPERTS_PER_PAIR * pairs))
 
     def __repr__(self) -> str:  # one line, like nn.Linear (the buffers child is an implementation detail)

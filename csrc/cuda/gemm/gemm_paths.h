@@ -23,7 +23,7 @@ at::Tensor grouped_gemm_dequant_cublas(const at::Tensor& x, const at::Tensor& pa
 // kbit::grouped_gemm_slots' kernel: the grouped GEMV by slot (TcGemmArgs::slot_x_div) over top_k_index [T, r]
 // (checked by the caller: x [T, K], S = T r slots of one row each, y row s = x row s / r @ W[top_k_index.flatten()[s]]^T,
 // NaN for an id outside [0, E); gated_silu: grouped_gemm_silu_and_mul's epilogue, [S, N / 2]). nullopt where it does
-// not take the call: more than kGemvMaxSlots (32) slots, more than kTcMaxExperts stacked experts, or a GEMV
+// not take the call: no slots, more than kGemvMaxSlots (32) slots, more than kTcMaxExperts stacked experts, or a GEMV
 // plan other than its kernel's (the tuning aids); the caller composes the op then.
 std::optional<at::Tensor> grouped_gemv_slots(const at::Tensor& x, const at::Tensor& packed_t,
                                              const at::Tensor& absmax_t, const at::Tensor& row_scale,
