@@ -83,6 +83,9 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
     torch._check(packed_tiled.dim() == 6, lambda: "kbit: grouped_gemm needs an expert stack")
     torch._check(expert_offsets.shape[0] == packed_tiled.shape[0] + 1,
                  lambda: "kbit: expert_offsets must have E+1 entries")
+    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook)
+    torch._check(expert_offsets.device == x.device,
+                 lambda: f"kbit: x is on {x.device} but expert_offsets is on {expert_offsets.device}")
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
 
 
@@ -103,6 +106,9 @@ def _grouped_gemm_slots(x, packed_tiled, absmax_tiled, row_scale, codebook, top_
                  lambda: "kbit.grouped_gemm_slots: top_k_index must be 2-D [T, r] with x's T rows")
     torch._check(top_k_index.dtype in (torch.int32, torch.int64),
                  lambda: "kbit.grouped_gemm_slots: top_k_index must be int64 or int32")
+    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook)
+    torch._check(top_k_index.device == x.device,
+                 lambda: f"kbit: x is on {x.device} but top_k_index is on {top_k_index.device}")
     N = row_scale.shape[-1]
     torch._check(not silu_and_mul or N % 16 == 0, lambda: "kbit.grouped_gemm_slots: the weight's N must be a "
                  f"multiple of 16 with silu_and_mul (gate and up rows interleaved in 8s; got N={N})")

@@ -263,6 +263,19 @@ def test_expert_offsets_on_other_device(qe):
         kbit.grouped_gemm(torch.randn(3, 64).half(), qe, off)
 
 
+def test_grouped_ops_on_other_device(qe):
+    # the ops themselves (their fake kernels take a meta argument): every tensor on x's device, as the real ops ask
+    x, ids = torch.randn(2, 64).half(), torch.tensor([[0, 1], [2, 0]])
+    off = torch.tensor([0, 1, 1, 2], dtype=torch.int32)
+    w = (qe.packed, qe.absmax, qe.row_scale, qe.codebook)
+    for args, what in (((x.to("meta"), *w, ids), "x is on meta but the weight"),
+                       ((x, *w, ids.to("meta")), "top_k_index is on meta")):
+        with pytest.raises(RuntimeError, match=what):
+            torch.ops.kbit.grouped_gemm_slots(*args, 4)
+    with pytest.raises(RuntimeError, match="expert_offsets is on meta"):
+        torch.ops.kbit.grouped_gemm(x, *w, off.to("meta"), 4)
+
+
 # ---------------------------------------------------------------------------------------------
 # expert offsets
 # ---------------------------------------------------------------------------------------------
