@@ -61,10 +61,11 @@ def _dequantize_tiled(packed_tiled, absmax_tiled, row_scale, codebook, k, K, dty
     return packed_tiled.new_empty(tuple(row_scale.shape) + (K,), dtype=dtype)
 
 
-def _check_same_device(x, *weight):
-    # As the real ops do (a meta x with CPU weights would otherwise come here and pass).
-    for t in weight:
-        torch._check(t.device == x.device, lambda: f"kbit: x is on {x.device} but the weight is on {t.device}")
+def _check_same_device(x, *weight, **named):
+    # As the real ops do (a meta x with CPU weights would otherwise come here and pass): the weight's tensors, and
+    # the other tensor arguments by name.
+    for name, t in [("the weight", t) for t in weight] + list(named.items()):
+        torch._check(t.device == x.device, lambda: f"kbit: x is on {x.device} but {name} is on {t.device}")
 
 
 @register_fake("kbit::gemm")
@@ -83,9 +84,7 @@ def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_off
     torch._check(packed_tiled.dim() == 6, lambda: "kbit: grouped_gemm needs an expert stack")
     torch._check(expert_offsets.shape[0] == packed_tiled.shape[0] + 1,
                  lambda: "kbit: expert_offsets must have E+1 entries")
-    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook)
-    torch._check(expert_offsets.device == x.device,
-                 lambda: f"kbit: x is on {x.device} but expert_offsets is on {expert_offsets.device}")
+    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets=expert_offsets)
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
 
 
@@ -106,9 +105,7 @@ def _grouped_gemm_slots(x, packed_tiled, absmax_tiled, row_scale, codebook, top_
                  lambda: "kbit.grouped_gemm_slots: top_k_index must be 2-D [T, r] with x's T rows")
     torch._check(top_k_index.dtype in (torch.int32, torch.int64),
                  lambda: "kbit.grouped_gemm_slots: top_k_index must be int64 or int32")
-    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook)
-    torch._check(top_k_index.device == x.device,
-                 lambda: f"kbit: x is on {x.device} but top_k_index is on {top_k_index.device}")
+    _check_same_device(x, packed_tiled, absmax_tiled, row_scale, codebook, top_k_index=top_k_index)
     N = row_scale.shape[-1]
     torch._check(not silu_and_mul or N % 16 == 0, lambda: "kbit.grouped_gemm_slots: the weight's N must be a "
                  f"multiple of 16 with silu_and_mul (gate and up rows interleaved in 8s; got N={N})")

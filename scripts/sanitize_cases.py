@@ -369,8 +369,9 @@ def dequant_cublas_cases(dev="cuda"):
 def moe_slot_cases(dev="cuda"):
     """kbit::grouped_gemm_slots' grouped GEMV by slot (session 60): one token's top-8 of 128 experts (gated and not),
     the down call's form (8 tokens x 1 slot), top-10 of 512 at 3 tokens (30 slots), 32 slots with repeated experts,
-    ids outside [0, E) (NaN rows; their units read expert 0's weights, not x), K with a tail of 32-column blocks; moe_combine without
-    pair_row; kbit.Experts' forward at one token (its slot path). Against the CPU op (the routed form)."""
+    ids outside [0, E) (NaN rows; their units read expert 0's weights, not x), K with a tail of 32-column blocks;
+    moe_combine without pair_row; kbit.Experts' forward at one token (its slot path). Against the CPU op (the routed
+    form)."""
     if dev != "cuda":
         return
     torch.manual_seed(60)
