@@ -29,6 +29,14 @@ def assert_all_bitwise_equal(got, want, names) -> None:
         assert_bitwise_equal(g, w, n)
 
 
+def cuda_kernel_names(fn) -> set:
+    """The CUDA kernels fn() launches, by name (torch.profiler)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
 def capture_graph(fn, *static_inputs):
     """Warm fn up on a side stream, capture one call into a CUDA graph; returns (graph, outputs)."""
     s = torch.cuda.Stream()

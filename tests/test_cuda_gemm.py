@@ -10,7 +10,7 @@ import torch
 import kbit
 import reference as R
 from conftest import ACT_DTYPES, GEMM_RTOL, KS, make_weight, random_codebook, seed_for
-from cuda_utils import assert_bitwise_equal, check_graph_replay
+from cuda_utils import assert_bitwise_equal, check_graph_replay, cuda_kernel_names
 
 pytestmark = pytest.mark.gpu
 
@@ -1852,14 +1852,6 @@ def test_wgmma_gemm_stream(k, dtype, nk, M, tokens, grid, poisoned_cuda):
         if want.numel() and want.norm() > 0:
             err = float((y[tok, rows].double() - want).norm() / want.norm())
             assert err <= GEMM_RTOL[dtype], (unit, units, err)
-
-
-def cuda_kernel_names(fn):
-    """The CUDA kernels fn() launches, by name (torch.profiler)."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
 
 
 def test_wgmma_stream_runs_its_kernel(poisoned_cuda):

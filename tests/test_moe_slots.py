@@ -6,7 +6,7 @@ import torch
 
 import kbit
 from conftest import seed_for
-from cuda_utils import assert_bitwise_equal, check_graph_replay
+from cuda_utils import assert_bitwise_equal, check_graph_replay, cuda_kernel_names
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 REL_TOL = {torch.float16: 1e-3, torch.bfloat16: 4e-3}  # the GEMM bound (relative Frobenius error)
@@ -130,12 +130,55 @@ def test_grouped_gemm_slots_empty_and_bad_input(device):
     with pytest.raises(RuntimeError, match="grouped_gemm_slots: the weight's N must be a multiple of 16"):
         q40 = kbit.quantize(torch.randn(4, 40, 64, device=device), k=4)
         torch.ops.kbit.grouped_gemm_slots(x, q40.packed, q40.absmax, q40.row_scale, q40.codebook, ids, 4, True)
-    with pytest.raises(RuntimeError, match="expert stack|\\[E, "):  # a 2-D weight: grouped_gemm's rule
-        q2 = kbit.quantize(torch.randn(32, 64, device=device), k=4)
+    q2 = kbit.quantize(torch.randn(32, 64, device=device), k=4)  # a 2-D weight
+    with pytest.raises(RuntimeError, match="row_scale must be \\[E, N\\]"):
         torch.ops.kbit.grouped_gemm_slots(x, q2.packed, q2.absmax, q2.row_scale, q2.codebook, ids, 4)
+    with pytest.raises(RuntimeError, match="grouped_gemm_slots needs a 3-D \\[E, N, K\\] \\(expert stack\\) weight"):
+        torch.ops.kbit.grouped_gemm_slots(x, q2.packed, q2.absmax, q2.row_scale[None], q2.codebook, ids, 4)
     if device == "cuda":
         with pytest.raises(RuntimeError, match="same device|device"):
             torch.ops.kbit.grouped_gemm_slots(x, *args, ids.cpu(), 4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("gated", [False, True])
+def test_grouped_gemm_slots_all_ids_invalid(device, gated, request):
+    # no slot names an expert (ids < 0 or >= E): every row NaN, nothing else read or written
+    if device == "cuda":
+        request.getfixturevalue("poisoned_cuda")
+    gen = torch.Generator().manual_seed(seed_for(f"gemm-slots-all-invalid-{device}-{gated}"))
+    E, N, K = 16, 64, 256
+    qw = kbit.quantize((torch.randn(E, N, K, generator=gen) * K ** -0.5).to(device), k=4)
+    for T, r in ((1, 8), (3, 2), (5, 8)):  # 8 and 6 slots (CUDA: the kernel), 40 (the composed op)
+        x = torch.randn(T, K, generator=gen).half().to(device)
+        ids = torch.tensor([-1, E, E + 7, -(2 ** 31)])[torch.randint(0, 4, (T, r), generator=gen)].to(device)
+        if device == "cuda":  # (a finite block for the allocator to hand out: the NaN must be the op's)
+            torch.full((T * r, N // 2 if gated else N), 7.0, dtype=torch.float16, device=device)
+        got = torch.ops.kbit.grouped_gemm_slots(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, ids, 4, gated)
+        assert got.shape == (T * r, N // 2 if gated else N) and got.isnan().all(), (T, r)
+
+
+@pytest.mark.gpu
+def test_grouped_gemm_slots_runs_the_slot_kernel(poisoned_cuda):
+    # up to 32 slots the op is one launch of the grouped GEMV's by-slot instantiation (scalar_gemv_kernel's last
+    # template argument, kBySlot, true) and no routing kernel; past 32 the composed op (the routed kernel, kBySlot
+    # false)
+    gen = torch.Generator().manual_seed(seed_for("gemm-slots-kernel"))
+    E, N, K = 128, 256, 1024
+    qw = kbit.quantize((torch.randn(E, N, K, generator=gen) * K ** -0.5).cuda(), k=4)
+
+    def gemv_by_slot_flags(T, r):
+        x = torch.randn(T, K, generator=gen).half().cuda()
+        ids = slot_ids(T, r, E, gen).cuda()
+        names = cuda_kernel_names(lambda: torch.ops.kbit.grouped_gemm_slots(x, qw.packed, qw.absmax, qw.row_scale,
+                                                                            qw.codebook, ids, 4, True))
+        gemv = [n for n in names if "scalar_gemv_kernel<" in n]
+        return names, [n[n.index("<") + 1:n.rindex(">")].split(",")[-1].strip() for n in gemv]
+
+    names, flags = gemv_by_slot_flags(1, 8)
+    assert flags == ["true"] and len(names) == 1, names
+    names, flags = gemv_by_slot_flags(5, 8)
+    assert "true" not in flags and any("moe_route_gather" in n for n in names), names
 
 
 @pytest.mark.parametrize("device", DEVICES)

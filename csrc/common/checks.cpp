@@ -144,12 +144,13 @@ void check_out_dtype(at::ScalarType dtype) {
 
 WeightGeometry check_gemm_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
-                               bool grouped) {
+                               bool grouped, const char* op) {
   TORCH_CHECK(x.dim() == 2, "kbit: x must be 2-D [M, K] (got shape ", x.sizes(), ")");
   TORCH_CHECK(row_scale.dim() == (grouped ? 2 : 1), "kbit: row_scale must be ",
               grouped ? "[E, N]" : "[N]", " (got shape ", row_scale.sizes(), ")");
   const WeightGeometry g = check_tiled(packed_t, absmax_t, row_scale.size(-1), x.size(1));
-  TORCH_CHECK((g.experts > 0) == grouped, "kbit: ", grouped ? "grouped_gemm" : "gemm", " needs a ",
+  if (op == nullptr) op = grouped ? "grouped_gemm" : "gemm";
+  TORCH_CHECK((g.experts > 0) == grouped, "kbit: ", op, " needs a ",
               grouped ? "3-D [E, N, K] (expert stack)" : "2-D [N, K]", " weight (got packed of shape ",
               packed_t.sizes(), ")");
   TORCH_CHECK(g.k == k, "kbit: packed holds k=", g.k, " but k=", k, " was passed");

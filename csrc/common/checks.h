@@ -34,10 +34,11 @@ void check_same_device(std::initializer_list<std::pair<const char*, const at::Te
 void check_activation(const at::Tensor& x, int64_t K, const char* name);
 void check_out_dtype(at::ScalarType dtype);
 // gemm / grouped_gemm: x [M, K] fp16/bf16, a tiled weight ([N, K] or, when grouped,
-// [E, N, K]) with N = row_scale.size(-1), all on x's device.
+// [E, N, K]) with N = row_scale.size(-1), all on x's device. op names the caller in the weight-rank error
+// (default: "gemm" or "grouped_gemm").
 WeightGeometry check_gemm_args(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k,
-                               bool grouped);
+                               bool grouped, const char* op = nullptr);
 void check_expert_offsets(const at::Tensor& offsets, int64_t experts, int64_t tokens,
                           bool check_values);
 

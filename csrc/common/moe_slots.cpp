@@ -16,7 +16,7 @@ WeightGeometry check_grouped_gemm_slots_args(const at::Tensor& x, const at::Tens
                                              const at::Tensor& absmax_t, const at::Tensor& row_scale,
                                              const at::Tensor& codebook, const at::Tensor& top_k_index, int64_t k,
                                              bool silu_and_mul) {
-  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true, "grouped_gemm_slots");
   TORCH_CHECK(top_k_index.dim() == 2 && top_k_index.size(0) == x.size(0), "kbit.grouped_gemm_slots: top_k_index must "
               "be 2-D [T, r] with x's T = ", x.size(0), " rows (got ", top_k_index.sizes(), ")");
   TORCH_CHECK(top_k_index.scalar_type() == at::kLong || top_k_index.scalar_type() == at::kInt,

@@ -162,7 +162,8 @@ at::Tensor grouped_gemm_cpu(const at::Tensor& x, const at::Tensor& packed_t, con
 at::Tensor grouped_gemm_silu_and_mul_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                          const at::Tensor& row_scale, const at::Tensor& codebook,
                                          const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+  const WeightGeometry g =
+      check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true, "grouped_gemm_silu_and_mul");
   check_gated_rows(g.rows, "grouped_gemm_silu_and_mul");
   return silu_and_mul_interleaved(grouped_gemm_cpu(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k));
 }

@@ -868,8 +868,8 @@ at::Tensor grouped_launch(const at::Tensor& x_in, const at::Tensor& packed_t, co
 
 WeightGeometry check_grouped(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                              const at::Tensor& row_scale, const at::Tensor& codebook,
-                             const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true);
+                             const at::Tensor& expert_offsets, int64_t k, const char* op = "grouped_gemm") {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, true, op);
   check_same_device({{"x", &x}, {"expert_offsets", &expert_offsets}});
   check_expert_offsets(expert_offsets, g.experts, x.size(0), /*check_values=*/false);
   return g;
@@ -894,7 +894,8 @@ at::Tensor grouped_gemm_cuda(const at::Tensor& x, const at::Tensor& packed_t, co
 at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                           const at::Tensor& row_scale, const at::Tensor& codebook,
                                           const at::Tensor& expert_offsets, int64_t k) {
-  const WeightGeometry g = check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k);
+  const WeightGeometry g =
+      check_grouped(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k, "grouped_gemm_silu_and_mul");
   check_gated_rows(g.rows, "grouped_gemm_silu_and_mul");
   const c10::cuda::CUDAGuard guard(x.device());
   if (g.experts <= kTcMaxExperts) {

@@ -714,17 +714,17 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       TORCH_CHECK(false, "kbit: the GEMV's cluster split is mma decode, up to ", kGemvShuffleMaxTokens, " rows");
     }
     if (grouped) {
-      if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
+      if constexpr (kDecode == GemvDecode::kMma && kTokens == 1) {
         if (args.slot_x_div > 0) {  // (the check above: the per-warp static plan)
           launch_kernel(gemv_by_slot_kernel<T, K>(), grid, block, plan.launch_smem_bytes, stream, dependent, a);
           return;
         }
-      if constexpr (kDecode == GemvDecode::kMma && kTokens == 1)
         if (plan.row_schedule) {
           launch_kernel(scalar_gemv_kernel<T, K, kTokens, true, kDecode, false, true>, grid, block,
                         plan.launch_smem_bytes, stream, dependent, a);
           return;
         }
+      }
       TORCH_CHECK(!plan.row_schedule, "kbit: the row schedule is mma decode, 1 token slot only");
       if constexpr (gemv_can_share_x(true, kDecode, kTokens))
         if (plan.x_shared) {
