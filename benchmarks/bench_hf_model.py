@@ -311,6 +311,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph decode (StaticCache)")
     ap.add_argument("--compile", action="store_true",
                     help="the graph decode's step through torch.compile(fullgraph=True) before its capture")
+    ap.add_argument("--kbit-routers", action="store_true",
+                    help="every model (the 16-bit one too) with its top-k routers swapped for kbit.router_topk "
+                         "(kbit.integrations.routers.use_kbit_routers)")
     ap.add_argument("--experts-routed", action="store_true",
                     help="kbit.Experts in its routed form at every size (SLOT_MAX_PAIRS = 0: no slot path at decode)")
     args = ap.parse_args(argv)
@@ -340,6 +343,12 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     fp = build_model(cfg_kw, layers, dtype, device, args.seed, args.experts_impl)
     build_s = time.perf_counter() - t
+    if args.kbit_routers:  # before the copies: every variant runs the same router code
+        from kbit.integrations.routers import use_kbit_routers
+        swap = use_kbit_routers(fp)
+        print(swap, flush=True)
+        if not swap.swapped or swap.declined:
+            raise SystemExit("--kbit-routers: not every router was swapped")
     n_params = sum(p.numel() for p in fp.parameters())
     print(f"built {layers}-layer Qwen3-MoE, {fmt_count(n_params)} parameters, {args.dtype}, on {device} "
           f"in {build_s:.1f} s (experts implementation: {fp.config._experts_implementation})", flush=True)
@@ -412,7 +421,8 @@ def main(argv=None) -> int:
                          "experts_implementation": fp.config._experts_implementation,
                          "eval_tokens": [eval_batch, eval_len], "prompt_len": prompt_len,
                          "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny,
-                         "compile": bool(args.compile), "experts_routed": bool(args.experts_routed)},
+                         "compile": bool(args.compile), "experts_routed": bool(args.experts_routed),
+                         "kbit_routers": bool(args.kbit_routers)},
               "env": env, "rows": rows}
     with open(os.path.join(args.out, "hf_model.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -444,7 +454,9 @@ def render_md(result: Dict) -> str:
              f"{fmt_count(c['parameters'])} parameters, random weights. Device: {env['device']} ({c['device']}); "
              f"torch {env['torch']}, transformers {env['transformers']}, kbit {env['kbit']}; fp experts "
              f"implementation `{c['experts_implementation']}`. lm_head "
-             f"{'quantized' if c['lm_head_quantized'] else 'kept in ' + c['dtype']}.", "",
+             f"{'quantized' if c['lm_head_quantized'] else 'kept in ' + c['dtype']}."
+             + (" Every model's top-k routers swapped for `kbit.router_topk`." if c.get("kbit_routers") else ""),
+             "",
              f"Logits: {c['eval_tokens'][0]} x {c['eval_tokens'][1]} random tokens, one forward. Decode: batch 1, "
              f"greedy `generate`, {c['prompt_len']}-token prompt, {c['new_tokens']} new tokens, eager PyTorch "
              f"(no CUDA graphs), median of {c['repeats']}; decode tok/s excludes the prefill. \"greedy tokens = "

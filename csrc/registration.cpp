@@ -105,6 +105,10 @@ TORCH_LIBRARY(kbit, m) {
   // top_k_weights[t, j] * y[pair_row[t topk + j]] over the slots with an expert, in fp32. pair_row None: y's rows are
   // the pairs in order (row t topk + j; grouped_gemm_slots' output).
   m.def("moe_combine(Tensor y, Tensor top_k_weights, Tensor top_k_index, Tensor? pair_row, int num_experts) -> Tensor");
+  // An MoE router's top-k: logits [T, E] -> (weights [T, top_k] in logits' dtype, ids [T, top_k] int64). ids: the
+  // experts by logit, descending (ties to the lower index, NaN first); weights: softmax(logits) in fp32 at ids,
+  // divided by their sum where normalize (HF Qwen3-MoE's router after its linear, norm_topk_prob).
+  m.def("router_topk(Tensor logits, int top_k, bool normalize=True) -> (Tensor weights, Tensor ids)");
 }
 
 namespace {

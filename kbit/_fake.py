@@ -232,3 +232,13 @@ def _moe_combine(y, top_k_weights, top_k_index, pair_row, num_experts):
                                       pair_row.dtype == torch.int32),
                  lambda: "kbit.moe_combine: pair_row must be moe_route's int32 [tokens x topk] or None")
     return y.new_empty((top_k_index.shape[0], y.shape[1]))
+
+
+@register_fake("kbit::router_topk")
+def _router_topk(logits, top_k, normalize=True):
+    torch._check(logits.dim() == 2 and logits.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: "kbit.router_topk: logits must be 2-D [tokens, experts] float16, bfloat16 or float32")
+    torch._check(0 <= top_k <= logits.shape[1],
+                 lambda: f"kbit.router_topk: top_k must be 0 to the number of experts {logits.shape[1]} (got {top_k})")
+    T = logits.shape[0]
+    return logits.new_empty((T, top_k)), logits.new_empty((T, top_k), dtype=torch.int64)

@@ -9,7 +9,7 @@ from . import _C  # registers torch.ops.kbit
 from .codebooks import _check_k, check_codebook, codebook as default_codebook
 from .quantized import QuantizedWeight
 
-__all__ = ["quantize", "dequantize", "gemm", "grouped_gemm"]
+__all__ = ["quantize", "dequantize", "gemm", "grouped_gemm", "router_topk"]
 
 _ACT_DTYPES = (torch.float16, torch.bfloat16)
 # The op's one overload, called directly: skips the overload-packet lookup on every call
@@ -132,6 +132,20 @@ def grouped_gemm(x: torch.Tensor, qw: QuantizedWeight, expert_offsets: torch.Ten
         _check_offsets_values(expert_offsets, qw.num_experts, x.shape[0])
     return torch.ops.kbit.grouped_gemm(x.contiguous(), qw.packed, qw.absmax, qw.row_scale, qw.codebook,
                                        expert_offsets, qw.k)
+
+
+def router_topk(logits: torch.Tensor, top_k: int, normalize: bool = True):
+    """An MoE router's top-k over ``logits [T, E]`` (float16/bfloat16/float32): ``(weights, ids)``, both
+    ``[T, top_k]``.
+
+    ids (int64): the experts by logit, descending; ties go to the lower expert index, NaN ranks first
+    (``torch.topk``'s order, which leaves ties unspecified). weights (logits' dtype): ``softmax(logits)`` in fp32
+    at ids, divided by their sum when ``normalize`` (a Qwen3-MoE router with ``norm_topk_prob``). On CUDA one
+    kernel for E <= 1024 and top_k <= 32 (ATen ops past that), no host sync.
+    """
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError("kbit.router_topk: logits must be a tensor")
+    return torch.ops.kbit.router_topk(logits, int(top_k), bool(normalize))
 
 
 def _check_offsets_values(offsets: torch.Tensor, experts: int, tokens: int) -> None:

@@ -400,6 +400,28 @@ def moe_slot_cases(dev="cuda"):
     torch.cuda.synchronize()
 
 
+def router_cases(dev="cuda"):
+    """kbit::router_topk's kernel (session 62): one token's top-8 of 128 and top-10 of 512, prefill rows, the
+    kernel's most (1024 experts, top-32), E not a multiple of 32, NaN and infinite logits, both normalisations,
+    every dtype. Against the CPU op (ids equal; weights within the dtype's rounding)."""
+    if dev != "cuda":
+        return
+    torch.manual_seed(62)
+    for T, E, top_k in ((1, 128, 8), (1, 512, 10), (67, 60, 4), (3, 1024, 32), (2, 33, 32)):
+        for dtype in (torch.bfloat16, torch.float16, torch.float32):
+            logits = (torch.randn(T, E, device=dev) * 3).to(dtype)
+            logits[0, E // 3] = float("nan") if T > 60 else logits[0, E // 3]
+            logits[-1, -1] = float("-inf")
+            for normalize in (True, False):
+                w, ids = torch.ops.kbit.router_topk(logits, top_k, normalize)
+                want_w, want_ids = torch.ops.kbit.router_topk(logits.cpu(), top_k, normalize)
+                assert torch.equal(ids.cpu(), want_ids), f"router_topk T={T} E={E} top_k={top_k}: ids differ"
+                assert torch.equal(w.cpu().isnan(), want_w.isnan()), f"router_topk T={T} E={E}: NaN weights differ"
+                ok = ~want_w.isnan()
+                check(w.cpu()[ok], want_w[ok].double(), f"router_topk T={T} E={E} top_k={top_k} {dtype}", 1e-2)
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
@@ -412,6 +434,7 @@ def main(dev="cuda"):
     grouped_schedule_cases(dev)
     moe_glue_cases(dev)
     moe_slot_cases(dev)
+    router_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -514,6 +537,9 @@ if __name__ == "__main__":
     elif sys.argv[2:] == ["moe-slots"]:  # only these cases
         moe_slot_cases(sys.argv[1])
         print("sanitize_cases: moe-slots ran")
+    elif sys.argv[2:] == ["router"]:  # only these cases
+        router_cases(sys.argv[1])
+        print("sanitize_cases: router ran")
     elif sys.argv[2:] == ["moe-glue"]:  # only these cases
         moe_glue_cases(sys.argv[1])
         print("sanitize_cases: moe-glue ran")

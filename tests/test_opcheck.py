@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWar
 
 OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm",
        "grouped_gemm_silu_and_mul", "moe_route",
-       "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "grouped_gemm_slots"]
+       "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "grouped_gemm_slots", "router_topk"]
 
 
 def op_args(name, k, stacked, gen):
@@ -51,12 +51,13 @@ def op_args(name, k, stacked, gen):
         "moe_combine": (x[:, :32].repeat(2, 1), torch.rand(5, 2, generator=gen).half(), ids,
                         torch.ops.kbit.moe_route(ids, 4)[2], 4),
         "grouped_gemm_slots": (x, pt, at, r, cb, ids.clamp(0, 2), k),  # (ids of the 3 stacked experts)
+        "router_topk": (torch.randn(5, 40, generator=gen).bfloat16(), 6, True),
     }[name]
 
 
 CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_gemv_gemm", "grouped_mma_gemm",
                  "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
-MOE_OPS = ("moe_route", "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine")  # no weight: one case each
+MOE_OPS = ("moe_route", "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "router_topk")  # no weight: one case each
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
          if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked) and not (op in MOE_OPS and stacked)]

@@ -90,4 +90,15 @@ at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights
   return out.to(y.scalar_type());
 }
 
+std::tuple<at::Tensor, at::Tensor> router_topk_aten(const at::Tensor& logits, int64_t top_k, bool normalize) {
+  check_router_topk_args(logits, top_k);
+  const at::Tensor l = logits.to(at::kFloat);
+  const at::Tensor ids = std::get<1>(at::sort(l, /*stable=*/true, /*dim=*/-1, /*descending=*/true))
+                             .narrow(1, 0, top_k)
+                             .contiguous();
+  at::Tensor w = at::softmax(l, -1).gather(1, ids);
+  if (normalize) w = w / w.sum(-1, /*keepdim=*/true);
+  return {w.to(logits.scalar_type()), ids};
+}
+
 }  // namespace kbit

@@ -22,6 +22,9 @@ at::Tensor silu_and_mul_aten(const at::Tensor& h, bool interleaved);
 at::Tensor silu_and_mul_interleaved(const at::Tensor& h);
 // grouped_gemm_silu_and_mul's rule on the weight's rows (N = rows).
 void check_gated_rows(int64_t rows, const char* op);
+// kbit::router_topk: the ranking by a stable descending sort of the fp32 logits (NaN first), the weights from
+// at::softmax.
+std::tuple<at::Tensor, at::Tensor> router_topk_aten(const at::Tensor& logits, int64_t top_k, bool normalize);
 at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
                             const std::optional<at::Tensor>& pair_row, int64_t num_experts);
 

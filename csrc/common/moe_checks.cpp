@@ -83,4 +83,14 @@ void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights
   check_same_device({{"y", &y}, {"pair_row", &pair_row}});
 }
 
+void check_router_topk_args(const at::Tensor& logits, int64_t top_k) {
+  const auto t = logits.scalar_type();
+  TORCH_CHECK(logits.dim() == 2 && (t == at::kHalf || t == at::kBFloat16 || t == at::kFloat), "kbit.router_topk: "
+              "logits must be 2-D [tokens, experts] float16, bfloat16 or float32 (got ", logits.dim(), "-D ", t, ")");
+  TORCH_CHECK(logits.size(1) <= INT32_MAX, "kbit.router_topk: at most ", INT32_MAX, " experts (got ", logits.size(1),
+              ")");
+  TORCH_CHECK(top_k >= 0 && top_k <= logits.size(1), "kbit.router_topk: top_k must be 0 to the number of experts ",
+              logits.size(1), " (got ", top_k, ")");
+}
+
 }  // namespace kbit

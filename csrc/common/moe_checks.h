@@ -21,5 +21,7 @@ void check_silu_and_mul_args(const at::Tensor& h, bool interleaved);
 // top_k_index [T, topk] int32 / int64, pair_row [T topk] int32 (moe_route's) or none, all on y's device.
 void check_moe_combine_args(const at::Tensor& y, const at::Tensor& top_k_weights, const at::Tensor& top_k_index,
                             const std::optional<at::Tensor>& pair_row, int64_t num_experts);
+// router_topk: logits [T, E] float16 / bfloat16 / float32, 0 <= top_k <= E.
+void check_router_topk_args(const at::Tensor& logits, int64_t top_k);
 
 }  // namespace kbit

@@ -13,6 +13,7 @@ TORCH_LIBRARY_IMPL(kbit, CPU, m) {
   m.impl("moe_route_gather", &moe_route_gather_aten);
   m.impl("silu_and_mul", &silu_and_mul_aten);
   m.impl("moe_combine", &moe_combine_aten);
+  m.impl("router_topk", &router_topk_aten);
   m.impl("grouped_gemm_slots", &grouped_gemm_slots_composite);
 }
 
