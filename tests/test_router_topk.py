@@ -1,5 +1,8 @@
 """kbit::router_topk (an MoE router's softmax + top-k + renormalisation) against a float64 reference on the CPU and
 (gpu marker) CUDA, and kbit.integrations.routers' swap of HF-style top-k router modules."""
+import copy
+import pickle
+
 import pytest
 import torch
 from torch import nn
@@ -12,8 +15,10 @@ from kbit.integrations.routers import HFTopKRouter, use_kbit_routers
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-# weights against float64: the softmax's fp32 error, then one rounding to the dtype
+# weights against float64: the softmax's fp32 error, then one rounding to the dtype (fp16: half a subnormal step below
+# 2^-14, where unnormalised weights of many experts fall)
 WEIGHT_RTOL = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
+WEIGHT_ATOL = {torch.float32: 1e-30, torch.float16: 2.0 ** -25, torch.bfloat16: 1e-30}
 
 
 def reference(logits, top_k, normalize):
@@ -37,15 +42,16 @@ def check(logits, top_k, normalize):
     got = w.cpu().double()
     assert torch.equal(got.isnan(), want_w.isnan())
     ok = ~want_w.isnan()
-    assert torch.allclose(got[ok], want_w[ok], rtol=WEIGHT_RTOL[logits.dtype], atol=1e-30), \
+    assert torch.allclose(got[ok], want_w[ok], rtol=WEIGHT_RTOL[logits.dtype], atol=WEIGHT_ATOL[logits.dtype]), \
         ((got - want_w).abs() / want_w.abs()).nan_to_num().max().item()
     return w, ids
 
 
 # (T, E, top_k): decode (one token; Qwen3-MoE's 128 experts top-8, Qwen3-Next's 512 top-10), prefill rows,
-# E not a multiple of 32, top_k 1 and the kernel's 32, E = 1024 (the kernel's most); past those the ATen form
-# (E = 1500, top_k = 40).
-CASES = [(1, 128, 8), (1, 512, 10), (37, 60, 4), (5, 1024, 32), (3, 7, 7), (9, 33, 1), (2, 1500, 8), (4, 100, 40)]
+# E not a multiple of 32, top_k 1 and the kernel's 32, E = 1024 (the kernel's most), warps with fewer experts than
+# top_k (E = 40, top_k = 32); past those the ATen form (E = 1500, top_k = 40).
+CASES = [(1, 128, 8), (1, 512, 10), (37, 60, 4), (5, 1024, 32), (3, 7, 7), (9, 33, 1), (2, 40, 32), (2, 1500, 8),
+         (4, 100, 40)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -78,10 +84,19 @@ def test_router_topk_ties_nan_inf(device):
     special[2, 7] = float("inf")
     special[3, :] = -5.0
     special[3, 2], special[3, 9] = float("-inf"), 1.0
+    special[0, 0] = -0.0
     for dtype in DTYPES:
         w, ids = check(special.to(dtype).to(device), 3, True)
         assert ids[1].tolist()[:2] == [5, 40] and w[1].isnan().all()
-        check(special.to(dtype).to(device), 64, False)  # every expert, -inf last with weight 0
+        w, ids = check(special[:, :32].to(dtype).to(device), 32, False)  # the kernel's whole order: -0.0 at 0 first
+        assert ids[0].tolist() == list(range(32)) and ids[3, -1] == 2 and w[3, -1] == 0  # -inf last, weight 0
+        check(special.to(dtype).to(device), 64, False)  # (the ATen form: top_k 64)
+    # a negative NaN ranks first too, in the kernel (E <= 1024) and in the ATen form (E = 1500)
+    for E in (48, 1500):
+        row = torch.randn(2, E, generator=gen)
+        row[0, 7], row[1, E - 1] = -torch.tensor(float("nan")), float("nan")
+        w, ids = check(row.to(device), 4, True)
+        assert ids[0, 0] == 7 and ids[1, 0] == E - 1
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -140,48 +155,98 @@ class SigmoidTopKRouter(FakeTopKRouter):  # another scoring (the same experts, o
         return logits, values.to(logits.dtype), idx
 
 
+class BottomKTopKRouter(FakeTopKRouter):  # other experts: left
+    def forward(self, hidden_states):
+        logits = F.linear(hidden_states.reshape(-1, self.hidden_dim), self.weight)
+        values, idx = torch.topk(torch.softmax(logits.float(), -1), self.top_k, dim=-1, largest=False)
+        return logits, values.to(logits.dtype), idx
+
+
+class CastingTopKRouter(FakeTopKRouter):  # an fp32 weight on 16-bit activations by a cast: left (ours has none)
+    def forward(self, hidden_states):
+        return super().forward(hidden_states.to(self.weight.dtype))
+
+
 class Block(nn.Module):
     def __init__(self, router):
         super().__init__()
         self.gate = router
 
 
+def router_model(device, dtype):
+    routers = {"a": FakeTopKRouter(128, 64, 8, True), "b": FakeTopKRouter(60, 96, 4, False),
+               "c": SigmoidTopKRouter(32, 64, 2, True), "d": FakeTopKRouter(32, 64, 2, True, bias=True),
+               "e": BottomKTopKRouter(32, 64, 4, True)}
+    model = nn.ModuleDict({n: Block(r) for n, r in routers.items()}).to(device, dtype)
+    model["f"] = Block(CastingTopKRouter(16, 64, 2, True).to(device))  # (fp32 weight)
+    return model
+
+
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_use_kbit_routers(device, dtype):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_use_kbit_routers(device, dtype, monkeypatch):
     torch.manual_seed(seed_for(f"router-swap-{device}-{dtype}"))
-    model = nn.ModuleDict({"a": Block(FakeTopKRouter(128, 64, 8, True)), "b": Block(FakeTopKRouter(60, 96, 4, False)),
-                           "c": Block(SigmoidTopKRouter(32, 64, 2, True)),
-                           "d": Block(FakeTopKRouter(32, 64, 2, True, bias=True))}).to(device, dtype)
+    model = router_model(device, dtype)
     originals = {n: m for n, m in model.named_modules() if n.endswith("gate")}
     state = {k: v.clone() for k, v in model.state_dict().items()}
+    calls = []
+    model["a"].gate.register_forward_hook(lambda mod, args, out: calls.append(out[0].shape))
     result = use_kbit_routers(model)
     assert result.swapped == ["a.gate", "b.gate"], result
-    assert "scores differ" in result.declined["c.gate"] and "bias" in result.declined["d.gate"], result
-    assert isinstance(model["a"].gate, HFTopKRouter) and model["c"].gate is originals["c.gate"]
-    assert model["a"].gate.weight is originals["a.gate"].weight  # shared, not copied
-    assert model.state_dict().keys() == state.keys()
+    assert "scores are not the softmax" in result.declined["c.gate"], result
+    assert "bias" in result.declined["d.gate"] and "other experts" in result.declined["e.gate"], result
+    if dtype != torch.float32:
+        assert "replacement fails on" in result.declined["f.gate"], result
+    # the same objects (isinstance, hooks, parameters and state_dict keys kept)
+    assert all(m is originals[n] for n, m in model.named_modules() if n.endswith("gate"))
+    assert isinstance(model["a"].gate, HFTopKRouter) and isinstance(model["a"].gate, FakeTopKRouter)
+    assert type(model["c"].gate) is SigmoidTopKRouter and model.state_dict().keys() == state.keys()
+    assert all(torch.equal(v, state[k]) for k, v in model.state_dict().items())
     h = torch.randn(2, 3, 64, device=device, dtype=dtype)
-    logits, scores, idx = model["a"].gate(h)
-    want = originals["a.gate"](h)
+    used = []
+    real = kbit.router_topk
+    monkeypatch.setattr(kbit.api, "router_topk", lambda *a: used.append(1) or real(*a))
+    with torch.no_grad():
+        logits, scores, idx = model["a"].gate(h)
+    want = FakeTopKRouter.forward(model["a"].gate, h)
+    assert used and calls == [(6, 128)]  # kbit's op ran; the hook too
     assert torch.equal(logits, want[0]) and idx.shape == want[2].shape == (6, 8)
     probs = torch.softmax(logits.float(), -1)
     assert torch.equal(probs.gather(1, idx).sort(-1).values, probs.gather(1, want[2]).sort(-1).values)
+    # with autograd recording (the weight requires grad): the module's own forward, gradients included
+    used.clear()
+    out = model["a"].gate(h)
+    assert not used and all(torch.equal(x, y) for x, y in zip(out, want))
+    out[1].float().sum().backward()
+    assert model["a"].gate.weight.grad is not None
     assert "kbit.router_topk" in repr(model["a"].gate) and str(result).startswith("kbit routers: 2 swapped")
     assert use_kbit_routers(model).swapped == []  # nothing left to swap
+    if dtype == torch.bfloat16:  # the swapped forward compiles whole (kbit's op has a fake kernel)
+        compiled = torch.compile(model["b"].gate, fullgraph=True)
+        hb = torch.randn(5, 96, device=device, dtype=dtype)
+        with torch.no_grad():
+            got, eager = compiled(hb), model["b"].gate(hb)
+        assert all(torch.equal(x, y) for x, y in zip(got, eager))
+    copied = copy.deepcopy(model)  # (the swapped class is a module-level one: copies and pickles find it)
+    assert type(copied["a"].gate) is type(model["a"].gate)
+    back = pickle.loads(pickle.dumps(model["b"].gate))  # ("a" holds the test's hook, a lambda)
+    assert type(back) is type(model["b"].gate) and torch.equal(back.weight, model["b"].gate.weight)
 
 
 def test_use_kbit_routers_hf_qwen3_moe():
-    qwen3_moe = pytest.importorskip("transformers.models.qwen3_moe.modeling_qwen3_moe")
     transformers = pytest.importorskip("transformers")
-    cfg = transformers.Qwen3MoeConfig(hidden_size=64, num_experts=16, num_experts_per_tok=4, norm_topk_prob=True)
-    block = qwen3_moe.Qwen3MoeSparseMoeBlock(cfg)
-    for p in block.parameters():
-        nn.init.normal_(p, std=0.2)
-    block = block.to(torch.bfloat16)
-    h = torch.randn(1, 5, 64).bfloat16()
-    want = block(h)
-    assert use_kbit_routers(block).swapped == ["gate"]
-    assert isinstance(block.gate, HFTopKRouter)
-    got = block(h)
-    assert got.shape == want.shape and torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+    torch.manual_seed(seed_for("router-swap-hf"))
+    cfg = transformers.Qwen3MoeConfig(vocab_size=64, hidden_size=64, intermediate_size=64, moe_intermediate_size=32,
+                                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                      num_experts=16, num_experts_per_tok=4, norm_topk_prob=True,
+                                      output_router_logits=True)
+    model = transformers.Qwen3MoeForCausalLM(cfg).to(torch.bfloat16).eval()
+    ids = torch.randint(0, 64, (1, 7))
+    with torch.no_grad():
+        want = model(ids, output_router_logits=True)
+        result = use_kbit_routers(model)
+        assert result.swapped == [f"model.layers.{i}.mlp.gate" for i in range(2)] and not result.declined, result
+        got = model(ids, output_router_logits=True)  # (transformers' router-logit recorders still see the routers)
+    assert torch.allclose(got.logits.float(), want.logits.float(), rtol=2e-2, atol=2e-2)
+    assert len(got.router_logits) == 2 and all(torch.equal(a, b) for a, b in zip(got.router_logits, want.router_logits))
+    assert torch.allclose(got.aux_loss.float(), want.aux_loss.float(), rtol=1e-3)

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <limits>
+
 #include "moe_checks.h"
 
 namespace kbit {
@@ -92,7 +94,10 @@ at::Tensor moe_combine_aten(const at::Tensor& y, const at::Tensor& top_k_weights
 
 std::tuple<at::Tensor, at::Tensor> router_topk_aten(const at::Tensor& logits, int64_t top_k, bool normalize) {
   check_router_topk_args(logits, top_k);
-  const at::Tensor l = logits.to(at::kFloat) + 0.0;  // (-0 + 0 = +0: one zero for every sort, CUDA's radix sort too)
+  // One zero (-0 + 0 = +0) and one NaN (a negative NaN sorts below every number in CUDA's radix sort): the kernel's
+  // order on every device.
+  at::Tensor l = logits.to(at::kFloat) + 0.0;
+  l = at::where(at::isnan(l), std::numeric_limits<float>::quiet_NaN(), l);
   const at::Tensor ids = std::get<1>(at::sort(l, /*stable=*/true, /*dim=*/-1, /*descending=*/true))
                              .narrow(1, 0, top_k)
                              .contiguous();

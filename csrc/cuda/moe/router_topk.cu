@@ -2,7 +2,8 @@
 // CTA (HF's Qwen3-MoE router runs it as torch ops: softmax, gatherTopK and a bitonic sort, a division; 17-22 us a
 // call alone at decode against this kernel's 3.7-4.6, docs/design.md "Session 62").
 //   Ranking: by logit, descending, ties to the lower expert index, NaN above +inf (torch.topk's order on the fp32
-//   probabilities, whose ties are the logits' ties). Weights: e_i = exp(l_i - max l), w_i = e_i / sum over the
+//   probabilities, but for distinct logits whose probabilities round equal or underflow to 0: ranked here by the
+//   logit, in either order there). Weights: e_i = exp(l_i - max l), w_i = e_i / sum over the
 //   top-k of e_j (normalize) or e_i / sum over all E of e_j, in fp32, rounded once to the logits' dtype.
 //   A logit's rank key is one 64-bit word, order_key(l) << 32 | ~index: its unsigned maximum is the best
 //   candidate, so a selection step is one warp max. Thread i holds experts i + kThreads j (j < kPerThread);
