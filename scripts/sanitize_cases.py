@@ -516,41 +516,27 @@ def main(dev="cuda"):
     print("sanitize_cases: all kernels ran")
 
 
+# One group of cases by name (`sanitize_cases.py DEVICE NAME`): NAME -> its case functions, run in order.
+GROUPS = {
+    "dequant-tiled": (dequant_tiled_cases,),
+    "dequant-cublas": (dequant_cublas_cases,),
+    "gemv-slots": (gemv_unit_slot_cases, gemv_layout_cases),  # (a quick racecheck / synccheck)
+    "gemv-split": (gemv_cluster_split_cases,),
+    "grouped-schedule": (grouped_schedule_cases,),
+    "grouped-shared-x": (grouped_shared_x_cases,),
+    "moe-slots": (moe_slot_cases,),
+    "router": (router_cases,),
+    "moe-glue": (moe_glue_cases,),
+    "wgmma-stream": (wgmma_stream_cases,),
+    "wgmma-persistent": (wgmma_persistent_cases,),  # (a quick racecheck)
+}
+
+
 if __name__ == "__main__":
-    if sys.argv[2:] == ["dequant-tiled"]:  # only these cases
-        dequant_tiled_cases(sys.argv[1])
-        print("sanitize_cases: dequant-tiled ran")
-    elif sys.argv[2:] == ["dequant-cublas"]:  # only these cases
-        dequant_cublas_cases(sys.argv[1])
-        print("sanitize_cases: dequant-cublas ran")
-    elif sys.argv[2:] == ["gemv-slots"]:  # only these cases (a quick racecheck / synccheck)
-        gemv_unit_slot_cases(sys.argv[1])
-        gemv_layout_cases(sys.argv[1])
-        print("sanitize_cases: gemv-slots ran")
-    elif sys.argv[2:] == ["gemv-split"]:  # only these cases
-        gemv_cluster_split_cases(sys.argv[1])
-        print("sanitize_cases: gemv-split ran")
-    elif sys.argv[2:] == ["grouped-schedule"]:  # only these cases
-        grouped_schedule_cases(sys.argv[1])
-        print("sanitize_cases: grouped-schedule ran")
-    elif sys.argv[2:] == ["grouped-shared-x"]:  # only these cases
-        grouped_shared_x_cases(sys.argv[1])
-        print("sanitize_cases: grouped-shared-x ran")
-    elif sys.argv[2:] == ["moe-slots"]:  # only these cases
-        moe_slot_cases(sys.argv[1])
-        print("sanitize_cases: moe-slots ran")
-    elif sys.argv[2:] == ["router"]:  # only these cases
-        router_cases(sys.argv[1])
-        print("sanitize_cases: router ran")
-    elif sys.argv[2:] == ["moe-glue"]:  # only these cases
-        moe_glue_cases(sys.argv[1])
-        print("sanitize_cases: moe-glue ran")
-    elif sys.argv[2:] == ["wgmma-stream"]:  # only these cases
-        wgmma_stream_cases(sys.argv[1])
-        print("sanitize_cases: wgmma-stream ran")
-    elif sys.argv[2:] == ["wgmma-persistent"]:  # only these cases (a quick racecheck)
-        wgmma_persistent_cases(sys.argv[1])
-        print("sanitize_cases: wgmma-persistent ran")
+    if len(sys.argv) == 3 and sys.argv[2] in GROUPS:  # only these cases
+        for cases in GROUPS[sys.argv[2]]:
+            cases(sys.argv[1])
+        print(f"sanitize_cases: {sys.argv[2]} ran")
     elif sys.argv[2:3] == ["wgmma-splits"]:  # only these cases (optionally: a comma list of its shape indices, 0-3)
         if len(sys.argv) > 4:
             sys.exit("sanitize_cases: wgmma-splits takes one comma list of shape indices, e.g. 0,3; got "
