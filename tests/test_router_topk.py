@@ -10,7 +10,7 @@ from torch.nn import functional as F
 
 import kbit
 from conftest import seed_for
-from cuda_utils import assert_bitwise_equal, check_graph_replay
+from cuda_utils import assert_bitwise_equal, check_graph_replay, cuda_kernel_names
 from kbit.integrations.routers import HFTopKRouter, use_kbit_routers
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
@@ -48,10 +48,11 @@ def check(logits, top_k, normalize):
 
 
 # (T, E, top_k): decode (one token; Qwen3-MoE's 128 experts top-8, Qwen3-Next's 512 top-10), prefill rows,
-# E not a multiple of 32, top_k 1 and the kernel's 32, E = 1024 (the kernel's most), warps with fewer experts than
-# top_k (E = 40, top_k = 32); past those the ATen form (E = 1500, top_k = 40).
-CASES = [(1, 128, 8), (1, 512, 10), (37, 60, 4), (5, 1024, 32), (3, 7, 7), (9, 33, 1), (2, 40, 32), (2, 1500, 8),
-         (4, 100, 40)]
+# E not a multiple of 32, top_k 1 and the kernels' 32, each kernel's most experts and the CTA kernel's fewest (one
+# warp a row to 256, one CTA a row to 1024), CTA warps with fewer experts than top_k (E = 257, top_k = 32; E = 40 in
+# one warp); past those the ATen form (E = 1500, top_k = 40).
+CASES = [(1, 128, 8), (1, 512, 10), (37, 60, 4), (5, 1024, 32), (3, 7, 7), (9, 33, 1), (2, 40, 32), (6, 256, 32),
+         (3, 257, 32), (2, 1500, 8), (4, 100, 40)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -75,7 +76,8 @@ def test_router_topk_ties_nan_inf(device):
     # bf16 logits of few values: ties everywhere, at and across the top-k boundary (the lower index wins)
     few = (torch.randint(-4, 4, (6, 300), generator=gen) / 2).bfloat16().to(device)
     for top_k in (1, 5, 32, 33):
-        check(few, top_k, True)
+        check(few, top_k, True)  # (the CTA kernel, then the ATen form)
+        check(few[:, :200], min(top_k, 32), True)  # (the one-warp kernel)
     # -0.0 and +0.0 are one value (index order); NaN ranks first and makes the row's weights NaN; +inf's weight is
     # NaN (inf - inf), -inf's 0
     special = torch.zeros(4, 64)
@@ -118,6 +120,17 @@ def test_router_topk_layouts_empty_and_bad_input(device):
             torch.ops.kbit.router_topk(logits, bad, True)
     with pytest.raises(TypeError, match="logits must be a tensor"):
         kbit.router_topk([[1.0, 2.0]], 1)
+
+
+@pytest.mark.gpu
+def test_router_topk_kernel_by_experts():
+    """The kernel each expert count runs: one warp a row to 256 experts, one CTA a row to 1024, then ATen ops."""
+    warp, cta = "router_topk_warp_kernel", "router_topk_cta_kernel"
+    for E, kernel in ((8, warp), (128, warp), (256, warp), (257, cta), (1024, cta), (1025, None)):
+        logits = torch.randn(2, E, device="cuda")
+        names = cuda_kernel_names(lambda: torch.ops.kbit.router_topk(logits, 2, True))
+        ran = {n for n in names if "router_topk" in n and "kernel" in n}
+        assert len(ran) == (kernel is not None) and all(kernel in n for n in ran), (E, names)
 
 
 @pytest.mark.gpu
