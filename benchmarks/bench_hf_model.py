@@ -314,6 +314,9 @@ def main(argv=None) -> int:
     ap.add_argument("--kbit-routers", action="store_true",
                     help="every model (the 16-bit one too) with its top-k routers swapped for kbit.router_topk "
                          "(kbit.integrations.routers.use_kbit_routers)")
+    ap.add_argument("--fuse-projections", action="store_true",
+                    help="also each kbit model with its q/k/v projections fused into one kbit.Linear "
+                         "(kbit.nn.fuse_projections; a row 'kbit k=K fused' after each 'kbit k=K')")
     ap.add_argument("--experts-routed", action="store_true",
                     help="kbit.Experts in its routed form at every size (SLOT_MAX_PAIRS = 0: no slot path at decode)")
     args = ap.parse_args(argv)
@@ -402,6 +405,12 @@ def main(argv=None) -> int:
         if k == ks[0]:
             print(summary, flush=True)
         measure(f"kbit k={k}", model, k, summary, quant_s)
+        if args.fuse_projections:
+            fused = kbit.nn.fuse_projections(model)
+            print(fused, flush=True)
+            if len(fused.fused) != layers or fused.declined:
+                raise SystemExit("--fuse-projections: not every layer's q/k/v projections were fused")
+            measure(f"kbit k={k} fused", model, k, summary, quant_s)
         del model
         gc.collect()
         if device.type == "cuda":
@@ -422,7 +431,7 @@ def main(argv=None) -> int:
                          "eval_tokens": [eval_batch, eval_len], "prompt_len": prompt_len,
                          "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny,
                          "compile": bool(args.compile), "experts_routed": bool(args.experts_routed),
-                         "kbit_routers": bool(args.kbit_routers)},
+                         "kbit_routers": bool(args.kbit_routers), "fuse_projections": bool(args.fuse_projections)},
               "env": env, "rows": rows}
     with open(os.path.join(args.out, "hf_model.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -455,7 +464,9 @@ def render_md(result: Dict) -> str:
              f"torch {env['torch']}, transformers {env['transformers']}, kbit {env['kbit']}; fp experts "
              f"implementation `{c['experts_implementation']}`. lm_head "
              f"{'quantized' if c['lm_head_quantized'] else 'kept in ' + c['dtype']}."
-             + (" Every model's top-k routers swapped for `kbit.router_topk`." if c.get("kbit_routers") else ""),
+             + (" Every model's top-k routers swapped for `kbit.router_topk`." if c.get("kbit_routers") else "")
+             + (" Rows \"fused\": the kbit model above them with its q/k/v projections fused "
+                "(`kbit.nn.fuse_projections`)." if c.get("fuse_projections") else ""),
              "",
              f"Logits: {c['eval_tokens'][0]} x {c['eval_tokens'][1]} random tokens, one forward. Decode: batch 1, "
              f"greedy `generate`, {c['prompt_len']}-token prompt, {c['new_tokens']} new tokens, eager PyTorch "

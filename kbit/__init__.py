@@ -13,13 +13,13 @@ from . import _C  # noqa: F401  (registers torch.ops.kbit)
 from . import _fake  # noqa: F401  (fake kernels for torch.compile)
 from .api import dequantize, gemm, grouped_gemm, quantize, router_topk
 from .codebooks import codebook
-from .nn import Experts, Linear, quantize_model
+from .nn import Experts, Linear, fuse_projections, quantize_model
 from .quantized import FORMAT_VERSION, QuantizedWeight
 
 __version__ = "0.1.0"
 
 __all__ = ["quantize", "dequantize", "gemm", "grouped_gemm", "router_topk", "codebook", "QuantizedWeight",
-           "FORMAT_VERSION", "cuda_kernels_compiled", "Linear", "Experts", "quantize_model"]
+           "FORMAT_VERSION", "cuda_kernels_compiled", "Linear", "Experts", "quantize_model", "fuse_projections"]
 
 
 def cuda_kernels_compiled() -> bool:

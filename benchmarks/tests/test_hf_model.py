@@ -34,3 +34,17 @@ def test_short_kernel_name():
     assert f("nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT") == "nvjet_sm90_tst_384x8_64x4_2x1_v_bz_TNT"
     assert f("void kbit::cuda::scalar_gemv_kernel<c10::BFloat16, 4, 1, true, (kbit::cuda::GemvDecode)2, false>(A)",
              with_arguments=True) == "scalar_gemv_kernel<BFloat16, 4, 1, true>"
+
+
+def test_tiny_run_fused_projections(tmp_path):
+    """--fuse-projections: a 'kbit k=4 fused' row after 'kbit k=4', its graph step reproducing its generate tokens,
+    and on the CPU (each output row computed alone) the same logits, so the same tokens, as the unfused model."""
+    assert bench_hf_model.main(["--tiny", "--device", "cpu", "--ks", "4", "--repeats", "1", "--fuse-projections",
+                                "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "hf_model.json").read_text())
+    rows = {r["variant"]: r for r in result["rows"]}
+    assert list(rows) == ["fp16", "kbit k=4", "kbit k=4 fused"] and result["config"]["fuse_projections"]
+    fused, plain = rows["kbit k=4 fused"], rows["kbit k=4"]
+    assert "graph_error" not in fused and fused["graph_same_tokens_as_generate"] == result["config"]["new_tokens"]
+    assert fused["tokens"] == plain["tokens"] and fused["logits_rel_err"] == plain["logits_rel_err"]
+    assert "q/k/v projections fused" in (tmp_path / "hf_model.md").read_text()
