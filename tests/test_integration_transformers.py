@@ -172,6 +172,33 @@ def test_safetensors_round_trip_into_fresh_model(fp_model, input_ids, tmp_path):
     assert torch.equal(logits(fresh, input_ids), logits(model, input_ids))
 
 
+def test_fuse_projections_hf_models(fp_model, input_ids, tmp_path):
+    """kbit.fuse_projections on HF models after quantize_model: the tiny Qwen3-MoE's attention q/k/v (its experts
+    are kbit.Experts) and a tiny Llama's q/k/v and gate/up; on the CPU the same logits bit for bit as unfused (each
+    output row is computed alone) and the same greedy tokens; a safetensors round trip into a fresh fused model."""
+    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=192, num_hidden_layers=LAYERS, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)).to(DTYPE).eval()
+    for fp, groups in ((fp_model, {"qkv_proj"}), (llama, {"qkv_proj", "gate_up_proj"})):
+        model = copy.deepcopy(fp)
+        kbit.quantize_model(model, k=4, progress=False)
+        want = logits(model, input_ids)
+        want_tokens = model.generate(input_ids[:1, :8], max_new_tokens=6, do_sample=False, pad_token_id=0)
+        result = kbit.fuse_projections(model)
+        assert not result.declined and len(result.fused) == LAYERS * len(groups)
+        assert {name.rsplit(".", 1)[1] for name in result.fused} == groups
+        assert torch.equal(logits(model, input_ids), want)
+        assert torch.equal(model.generate(input_ids[:1, :8], max_new_tokens=6, do_sample=False, pad_token_id=0),
+                           want_tokens)
+        path = str(tmp_path / "fused.safetensors")
+        save_file(model.state_dict(), path)
+        fresh = copy.deepcopy(fp)
+        kbit.quantize_model(fresh, k=4, progress=False)
+        kbit.fuse_projections(fresh)
+        fresh.load_state_dict(load_file(path), strict=True)
+        assert torch.equal(logits(fresh, input_ids), want)
+
+
 def test_experts_kbit_cannot_compute_are_skipped_with_reason(fp_model):
     gelu = build(seed=3, hidden_act="gelu", num_hidden_layers=1)       # silu(gate) * up it is not
     before = gelu.model.layers[0].mlp.experts
@@ -216,25 +243,28 @@ def test_registration(fp_model):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fuse", [False, True], ids=["unfused", "fused"])
 @torch.no_grad()
-def test_decode_step_compiled_and_captured(fp_model):
+def test_decode_step_compiled_and_captured(fp_model, fuse):
     """The quantized model's decode step (StaticCache) on the GPU through torch.compile(fullgraph=True) and
     captured as a CUDA graph, as a serving engine runs it (benchmarks/bench_hf_model.py --compile): the same
     token sequence fed eagerly, compiled, and by graph replays; compiled logits close to the eager ones
     (inductor fuses the model's norms and rotary math, which rounds differently), replays bitwise the
-    compiled calls'."""
+    compiled calls'. Also with the q/k/v projections fused (kbit.fuse_projections)."""
     if not kbit.cuda_kernels_compiled():
         pytest.skip("kbit was built without its CUDA kernels")
     torch._dynamo.reset()
     try:
-        _decode_step_compiled_and_captured(fp_model)
+        _decode_step_compiled_and_captured(fp_model, fuse)
     finally:
         torch._dynamo.reset()  # (its cache holds the compiled model)
 
 
-def _decode_step_compiled_and_captured(fp_model):
+def _decode_step_compiled_and_captured(fp_model, fuse):
     model = copy.deepcopy(fp_model).cuda()
     kbit.quantize_model(model, k=4, progress=False)
+    if fuse:
+        assert len(kbit.fuse_projections(model).fused) == LAYERS
     assert type(model.model.layers[0].mlp.experts) is HFExperts
     prompt_len, steps = 8, 6
     feed = torch.randint(0, VOCAB, (prompt_len + steps,), generator=torch.Generator().manual_seed(2)).cuda()
