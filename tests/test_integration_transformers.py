@@ -176,10 +176,15 @@ def test_fuse_projections_hf_models(fp_model, input_ids, tmp_path):
     """kbit.fuse_projections on HF models after quantize_model: the tiny Qwen3-MoE's attention q/k/v (its experts
     are kbit.Experts) and a tiny Llama's q/k/v and gate/up; on the CPU the same logits bit for bit as unfused (each
     output row is computed alone) and the same greedy tokens; a safetensors round trip into a fresh fused model."""
-    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=192, num_hidden_layers=LAYERS, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, tie_word_embeddings=False)).to(DTYPE).eval()
-    for fp, groups in ((fp_model, {"qkv_proj"}), (llama, {"qkv_proj", "gate_up_proj"})):
+    def llama(seed):
+        torch.manual_seed(seed)
+        return transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=192, num_hidden_layers=LAYERS,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+            tie_word_embeddings=False)).to(DTYPE).eval()
+
+    for fp, other, groups in ((fp_model, build(seed=5), {"qkv_proj"}),
+                              (llama(0), llama(1), {"qkv_proj", "gate_up_proj"})):
         model = copy.deepcopy(fp)
         kbit.quantize_model(model, k=4, progress=False)
         want = logits(model, input_ids)
@@ -192,9 +197,10 @@ def test_fuse_projections_hf_models(fp_model, input_ids, tmp_path):
                            want_tokens)
         path = str(tmp_path / "fused.safetensors")
         save_file(model.state_dict(), path)
-        fresh = copy.deepcopy(fp)
+        fresh = other  # (other weights, converted and fused the same way)
         kbit.quantize_model(fresh, k=4, progress=False)
         kbit.fuse_projections(fresh)
+        assert not torch.equal(logits(fresh, input_ids), want)
         fresh.load_state_dict(load_file(path), strict=True)
         assert torch.equal(logits(fresh, input_ids), want)
 

@@ -2,6 +2,7 @@
 import copy
 import io
 import pickle
+import threading
 
 import pytest
 import torch
@@ -101,12 +102,31 @@ def test_members_on_other_tensors_and_twice(gen):
     fuse_projections(block)
     h, enc = randn((3, 256), gen, torch.bfloat16), randn((5, 256), gen, torch.bfloat16)
     assert torch.equal(block.q_proj(h), ref.q_proj(h))
-    assert torch.equal(block.k_proj(enc), ref.k_proj(enc))
+    with pytest.warns(UserWarning, match="a member of qkv_proj was called on another input than the rows kept"):
+        assert torch.equal(block.k_proj(enc), ref.k_proj(enc))
     assert torch.equal(block.v_proj(enc), ref.v_proj(enc))
     assert torch.equal(block.q_proj(h), ref.q_proj(h))
     assert torch.equal(block.q_proj(h), ref.q_proj(h))  # (its rows taken: computed again)
     assert torch.equal(block.v_proj(h), ref.v_proj(h))
     assert torch.equal(block.k_proj(h), ref.k_proj(h))
+    # the input changed in place after the rows were kept: computed anew from its new values
+    assert torch.equal(block.q_proj(h), ref.q_proj(h))
+    h.mul_(2)
+    assert torch.equal(block.k_proj(h), ref.k_proj(h)) and torch.equal(block.v_proj(h), ref.v_proj(h))
+    # rows kept by one thread are not another's
+    assert torch.equal(block.q_proj(h), ref.q_proj(h))
+    got = {}
+    worker = threading.Thread(target=lambda: got.update(k=block.k_proj(h)))
+    worker.start()
+    worker.join()
+    assert torch.equal(got["k"], ref.k_proj(h))
+    # copies and pickles start with nothing kept
+    h2 = randn((2, 256), gen, torch.bfloat16)
+    block.q_proj(h2)
+    assert block.k_proj._shared.x is h2
+    for other in (copy.deepcopy(block), pickle.loads(pickle.dumps(block))):
+        assert other.q_proj._shared is other.k_proj._shared and other.q_proj._shared.x is None
+        assert torch.equal(other.k_proj(h2), ref.k_proj(h2))
 
 
 def test_declined_groups_and_idempotence(gen):
@@ -136,12 +156,34 @@ def test_declined_groups_and_idempotence(gen):
     b = make_block(gen, torch.float16, "cpu")
     b.qkv_proj = nn.Identity()
     cases.append((b, "the parent already has an attribute qkv_proj"))
+    b = make_block(gen, torch.float16, "cpu")
+    b.k_proj = kbit.Linear.from_linear(nn.Linear(288, 64).half(), k=4)
+    cases.append((b, "q_proj and k_proj differ in in_features (256 / 288)"))
+    b = make_block(gen, torch.float16, "cpu")
+    b.v_proj = kbit.Linear.from_linear(nn.Linear(256, 72), k=4, dtype=torch.float16)  # (quantized from fp32)
+    cases.append((b, "q_proj and v_proj differ in quantized weight dtype (torch.float16 / torch.float32)"))
+    b = make_block(gen, torch.float16, "cpu")
+    b.k_proj = b.k_proj.to("meta")
+    cases.append((b, "q_proj and k_proj differ in device (cpu / meta)"))
+    b = make_block(gen, torch.float16, "cpu")
+
+    class OwnLinear(kbit.Linear):
+        pass
+
+    b.v_proj.__class__ = OwnLinear
+    cases.append((b, "v_proj is OwnLinear, not kbit.Linear"))
     for b, why in cases:
         before = {n: m for n, m in b.named_children()}
         result = fuse_projections(b)
         assert why in result.declined["qkv_proj"], (why, result.declined)
         assert all(getattr(b, n) is m for n, m in before.items() if n != "gate_proj" and n != "up_proj")
         assert "gate_up_proj" in result.fused
+    outer = nn.Sequential(make_block(gen, torch.float16, "cpu"), make_block(gen, torch.float16, "cpu"))
+    result = fuse_projections(outer, skip="1")
+    assert set(result.fused) == {"0.qkv_proj", "0.gate_up_proj"}
+    assert result.declined == {"1.qkv_proj": "matches skip pattern '1'", "1.gate_up_proj": "matches skip pattern '1'"}
+    with pytest.raises(TypeError, match="kbit.fuse_projections: skip must be a callable, a string or a collection"):
+        fuse_projections(outer, skip=[1])
     b = make_block(gen, torch.float16, "cpu")
     assert len(fuse_projections(b).fused) == 2
     again = fuse_projections(b)
@@ -183,8 +225,8 @@ def test_state_dict_copies_and_casts(how, gen, tmp_path):
 
 
 def test_compiled_block_one_fused_call(gen):
-    """torch.compile(fullgraph=True): one kbit.gemm for q/k/v and one for gate/up (five for the unfused block), the
-    same result as eager."""
+    """torch.compile(fullgraph=True): one kbit.gemm for q/k/v and one for gate/up (four in all against the unfused
+    block's seven), the same result as eager."""
     block = make_block(gen, torch.bfloat16, "cpu")
     x = randn((3, 256), gen, torch.bfloat16)
 

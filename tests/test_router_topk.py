@@ -50,9 +50,10 @@ def check(logits, top_k, normalize):
 # (T, E, top_k): decode (one token; Qwen3-MoE's 128 experts top-8, Qwen3-Next's 512 top-10), prefill rows,
 # E not a multiple of 32, top_k 1 and the kernels' 32, each kernel's most experts and the CTA kernel's fewest (one
 # warp a row to 256, one CTA a row to 1024), CTA warps with fewer experts than top_k (E = 257, top_k = 32; E = 40 in
-# one warp); past those the ATen form (E = 1500, top_k = 40).
+# one warp), the one-warp kernel's keys a lane (2 to 64 experts, 4 to 128, 8 to 256) on both sides of each border;
+# past those the ATen form (E = 1500, top_k = 40).
 CASES = [(1, 128, 8), (1, 512, 10), (37, 60, 4), (5, 1024, 32), (3, 7, 7), (9, 33, 1), (2, 40, 32), (6, 256, 32),
-         (3, 257, 32), (2, 1500, 8), (4, 100, 40)]
+         (3, 257, 32), (2, 64, 32), (2, 65, 32), (3, 100, 8), (2, 129, 8), (2, 1500, 8), (4, 100, 40)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -93,6 +94,12 @@ def test_router_topk_ties_nan_inf(device):
         w, ids = check(special[:, :32].to(dtype).to(device), 32, False)  # the kernel's whole order: -0.0 at 0 first
         assert ids[0].tolist() == list(range(32)) and ids[3, -1] == 2 and w[3, -1] == 0  # -inf last, weight 0
         check(special.to(dtype).to(device), 64, False)  # (the ATen form: top_k 64)
+        wide = torch.full((4, 300), -6.0)  # the same rows in the CTA kernel
+        wide[:, :64] = special
+        w, ids = check(wide.to(dtype).to(device), 3, True)
+        assert ids[1].tolist()[:2] == [5, 40] and w[1].isnan().all()
+        w, ids = check(wide.to(dtype).to(device), 32, False)
+        assert ids[0].tolist() == list(range(32))
     # a negative NaN ranks first too, in the kernel (E <= 1024) and in the ATen form (E = 1500)
     for E in (48, 1500):
         row = torch.randn(2, E, generator=gen)

@@ -77,7 +77,7 @@ class QuantizeSummary:
         return "\n".join(lines)
 
 
-def _skip_matcher(skip):
+def _skip_matcher(skip, fn: str = "kbit.quantize_model"):
     """name -> reason to skip or None (see quantize_model for the semantics of ``skip``)."""
     if skip is None:
         return lambda name: None
@@ -85,7 +85,7 @@ def _skip_matcher(skip):
         return lambda name: "skip(name) returned True" if skip(name) else None
     patterns = [skip] if isinstance(skip, str) else list(skip)
     if not all(isinstance(p, str) for p in patterns):
-        raise TypeError(f"kbit.quantize_model: skip must be a callable, a string or a collection of "
+        raise TypeError(f"{fn}: skip must be a callable, a string or a collection of "
                         f"strings (got {skip!r})")
 
     def match(name):

@@ -8,11 +8,14 @@ one :class:`kbit.Linear` over the concatenated rows, registered on the parent un
 ``qkv_proj``), and the members with :class:`LinearSlice` modules that return their rows of it.
 
 How the slices share one call: the first slice called on a tensor ``x`` runs the fused layer on it and keeps the
-other members' rows (views of one output) with ``x``; a member called on that same tensor object takes its rows
-and drops them; when all are taken nothing is kept. A member called on another tensor runs the fused layer anew
-(right, but the fused rows of the others are computed again: fuse only groups that are called on one tensor, as a
-decoder's self-attention and gated MLPs are; a cross-attention's k and v read another tensor than its q). Under
-torch.compile the bookkeeping is traced (it is Python attribute state); the graph holds one fused call.
+other members' rows (views of one output) with ``x``, its version counter and the calling thread; a member called
+on that same tensor object, unchanged since, from that thread, takes its rows and drops them; when all are taken
+nothing is kept. A member called otherwise runs the fused layer anew: right, but the fused rows of the others are
+computed again, and where other members' rows were still kept, a warning (once a group) says so. Fuse only groups
+that are called on one tensor, as a decoder's self-attention and gated MLPs are; a cross-attention's k and v read
+another tensor than its q (``skip`` it). Under torch.compile the bookkeeping is traced (Python attribute state,
+decided at trace time on the traced tensors; a compiled graph runs as one call); the graph holds one fused call.
+Copies and pickles of a module start with nothing kept.
 
 Tiles: the tiled layout stores 16 rows a tile, rows in order, so the fused weight is the members' tiled tensors
 concatenated along N, which needs every member but the last to have a multiple of 16 rows. The members must share
@@ -23,6 +26,8 @@ fused model into a model fused the same way (a strict load of unfused keys names
 """
 from __future__ import annotations
 
+import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -31,6 +36,7 @@ from torch import nn
 
 from ..quantized import QuantizedWeight
 from .buffers import QuantizedBuffers
+from .convert import _skip_matcher
 from .linear import Linear
 
 __all__ = ["fuse_projections", "LinearSlice", "FuseResult", "DEFAULT_GROUPS"]
@@ -43,14 +49,23 @@ DEFAULT_GROUPS: Dict[str, Tuple[str, ...]] = {
 
 
 class _SharedCall:
-    """The fused output one call left for the other members: the input it was computed on and each member's rows
-    (None once taken)."""
+    """The fused output one call left for the other members: the input it was computed on (with its version counter
+    and the calling thread, eager only) and each member's rows (None once taken)."""
 
-    __slots__ = ("x", "parts")
+    __slots__ = ("x", "version", "thread", "parts", "warned", "group")
 
-    def __init__(self):
+    def __init__(self, group: str = ""):
+        self.group = group
+        self.warned = False
+        self.clear()
+
+    def clear(self) -> None:
         self.x: Optional[torch.Tensor] = None
+        self.version, self.thread = -1, -1
         self.parts: Optional[List[Optional[torch.Tensor]]] = None
+
+    def __reduce__(self):  # (copies and pickles keep no input or rows)
+        return (_SharedCall, (self.group,))
 
 
 class LinearSlice(nn.Module):
@@ -71,15 +86,26 @@ class LinearSlice(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shared = self._shared
-        if shared.x is not x or shared.parts is None or shared.parts[self.index] is None:
+        eager = not torch.compiler.is_compiling()  # (compiled: the graph runs as one call, its input unchanged)
+        kept = (shared.x is x and shared.parts is not None and shared.parts[self.index] is not None
+                and (not eager or (shared.version == x._version and shared.thread == threading.get_ident())))
+        if not kept:
+            if eager and shared.parts is not None and not shared.warned and any(
+                    p is not None for i, p in enumerate(shared.parts) if i != self.index):
+                shared.warned = True
+                warnings.warn(f"kbit.fuse_projections: a member of {shared.group} was called on another input "
+                              f"than the rows kept for the others (computed again; fuse only groups called on one "
+                              f"tensor, e.g. skip cross-attention)", stacklevel=2)
             y = self.fused(x)
             shared.x = x
+            if eager:
+                shared.version, shared.thread = x._version, threading.get_ident()
             shared.parts = [y[..., a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])]
         parts = shared.parts
         mine = parts[self.index]
         parts[self.index] = None
         if all(p is None for p in parts):
-            shared.x, shared.parts = None, None
+            shared.clear()
         return mine.contiguous()  # (a view at one token; prefill rows are copied, as nn.Linear's are contiguous)
 
     def extra_repr(self) -> str:
@@ -101,7 +127,7 @@ class FuseResult:
 
 def _why_not(parent: nn.Module, fused_name: str, members: Sequence[nn.Module], names: Sequence[str]) -> Optional[str]:
     for n, m in zip(names, members):
-        if not isinstance(m, Linear):
+        if type(m) is not Linear:  # (a subclass's own forward would be lost)
             return f"{n} is {type(m).__name__}, not kbit.Linear"
         if m._forward_hooks or m._forward_pre_hooks:
             return f"{n} has forward hooks"
@@ -113,7 +139,8 @@ def _why_not(parent: nn.Module, fused_name: str, members: Sequence[nn.Module], n
                            ("quantized weight dtype", first.weight.weight_dtype, m.weight.weight_dtype)):
             if a != b:
                 return f"{names[0]} and {n} differ in {what} ({a} / {b})"
-        if not torch.equal(first.weight.codebook, m.weight.codebook):
+        a, b = first.weight.codebook, m.weight.codebook
+        if a.shape != b.shape or (a.device.type != "meta" and not torch.equal(a, b)):
             return f"{names[0]} and {n} have different codebooks"
     for n, m in zip(names[:-1], members[:-1]):
         if m.out_features % 16:
@@ -141,13 +168,16 @@ def _fused_linear(members: Sequence[Linear]) -> Linear:
     return fused
 
 
-def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]] = None) -> FuseResult:
+def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]] = None, skip=None) -> FuseResult:
     """Fuses, in every module of ``model`` that has all members of a group as children, those kbit.Linear members
     into one kbit.Linear (in place; see the module's docs). ``groups``: fused name -> member names in row order
     (default :data:`DEFAULT_GROUPS`: ``qkv_proj`` from ``q_proj, k_proj, v_proj`` and ``gate_up_proj`` from
-    ``gate_proj, up_proj``). Members already fused are skipped; a group that cannot be fused is left as it is and
-    named in the result with the reason. Run it after :func:`kbit.quantize_model`."""
+    ``gate_proj, up_proj``). ``skip``: parent modules to leave, by qualified name, as :func:`kbit.quantize_model`'s
+    ``skip`` (fnmatch patterns or a callable; e.g. ``"*encoder_attn"`` for cross-attention). Members already fused
+    are skipped; a group that cannot be fused is left as it is and named in the result with the reason. Run it after
+    :func:`kbit.quantize_model`."""
     groups = DEFAULT_GROUPS if groups is None else {k: tuple(v) for k, v in groups.items()}
+    skipped = _skip_matcher(skip, "kbit.fuse_projections")
     result = FuseResult()
     for parent_name, parent in list(model.named_modules()):
         for fused_name, names in groups.items():
@@ -157,7 +187,7 @@ def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]
             if all(isinstance(m, LinearSlice) for m in members):
                 continue  # (fused before)
             where = f"{parent_name}.{fused_name}" if parent_name else fused_name
-            why = _why_not(parent, fused_name, members, names)
+            why = skipped(parent_name) or _why_not(parent, fused_name, members, names)
             if why:
                 result.declined[where] = why
                 continue
@@ -166,7 +196,7 @@ def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]
             for m in members:
                 bounds.append(bounds[-1] + m.out_features)
             parent.add_module(fused_name, fused)
-            shared = _SharedCall()
+            shared = _SharedCall(where)
             for i, n in enumerate(names):
                 setattr(parent, n, LinearSlice(fused, shared, i, bounds))
             result.fused[where] = tuple(names)

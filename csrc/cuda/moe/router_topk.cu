@@ -9,7 +9,7 @@
 //   Two kernels, by E: one warp a row to 256 experts (router_topk_warp.cuh; its selection scans each lane's E / 32
 //   keys per round), one CTA a row to 1024 (router_topk_cta.cuh; a cost that barely grows with E). Session 64 (H200,
 //   one token, us, warp / CTA): E = 256 top-8 3.1 / 3.7, 384 top-8 4.2 / 3.9, 512 top-10 5.2 / 4.5. Past 1024
-//   experts or top-32 the op runs router_topk_aten.
+//   experts or with top_k > 32 the op runs router_topk_aten.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
