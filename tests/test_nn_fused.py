@@ -102,7 +102,7 @@ def test_members_on_other_tensors_and_twice(gen):
     fuse_projections(block)
     h, enc = randn((3, 256), gen, torch.bfloat16), randn((5, 256), gen, torch.bfloat16)
     assert torch.equal(block.q_proj(h), ref.q_proj(h))
-    with pytest.warns(UserWarning, match="a member of qkv_proj was called on another input than the rows kept"):
+    with pytest.warns(UserWarning, match="a member of qkv_proj ran the fused layer again while the rows kept"):
         assert torch.equal(block.k_proj(enc), ref.k_proj(enc))
     assert torch.equal(block.v_proj(enc), ref.v_proj(enc))
     assert torch.equal(block.q_proj(h), ref.q_proj(h))

@@ -93,8 +93,9 @@ class LinearSlice(nn.Module):
             if eager and shared.parts is not None and not shared.warned and any(
                     p is not None for i, p in enumerate(shared.parts) if i != self.index):
                 shared.warned = True
-                warnings.warn(f"kbit.fuse_projections: a member of {shared.group} was called on another input "
-                              f"than the rows kept for the others (computed again; fuse only groups called on one "
+                warnings.warn(f"kbit.fuse_projections: a member of {shared.group} ran the fused layer again while "
+                              f"the rows kept for the others were unused (called twice, or on another input, one "
+                              f"changed in place or from another thread; fuse only groups called once each on one "
                               f"tensor, e.g. skip cross-attention)", stacklevel=2)
             y = self.fused(x)
             shared.x = x
