@@ -404,12 +404,13 @@ def router_cases(dev="cuda"):
     """kbit::router_topk's kernels (one warp a row to 256 experts, one CTA a row to 1024; sessions 62, 64): one
     token's top-8 of 128 and top-10 of 512, prefill rows, each kernel's most (256 / 1024 experts, top-32), E not a
     multiple of 32, each of the one-warp kernel's keys-a-lane forms (2, 4, 8), a NaN (T = 67: in each kernel), +inf
-    (T > 2) and -inf logit, both
-    normalisations, every dtype. Against the CPU op (ids equal; weights within the dtype's rounding)."""
+    (T > 2) and -inf logit, both normalisations, every dtype. Against the CPU op (ids equal; weights within the
+    dtype's rounding)."""
     if dev != "cuda":
         return
     torch.manual_seed(62)
-    for T, E, top_k in ((1, 128, 8), (1, 512, 10), (67, 60, 4), (3, 1024, 32), (2, 33, 32), (5, 256, 32), (2, 100, 8), (67, 300, 8)):
+    for T, E, top_k in ((1, 128, 8), (1, 512, 10), (67, 60, 4), (3, 1024, 32), (2, 33, 32), (5, 256, 32), (2, 100, 8),
+                        (67, 300, 8)):
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
             logits = (torch.randn(T, E, device=dev) * 3).to(dtype)
             logits[0, E // 3] = float("nan") if T > 60 else logits[0, E // 3]
