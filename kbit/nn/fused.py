@@ -26,6 +26,7 @@ fused model into a model fused the same way (a strict load of unfused keys names
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -35,7 +36,6 @@ import torch
 from torch import nn
 
 from ..quantized import QuantizedWeight
-from .buffers import QuantizedBuffers
 from .convert import _skip_matcher
 from .linear import Linear
 
@@ -146,7 +146,7 @@ def _why_not(parent: nn.Module, fused_name: str, members: Sequence[nn.Module], n
     for n, m in zip(names[:-1], members[:-1]):
         if m.out_features % 16:
             return f"{n} has {m.out_features} rows, not a multiple of 16 (the tiled layout's tile)"
-    if fused_name in parent._modules or hasattr(parent, fused_name):
+    if hasattr(parent, fused_name):
         return f"the parent already has an attribute {fused_name}"
     return None
 
@@ -159,14 +159,8 @@ def _fused_linear(members: Sequence[Linear]) -> Linear:
     qw = QuantizedWeight(torch.cat([q.packed for q in qws]), torch.cat([q.absmax for q in qws]),
                          torch.cat([q.row_scale for q in qws]), first.codebook.clone(), first.k,
                          (n, first.shape[1]), first.dtype, "tiled")
-    fused = Linear.__new__(Linear)
-    nn.Module.__init__(fused)
-    fused.in_features, fused.out_features, fused.dtype = first.shape[1], n, members[0].dtype
-    fused.weight = QuantizedBuffers.from_quantized(qw)
-    bias = members[0].bias
-    fused.register_parameter("bias", None if bias is None else nn.Parameter(
-        torch.cat([m.bias.detach() for m in members]), requires_grad=False))
-    return fused
+    bias = None if members[0].bias is None else torch.cat([m.bias for m in members])
+    return Linear._from_quantized(qw, bias, members[0].dtype)
 
 
 def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]] = None, skip=None) -> FuseResult:
@@ -193,9 +187,7 @@ def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]
                 result.declined[where] = why
                 continue
             fused = _fused_linear(members)
-            bounds = [0]
-            for m in members:
-                bounds.append(bounds[-1] + m.out_features)
+            bounds = list(itertools.accumulate((m.out_features for m in members), initial=0))
             parent.add_module(fused_name, fused)
             shared = _SharedCall(where)
             for i, n in enumerate(names):

@@ -84,13 +84,17 @@ class Linear(nn.Module):
         dtype = compute_dtype_for(W.dtype, dtype)
         with torch.no_grad():
             qw = api.quantize(W.detach(), k=k, codebook=codebook)
+        return cls._from_quantized(qw, linear.bias, dtype)
+
+    @classmethod
+    def _from_quantized(cls, qw, bias: Optional[torch.Tensor], dtype: torch.dtype) -> "Linear":
+        """A layer over the quantized weight ``qw`` ([N, K]) with a copy of ``bias`` (or None) in ``dtype``."""
         self = cls.__new__(cls)
         nn.Module.__init__(self)
-        self.in_features, self.out_features, self.dtype = kdim, n, dtype
+        self.in_features, self.out_features, self.dtype = qw.shape[1], qw.shape[0], dtype
         self.weight = QuantizedBuffers.from_quantized(qw)
-        b = linear.bias
-        self.register_parameter("bias", nn.Parameter(b.detach().to(dtype=dtype, copy=True), requires_grad=False)
-                                if b is not None else None)
+        self.register_parameter("bias", nn.Parameter(bias.detach().to(dtype=dtype, copy=True), requires_grad=False)
+                                if bias is not None else None)
         return self
 
     @property
