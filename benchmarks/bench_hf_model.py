@@ -18,6 +18,10 @@ attention projection and the fused ``Qwen3MoeExperts`` of each layer; ``lm_head`
   In fp16 the 16-bit model's step cannot be captured (its experts' ``torch._grouped_mm`` copies to
   the host outside bf16): use ``--dtype bf16`` to compare in graphs.
 
+``--dense``: every layer a dense gated MLP of ``intermediate_size`` instead of experts (Qwen3MoeMLP); with
+``--dims llama3-8b`` Llama-3 8B's sizes (a Llama-3 8B-like model in Qwen3's layer form). ``--fuse-projections``
+then adds a row with q/k/v and gate/up fused and one with the MLPs as ``kbit.nn.GatedMLP``.
+
 Default shape: Qwen3-Coder-Next-like dims (hidden 2048, 16 query heads and 2 KV heads of 256,
 512 experts of intermediate 512, top-10, vocab 151936) with ``--layers 4`` (all full attention and
 routed experts; no shared expert): ~7.2 B parameters, 14.4 GB in fp16.
@@ -48,14 +52,20 @@ REALISTIC = dict(vocab_size=151936, hidden_size=2048, intermediate_size=5120, mo
 TINY = dict(vocab_size=256, hidden_size=128, intermediate_size=128, moe_intermediate_size=64,
             num_attention_heads=4, num_key_value_heads=2, head_dim=32, num_experts=8,
             num_experts_per_tok=2, norm_topk_prob=True, max_position_embeddings=256)
+# --dims llama3-8b (with --dense): Llama-3 8B's attention and MLP sizes in Qwen3's layer (q/k norms)
+LLAMA3_8B = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, moe_intermediate_size=512,
+                 num_attention_heads=32, num_key_value_heads=8, head_dim=128, num_experts=8,
+                 num_experts_per_tok=2, norm_topk_prob=True, max_position_embeddings=4096)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def build_model(cfg_kw: Dict, layers: int, dtype: torch.dtype, device: torch.device, seed: int,
-                experts_impl: Optional[str]):
+                experts_impl: Optional[str], dense: bool = False):
     import transformers
 
-    cfg = transformers.Qwen3MoeConfig(num_hidden_layers=layers, tie_word_embeddings=False, **cfg_kw)
+    # dense: every layer's MLP a dense gated one (Qwen3MoeMLP of intermediate_size, mlp_only_layers)
+    cfg = transformers.Qwen3MoeConfig(num_hidden_layers=layers, tie_word_embeddings=False,
+                                      mlp_only_layers=list(range(layers)) if dense else [], **cfg_kw)
     kw = {"experts_implementation": experts_impl} if experts_impl else {}
     with torch.device(device):
         model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=dtype, **kw)
@@ -315,8 +325,15 @@ def main(argv=None) -> int:
                     help="every model (the 16-bit one too) with its top-k routers swapped for kbit.router_topk "
                          "(kbit.integrations.routers.use_kbit_routers)")
     ap.add_argument("--fuse-projections", action="store_true",
-                    help="also each kbit model with its q/k/v projections fused into one kbit.Linear "
-                         "(kbit.nn.fuse_projections; a row 'kbit k=K fused' after each 'kbit k=K')")
+                    help="also each kbit model with its q/k/v (and gate/up) projections fused into one kbit.Linear "
+                         "(kbit.nn.fuse_projections(gated_mlp=False); a row 'kbit k=K fused' after each 'kbit k=K'), "
+                         "and where it has gated MLPs, a row 'kbit k=K fused+gated' (the default gated_mlp=True: "
+                         "kbit.nn.GatedMLP)")
+    ap.add_argument("--dense", action="store_true",
+                    help="every layer a dense gated MLP of intermediate_size (Qwen3MoeMLP; no experts)")
+    ap.add_argument("--dims", choices=["qwen3-next", "llama3-8b"], default="qwen3-next",
+                    help="the model's sizes (llama3-8b: hidden 4096, MLP 14336, 32 x 128 query heads, 8 KV heads, "
+                         "vocab 128256; use with --dense)")
     ap.add_argument("--experts-routed", action="store_true",
                     help="kbit.Experts in its routed form at every size (SLOT_MAX_PAIRS = 0: no slot path at decode)")
     args = ap.parse_args(argv)
@@ -329,7 +346,7 @@ def main(argv=None) -> int:
     tiny = args.tiny
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() and not tiny else "cpu"))
     dtype = DTYPES[args.dtype]
-    cfg_kw = dict(TINY if tiny else REALISTIC)
+    cfg_kw = dict(TINY if tiny else LLAMA3_8B if args.dims == "llama3-8b" else REALISTIC)
     if args.experts:
         cfg_kw["num_experts"] = args.experts
     if args.top_k:
@@ -344,7 +361,7 @@ def main(argv=None) -> int:
         raise SystemExit("kbit was built without its CUDA kernels")
 
     t = time.perf_counter()
-    fp = build_model(cfg_kw, layers, dtype, device, args.seed, args.experts_impl)
+    fp = build_model(cfg_kw, layers, dtype, device, args.seed, args.experts_impl, args.dense)
     build_s = time.perf_counter() - t
     if args.kbit_routers:  # before the copies: every variant runs the same router code
         from kbit.integrations.routers import use_kbit_routers
@@ -353,7 +370,8 @@ def main(argv=None) -> int:
         if not swap.swapped or swap.declined:
             raise SystemExit("--kbit-routers: not every router was swapped")
     n_params = sum(p.numel() for p in fp.parameters())
-    print(f"built {layers}-layer Qwen3-MoE, {fmt_count(n_params)} parameters, {args.dtype}, on {device} "
+    print(f"built {layers}-layer Qwen3-MoE{' (dense MLPs)' if args.dense else ''}, {fmt_count(n_params)} parameters, "
+          f"{args.dtype}, on {device} "
           f"in {build_s:.1f} s (experts implementation: {fp.config._experts_implementation})", flush=True)
     gen = torch.Generator().manual_seed(args.seed + 1)
     vocab = cfg_kw["vocab_size"]
@@ -406,11 +424,20 @@ def main(argv=None) -> int:
             print(summary, flush=True)
         measure(f"kbit k={k}", model, k, summary, quant_s)
         if args.fuse_projections:
-            fused = kbit.nn.fuse_projections(model)
+            gated_model = copy.deepcopy(model) if args.dense else None
+            fused = kbit.nn.fuse_projections(model, gated_mlp=False)
             print(fused, flush=True)
-            if len(fused.fused) != layers or fused.declined:
-                raise SystemExit("--fuse-projections: not every layer's q/k/v projections were fused")
+            if len(fused.fused) != layers * (2 if args.dense else 1) or fused.declined:
+                raise SystemExit("--fuse-projections: not every layer's q/k/v (and gate/up) projections were fused")
             measure(f"kbit k={k} fused", model, k, summary, quant_s)
+            if gated_model is not None:
+                del model
+                model = gated_model
+                fused = kbit.nn.fuse_projections(model)
+                print(fused, flush=True)
+                if len(fused.gated_mlps) != layers or fused.declined:
+                    raise SystemExit("--fuse-projections: not every layer's MLP became a kbit.nn.GatedMLP")
+                measure(f"kbit k={k} fused+gated", model, k, summary, quant_s)
         del model
         gc.collect()
         if device.type == "cuda":
@@ -431,7 +458,8 @@ def main(argv=None) -> int:
                          "eval_tokens": [eval_batch, eval_len], "prompt_len": prompt_len,
                          "new_tokens": new_tokens, "repeats": args.repeats, "seed": args.seed, "tiny": tiny,
                          "compile": bool(args.compile), "experts_routed": bool(args.experts_routed),
-                         "kbit_routers": bool(args.kbit_routers), "fuse_projections": bool(args.fuse_projections)},
+                         "kbit_routers": bool(args.kbit_routers), "fuse_projections": bool(args.fuse_projections),
+                         "dense": bool(args.dense), "dims": "tiny" if tiny else args.dims},
               "env": env, "rows": rows}
     with open(os.path.join(args.out, "hf_model.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -456,17 +484,20 @@ def common_prefix(a: List[int], b: List[int]) -> int:
 
 def render_md(result: Dict) -> str:
     c, env = result["config"], result["env"]
-    lines = [f"# Qwen3-MoE (transformers), {c['dtype']} vs kbit: quality and decode speed", "",
+    mlp = (f"dense gated MLPs of intermediate {c['intermediate_size']}" if c.get("dense") else
+           f"{c['num_experts']} experts of intermediate {c['moe_intermediate_size']}, top-{c['num_experts_per_tok']}")
+    lines = [f"# Qwen3-MoE (transformers){' with dense MLPs' if c.get('dense') else ''}, {c['dtype']} vs kbit: "
+             f"quality and decode speed", "",
              f"{c['layers']} layers, hidden {c['hidden_size']}, {c['num_attention_heads']} x {c['head_dim']} query "
-             f"heads / {c['num_key_value_heads']} KV heads, {c['num_experts']} experts of intermediate "
-             f"{c['moe_intermediate_size']}, top-{c['num_experts_per_tok']}, vocab {c['vocab_size']}: "
+             f"heads / {c['num_key_value_heads']} KV heads, {mlp}, vocab {c['vocab_size']}: "
              f"{fmt_count(c['parameters'])} parameters, random weights. Device: {env['device']} ({c['device']}); "
              f"torch {env['torch']}, transformers {env['transformers']}, kbit {env['kbit']}; fp experts "
              f"implementation `{c['experts_implementation']}`. lm_head "
              f"{'quantized' if c['lm_head_quantized'] else 'kept in ' + c['dtype']}."
              + (" Every model's top-k routers swapped for `kbit.router_topk`." if c.get("kbit_routers") else "")
-             + (" Rows \"fused\": the kbit model above them with its q/k/v projections fused "
-                "(`kbit.nn.fuse_projections`)." if c.get("fuse_projections") else ""),
+             + (" Rows \"fused\": the kbit model above them with its q/k/v (and gate/up) projections fused "
+                "(`kbit.nn.fuse_projections(gated_mlp=False)`); \"fused+gated\": also its MLPs as "
+                "`kbit.nn.GatedMLP` (the gate/up call writes silu(gate) * up)." if c.get("fuse_projections") else ""),
              "",
              f"Logits: {c['eval_tokens'][0]} x {c['eval_tokens'][1]} random tokens, one forward. Decode: batch 1, "
              f"greedy `generate`, {c['prompt_len']}-token prompt, {c['new_tokens']} new tokens, eager PyTorch "

@@ -77,6 +77,11 @@ TORCH_LIBRARY(kbit, m) {
   // takes the grouped GEMV (the same bits as the two ops).
   m.def("grouped_gemm_silu_and_mul(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, "
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
+  // A gated MLP's gate/up call (kbit.nn.GatedMLP): gemm over a weight [N, K] whose rows are gate and up interleaved in
+  // 8s (grouped_gemm_silu_and_mul's layout; N % 16 == 0), then silu_and_mul: x [M, K] -> [M, N / 2]. On CUDA one
+  // kernel where gemm takes the GEMV at M <= 2 (decode; the same bits as the two ops).
+  m.def("gemm_silu_and_mul(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
+        "int k) -> Tensor");
   // kbit.Experts' decode calls: x [T, K], top_k_index [T, r] (int32 / int64) -> y [T r, N]: row t r + j is
   // x[t] @ W[top_k_index[t, j]]^T (the slots in order, no routing), NaN for an id outside [0, E). silu_and_mul:
   // grouped_gemm_silu_and_mul's gate/up weight and epilogue, [T r, N / 2]. On CUDA one grouped GEMV kernel up to 32
@@ -147,6 +152,16 @@ at::Tensor gemm_direct(const at::Tensor& x, const at::Tensor& packed, const at::
   return op.call(x, packed, absmax, row_scale, codebook, k);
 }
 
+// kbit::gemm_silu_and_mul likewise (kbit.nn.GatedMLP's gate/up call).
+at::Tensor gemm_silu_and_mul_direct(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& absmax,
+                                    const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("kbit::gemm_silu_and_mul", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                               const at::Tensor&, const at::Tensor&, int64_t)>();
+  return op.call(x, packed, absmax, row_scale, codebook, k);
+}
+
 bool cuda_kernels_compiled() {
 #ifdef KBIT_WITH_CUDA
   return true;
@@ -162,6 +177,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_direct", &gemm_direct, pybind11::call_guard<pybind11::gil_scoped_release>(),
         "torch.ops.kbit.gemm through the C++ dispatcher (cheaper to call from Python; same arguments; the GIL is "
         "released during the call, as torch.ops does)");
+  m.def("gemm_silu_and_mul_direct", &gemm_silu_and_mul_direct, pybind11::call_guard<pybind11::gil_scoped_release>(),
+        "torch.ops.kbit.gemm_silu_and_mul through the C++ dispatcher (as gemm_direct)");
   m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
         "True when this build contains the CUDA kernels");
 #ifdef KBIT_WITH_CUDA

@@ -77,6 +77,14 @@ def _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
     return x.new_empty((x.shape[0], row_scale.shape[-1]))
 
 
+@register_fake("kbit::gemm_silu_and_mul")
+def _gemm_silu_and_mul(x, packed_tiled, absmax_tiled, row_scale, codebook, k):
+    y = _gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, k)
+    torch._check(y.shape[1] % 16 == 0, lambda: "kbit.gemm_silu_and_mul: the weight's N must be a multiple of 16 "
+                 f"(gate and up rows interleaved in 8s; got N={y.shape[1]})")
+    return y.new_empty((y.shape[0], y.shape[1] // 2))
+
+
 @register_fake("kbit::grouped_gemm")
 def _grouped_gemm(x, packed_tiled, absmax_tiled, row_scale, codebook, expert_offsets, k):
     torch._check(x.dim() == 2, lambda: "kbit: x must be 2-D [T, K]")

@@ -19,6 +19,9 @@ _GEMM = torch.ops.kbit.gemm.default
 # what eager calls with plain tensors use; torch.compile and __torch_function__ overrides
 # (subclasses, modes) get the torch.ops overload.
 _GEMM_DIRECT = _C.gemm_direct
+# kbit.nn.GatedMLP's gate/up call (gate and up rows interleaved in 8s -> silu(gate) * up), the same two ways.
+_GEMM_SILU = torch.ops.kbit.gemm_silu_and_mul.default
+_GEMM_SILU_DIRECT = _C.gemm_silu_and_mul_direct
 _has_torch_function = torch._C._has_torch_function
 _is_compiling = torch.compiler.is_compiling
 
@@ -81,19 +84,25 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight) -> torch.Tensor:
     return gemm_tiled(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, qw.k, shape, "gemm")
 
 
-def gemm_tiled(x, packed, absmax, row_scale, codebook, k: int, shape, fn: str) -> torch.Tensor:
+def gemm_tiled(x, packed, absmax, row_scale, codebook, k: int, shape, fn: str,
+               silu_and_mul: bool = False) -> torch.Tensor:
     """gemm on the tiled tensors of a weight of ``shape`` (N, K), x ``[..., K]``, with nothing else
     on the host path (kbit.Linear uses it). Here only x's last dim is checked against K; the op
     checks the rest, and only when it refuses are the Python checks run, for an error that names
-    the function and the rule."""
+    the function and the rule. ``silu_and_mul``: the weight's rows are gate and up interleaved in 8s
+    (kbit.nn.GatedMLP) and the result is silu(gate) * up, ``[..., N / 2]`` (kbit::gemm_silu_and_mul)."""
     try:
         if x.shape[-1] != shape[1]:  # the tiled tensors hold K rounded up to 256: the op cannot tell
             raise ValueError
-        op = _GEMM if _is_compiling() or _has_torch_function((x, packed, absmax, row_scale, codebook)) else _GEMM_DIRECT
+        plain = _is_compiling() or _has_torch_function((x, packed, absmax, row_scale, codebook))
+        if silu_and_mul:
+            op, n = (_GEMM_SILU if plain else _GEMM_SILU_DIRECT), shape[0] // 2
+        else:
+            op, n = (_GEMM if plain else _GEMM_DIRECT), shape[0]
         if x.dim() == 2:
             return op(x, packed, absmax, row_scale, codebook, k)
         y = op(x.reshape(-1, shape[1]), packed, absmax, row_scale, codebook, k)
-        return y.view(*x.shape[:-1], shape[0])
+        return y.view(*x.shape[:-1], n)
     except (RuntimeError, TypeError, ValueError, AttributeError, IndexError):
         try:
             _check_activations(x, shape[1], packed.device, fn)

@@ -427,6 +427,25 @@ def router_cases(dev="cuda"):
     torch.cuda.synchronize()
 
 
+def gated_gemv_cases(dev="cuda"):
+    """kbit::gemm_silu_and_mul's dense GEMV with the gated epilogue (session 65): M = 1, 2 on x-resident and x-staged
+    plans (Llama-3 8B's gate/up 28672 x 4096, Qwen3's 10240 x 2048), a small weight (96 x 256), k = 2 and 5, fp16
+    and bf16; bitwise against gemm then silu_and_mul on the interleaved columns."""
+    if dev != "cuda":
+        return
+    torch.manual_seed(65)
+    for N, K, k in ((28672, 4096, 4), (10240, 2048, 4), (96, 256, 2), (2048, 2048, 5)):
+        qw = kbit.quantize(torch.randn(N, K, device=dev) * K ** -0.5, k=k)
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        for dtype in (torch.float16, torch.bfloat16):
+            for M in (1, 2):
+                x = torch.randn(M, K, device=dev).to(dtype)
+                got = torch.ops.kbit.gemm_silu_and_mul(x, *args, k)
+                want = torch.ops.kbit.silu_and_mul(torch.ops.kbit.gemm(x, *args, k), True)
+                assert torch.equal(got, want), f"gemm_silu_and_mul N={N} K={K} k={k} M={M} {dtype}"
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
@@ -440,6 +459,7 @@ def main(dev="cuda"):
     moe_glue_cases(dev)
     moe_slot_cases(dev)
     router_cases(dev)
+    gated_gemv_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -529,6 +549,7 @@ GROUPS = {
     "grouped-shared-x": (grouped_shared_x_cases,),
     "moe-slots": (moe_slot_cases,),
     "router": (router_cases,),
+    "gated-gemv": (gated_gemv_cases,),
     "moe-glue": (moe_glue_cases,),
     "wgmma-stream": (wgmma_stream_cases,),
     "wgmma-persistent": (wgmma_persistent_cases,),  # (a quick racecheck)

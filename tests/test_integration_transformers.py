@@ -176,20 +176,13 @@ def test_fuse_projections_hf_models(fp_model, input_ids, tmp_path):
     """kbit.fuse_projections on HF models after quantize_model: the tiny Qwen3-MoE's attention q/k/v (its experts
     are kbit.Experts) and a tiny Llama's q/k/v and gate/up; on the CPU the same logits bit for bit as unfused (each
     output row is computed alone) and the same greedy tokens; a safetensors round trip into a fresh fused model."""
-    def llama(seed):
-        torch.manual_seed(seed)
-        return transformers.LlamaForCausalLM(transformers.LlamaConfig(
-            vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=192, num_hidden_layers=LAYERS,
-            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-            tie_word_embeddings=False)).to(DTYPE).eval()
-
     for fp, other, groups in ((fp_model, build(seed=5), {"qkv_proj"}),
-                              (llama(0), llama(1), {"qkv_proj", "gate_up_proj"})):
+                              (tiny_llama(0), tiny_llama(1), {"qkv_proj", "gate_up_proj"})):
         model = copy.deepcopy(fp)
         kbit.quantize_model(model, k=4, progress=False)
         want = logits(model, input_ids)
         want_tokens = model.generate(input_ids[:1, :8], max_new_tokens=6, do_sample=False, pad_token_id=0)
-        result = kbit.fuse_projections(model)
+        result = kbit.fuse_projections(model, gated_mlp=False)  # (GatedMLP: test_gated_mlp_hf_llama)
         assert not result.declined and len(result.fused) == LAYERS * len(groups)
         assert {name.rsplit(".", 1)[1] for name in result.fused} == groups
         assert torch.equal(logits(model, input_ids), want)
@@ -199,10 +192,53 @@ def test_fuse_projections_hf_models(fp_model, input_ids, tmp_path):
         save_file(model.state_dict(), path)
         fresh = other  # (other weights, converted and fused the same way)
         kbit.quantize_model(fresh, k=4, progress=False)
-        kbit.fuse_projections(fresh)
+        kbit.fuse_projections(fresh, gated_mlp=False)
         assert not torch.equal(logits(fresh, input_ids), want)
         fresh.load_state_dict(load_file(path), strict=True)
         assert torch.equal(logits(fresh, input_ids), want)
+
+
+def tiny_llama(seed, **kw):
+    torch.manual_seed(seed)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=192, num_hidden_layers=LAYERS,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+        tie_word_embeddings=False, **kw)).to(DTYPE).eval()
+
+
+def test_gated_mlp_hf_llama(input_ids, tmp_path):
+    """kbit.fuse_projections on a tiny HF Llama: every LlamaMLP becomes a kbit.nn.GatedMLP (its forward checked by
+    running it), q/k/v fused; logits within rounding of the unfused kbit model's (HF rounds silu(gate) and the
+    product separately) with the same top-1; the state dict loads into a model fused without GatedMLP, the same
+    logits as fused so; a GELU MLP (hidden_act) is declined with the reason and keeps the plain gate/up fusion."""
+    model = tiny_llama(0)
+    kbit.quantize_model(model, k=4, progress=False)
+    plain = copy.deepcopy(model)
+    want = logits(model, input_ids)
+    result = kbit.fuse_projections(model)
+    assert result.gated_mlps == [f"model.layers.{i}.mlp" for i in range(LAYERS)] and not result.declined
+    assert set(result.fused) == {f"model.layers.{i}.self_attn.qkv_proj" for i in range(LAYERS)}
+    assert type(model.model.layers[0].mlp) is kbit.nn.GatedMLP and model.model.layers[0].mlp.source == "LlamaMLP"
+    got = logits(model, input_ids)
+    err = ((got.double() - want.double()).norm() / want.double().norm()).item()
+    assert err < 1e-2 and (got.argmax(-1) == want.argmax(-1)).float().mean() > 0.95, err
+    kbit.fuse_projections(plain, gated_mlp=False)
+    want_plain = logits(plain, input_ids)  # (the same weights fused without GatedMLP)
+    path = str(tmp_path / "gated.safetensors")
+    save_file(model.state_dict(), path)
+    other = tiny_llama(2)
+    kbit.quantize_model(other, k=4, progress=False)
+    kbit.fuse_projections(other, gated_mlp=False)
+    assert not torch.equal(logits(other, input_ids), want_plain)
+    other.load_state_dict(load_file(path), strict=True)
+    assert torch.equal(logits(other, input_ids), want_plain)
+
+    gelu = tiny_llama(1, hidden_act="gelu")
+    kbit.quantize_model(gelu, k=4, progress=False)
+    result = kbit.fuse_projections(gelu)
+    assert not result.gated_mlps and "LlamaMLP: its forward computes something else" in \
+        result.declined["model.layers.0.mlp (gated MLP)"]
+    assert f"model.layers.{LAYERS - 1}.mlp.gate_up_proj" in result.fused
 
 
 def test_experts_kbit_cannot_compute_are_skipped_with_reason(fp_model):

@@ -43,12 +43,15 @@ import kbit
 # kernel has any, so the other allowances are gone. (k = 2 staged at 16 slots spilled 16 bytes too and ran 6-10%
 # slower; since session 37 that kernel loads x in the block it decodes: no stack.)
 KNOWN_STACK = {(5, 16, True): 24}
+# The dense gated kernels (kDenseGated, session 65: gemm_silu_and_mul's GEMV, 1-2 token slots): k = 4's x-resident
+# 2-slot kernel 16 bytes (both dtypes; the others none).
+KNOWN_STACK_GATED = {(4, 2, True): 16}
 
-# (the kernel's template arguments after the layout, kSharedX since session 38 and kBySlot since session 60: their
-# defaulted false is in the name too, `Lb0E`; the names before them had none. A by-slot kernel is a grouped one: in
-# neither map below)
+# (the kernel's template arguments after the layout, kSharedX since session 38, kBySlot since session 60 and
+# kDenseGated since session 65: their defaulted false is in the name too, `Lb0E`; the names before them had none. A
+# by-slot kernel is a grouped one: in neither map below)
 _GEMV = re.compile(r"scalar_gemv_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELb([01])ELNS0_10GemvDecodeE(\d)"
-                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)E(?:Lb([01])E)?(?:Lb([01])E)?E")
+                   r"ELb([01])ELb([01])ELNS0_16GemvStagedLayoutE(\d)E(?:Lb([01])E)?(?:Lb([01])E)?(?:Lb([01])E)?E")
 _MMA = 2  # GemvDecode::kMma
 
 
@@ -105,16 +108,18 @@ def gemv_kernels(rows):
         m = _GEMV.search(name)
         assert m, f"a scalar_gemv kernel name the pattern does not read (update _GEMV): {name}"
         k, slots, grouped, decode, resident, row_schedule, layout = map(int, m.groups()[:7])
-        shared = int(m.group(8) or 0)
-        found.append((k, slots, grouped, decode, resident, row_schedule, layout, shared, "Half" in name, regs, stack))
+        shared, gated = int(m.group(8) or 0), int(m.group(10) or 0)
+        found.append((k, slots, grouped, decode, resident, row_schedule, layout, shared, "Half" in name, regs, stack,
+                      gated))
     return found
 
 
-def dense_gemv_stacks(rows):
-    """{(k, token slots, x resident, fp16?): stack} of the dense mma-decode GEMV kernels, one unit per CTA."""
+def dense_gemv_stacks(rows, gated=False):
+    """{(k, token slots, x resident, fp16?): stack} of the dense mma-decode GEMV kernels, one unit per CTA (gated:
+    the gated ones, kDenseGated)."""
     found = {}
-    for k, slots, grouped, decode, resident, row_schedule, layout, shared, fp16, _, stack in gemv_kernels(rows):
-        if grouped or decode != _MMA or row_schedule or layout != 0:
+    for k, slots, grouped, decode, resident, row_schedule, layout, shared, fp16, _, stack, g in gemv_kernels(rows):
+        if grouped or decode != _MMA or row_schedule or layout != 0 or bool(g) != gated:
             continue
         found[(k, slots, bool(resident), fp16)] = stack
     return found
@@ -123,7 +128,7 @@ def dense_gemv_stacks(rows):
 def shared_x_gemv_resources(rows):
     """{(k, token slots, fp16?): (registers, stack)} of the grouped x-shared GEMV kernels (kSharedX)."""
     return {(k, slots, fp16): (regs, stack)
-            for k, slots, grouped, _, _, _, _, shared, fp16, regs, stack in gemv_kernels(rows) if shared}
+            for k, slots, grouped, _, _, _, _, shared, fp16, regs, stack, _ in gemv_kernels(rows) if shared}
 
 
 def _inputs():
@@ -152,6 +157,11 @@ def test_dense_gemv_kernels_do_not_spill():
     assert not over, ("dense GEMV kernels with more stack (spills) than allowed, (k, slots, x resident, fp16): "
                       f"bytes: {over}; allowed {KNOWN_STACK}. Check ptxas (-Xptxas -v) and time the kernel before "
                       "raising an allowance.")
+    gated = dense_gemv_stacks(kernel_resources(tool, library, "sm_90a"), gated=True)
+    assert sorted(gated) == sorted((k, s, r, fp16) for k in (2, 3, 4, 5) for s in (1, 2) for r in (False, True)
+                                   for fp16 in (True, False)), sorted(gated)
+    over = {key: stack for key, stack in gated.items() if stack > KNOWN_STACK_GATED.get(key[:3], 0)}
+    assert not over, f"dense gated GEMV kernels with more stack than allowed: {over}; allowed {KNOWN_STACK_GATED}"
 
 
 def test_grouped_shared_x_gemv_kernels_do_not_spill():

@@ -12,7 +12,7 @@ from conftest import make_weight
 pytestmark = pytest.mark.filterwarnings("ignore:.*script_method.*:DeprecationWarning")
 
 OPS = ["quantize", "dequantize", "repack", "unrepack", "dequantize_tiled", "gemm", "grouped_gemm",
-       "grouped_gemm_silu_and_mul", "moe_route",
+       "grouped_gemm_silu_and_mul", "gemm_silu_and_mul", "moe_route",
        "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "grouped_gemm_slots", "router_topk"]
 
 
@@ -28,6 +28,9 @@ def op_args(name, k, stacked, gen):
     if name == "grouped_gemm_silu_and_mul":  # gate and up rows interleaved in 8s: N a multiple of 16
         pg, ag, rg = torch.ops.kbit.quantize(make_weight("normal", (3, 32, K), torch.bfloat16, gen=gen), cb, k)
         return (x, *torch.ops.kbit.repack(pg, ag), rg, cb, torch.tensor([0, 2, 2, 5], dtype=torch.int32), k)
+    if name == "gemm_silu_and_mul":  # (the same rule)
+        pg, ag, rg = torch.ops.kbit.quantize(make_weight("normal", (48, K), torch.bfloat16, gen=gen), cb, k)
+        return (x, *torch.ops.kbit.repack(pg, ag), rg, cb, k)
     return {
         "quantize": (W, cb, k),
         "dequantize": (p, a, r, cb, k, torch.float16),
@@ -59,7 +62,7 @@ CUDA_ONLY_OPS = ["mma_gemm", "gemv_gemm", "tile_gemm", "wgmma_gemm", "grouped_ge
                  "grouped_tile_gemm", "dequant_cublas_gemm"]  # the kernels behind gemm / grouped_gemm
 MOE_OPS = ("moe_route", "moe_gather", "moe_route_gather", "silu_and_mul", "moe_combine", "router_topk")  # no weight: one case each
 CASES = [(op, k, stacked) for op in OPS + CUDA_ONLY_OPS for k, stacked in ((3, False), (5, True))
-         if not (op.endswith("gemm") and not op.startswith("grouped") and stacked)
+         if not ((op.endswith("gemm") or op == "gemm_silu_and_mul") and not op.startswith("grouped") and stacked)
          and not (op.startswith("grouped") and not stacked) and not (op in MOE_OPS and stacked)]
 CPU_CASES = [c for c in CASES if c[0] not in CUDA_ONLY_OPS]
 

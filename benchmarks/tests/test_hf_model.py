@@ -47,4 +47,23 @@ def test_tiny_run_fused_projections(tmp_path):
     fused, plain = rows["kbit k=4 fused"], rows["kbit k=4"]
     assert "graph_error" not in fused and fused["graph_same_tokens_as_generate"] == result["config"]["new_tokens"]
     assert fused["tokens"] == plain["tokens"] and fused["logits_rel_err"] == plain["logits_rel_err"]
-    assert "q/k/v projections fused" in (tmp_path / "hf_model.md").read_text()
+    assert "q/k/v (and gate/up) projections fused" in (tmp_path / "hf_model.md").read_text()
+
+
+def test_tiny_run_dense_gated(tmp_path):
+    """--dense --fuse-projections: every layer a dense gated MLP; rows 'fused' (q/k/v and gate/up fused, the same
+    logits as unfused on the CPU) and 'fused+gated' (kbit.nn.GatedMLP: within rounding of them), each graph step
+    reproducing its own generate tokens."""
+    assert bench_hf_model.main(["--tiny", "--device", "cpu", "--ks", "4", "--repeats", "1", "--fuse-projections",
+                                "--dense", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "hf_model.json").read_text())
+    rows = {r["variant"]: r for r in result["rows"]}
+    assert list(rows) == ["fp16", "kbit k=4", "kbit k=4 fused", "kbit k=4 fused+gated"] and result["config"]["dense"]
+    plain, fused, gated = rows["kbit k=4"], rows["kbit k=4 fused"], rows["kbit k=4 fused+gated"]
+    assert fused["logits_rel_err"] == plain["logits_rel_err"]
+    # (against the fp model: the same quantization error and top-1 agreement within rounding)
+    assert abs(gated["logits_rel_err"] - plain["logits_rel_err"]) < 1e-3
+    assert abs(gated["top1_agreement"] - plain["top1_agreement"]) <= 0.05
+    for row in (fused, gated):
+        assert "graph_error" not in row and row["graph_same_tokens_as_generate"] == result["config"]["new_tokens"]
+    assert "dense gated MLPs of intermediate" in (tmp_path / "hf_model.md").read_text()

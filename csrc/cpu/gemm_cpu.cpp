@@ -1,6 +1,6 @@
 // CPU gemm and grouped_gemm over the tiled layout: dequantize a chunk of rows to
-// fp32 (parallel over tiles), multiply with fp32 BLAS, write the output dtype. grouped_gemm_silu_and_mul: grouped_gemm,
-// then silu_and_mul of its interleaved columns.
+// fp32 (parallel over tiles), multiply with fp32 BLAS, write the output dtype. grouped_gemm_silu_and_mul and
+// gemm_silu_and_mul: grouped_gemm or gemm, then silu_and_mul of its interleaved columns.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -168,12 +168,20 @@ at::Tensor grouped_gemm_silu_and_mul_cpu(const at::Tensor& x, const at::Tensor& 
   return silu_and_mul_interleaved(grouped_gemm_cpu(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k));
 }
 
+at::Tensor gemm_silu_and_mul_cpu(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                 const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x, packed_t, absmax_t, row_scale, codebook, k, false, "gemm_silu_and_mul");
+  check_gated_rows(g.rows, "gemm_silu_and_mul");
+  return silu_and_mul_interleaved(gemm_cpu(x, packed_t, absmax_t, row_scale, codebook, k));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(kbit, CPU, m) {
   m.impl("gemm", &gemm_cpu);
   m.impl("grouped_gemm", &grouped_gemm_cpu);
   m.impl("grouped_gemm_silu_and_mul", &grouped_gemm_silu_and_mul_cpu);
+  m.impl("gemm_silu_and_mul", &gemm_silu_and_mul_cpu);
 }
 
 }  // namespace kbit

@@ -23,6 +23,13 @@ in_features, k, codebook, compute dtype, device and whether they have a bias, an
 
 State dict: the fused layer's keys (``<parent>.qkv_proj.weight.*``, ``.bias``) replace the members'; load a saved
 fused model into a model fused the same way (a strict load of unfused keys names every key it misses).
+
+Gated MLPs (``gated_mlp=True``, the default): a module whose children ``gate_proj``, ``up_proj`` and ``down_proj``
+are kbit.Linear layers and whose forward is ``down_proj(silu(gate_proj(x)) * up_proj(x))`` (checked by running it)
+is replaced, in its parent, by a :class:`kbit.nn.GatedMLP`, whose gate/up call writes the activation itself (one
+kernel fewer a layer at decode). Its state dict has the ``gate_up_proj`` fusion's keys and values, so checkpoints
+of either form load into the other. A module that does not pass keeps the plain ``gate_up_proj`` fusion, and the
+result names why (under ``<module> (gated MLP)``).
 """
 from __future__ import annotations
 
@@ -37,7 +44,8 @@ from torch import nn
 
 from ..quantized import QuantizedWeight
 from .convert import _skip_matcher
-from .linear import Linear
+from .gated_mlp import gated_mlp_from
+from .linear import Linear, NotConvertible
 
 __all__ = ["fuse_projections", "LinearSlice", "FuseResult", "DEFAULT_GROUPS"]
 
@@ -119,9 +127,10 @@ class FuseResult:
     """What :func:`fuse_projections` did: the fused layers (name -> members) and the groups left (name -> why)."""
     fused: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     declined: Dict[str, str] = field(default_factory=dict)
+    gated_mlps: List[str] = field(default_factory=list)  # modules replaced by a kbit.nn.GatedMLP
 
     def __str__(self) -> str:
-        lines = [f"kbit fused projections: {len(self.fused)} groups fused"]
+        lines = [f"kbit fused projections: {len(self.fused)} groups fused, {len(self.gated_mlps)} gated MLPs"]
         lines += [f"  left {name}: {why}" for name, why in self.declined.items()]
         return "\n".join(lines)
 
@@ -163,17 +172,22 @@ def _fused_linear(members: Sequence[Linear]) -> Linear:
     return Linear._from_quantized(qw, bias, members[0].dtype)
 
 
-def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]] = None, skip=None) -> FuseResult:
+def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]] = None, skip=None,
+                     gated_mlp: bool = True) -> FuseResult:
     """Fuses, in every module of ``model`` that has all members of a group as children, those kbit.Linear members
     into one kbit.Linear (in place; see the module's docs). ``groups``: fused name -> member names in row order
     (default :data:`DEFAULT_GROUPS`: ``qkv_proj`` from ``q_proj, k_proj, v_proj`` and ``gate_up_proj`` from
     ``gate_proj, up_proj``). ``skip``: parent modules to leave, by qualified name, as :func:`kbit.quantize_model`'s
     ``skip`` (fnmatch patterns or a callable; e.g. ``"*encoder_attn"`` for cross-attention). Members already fused
-    are skipped; a group that cannot be fused is left as it is and named in the result with the reason. Run it after
-    :func:`kbit.quantize_model`."""
+    are skipped; a group that cannot be fused is left as it is and named in the result with the reason.
+    ``gated_mlp``: first replace each module that computes ``down_proj(silu(gate_proj(x)) * up_proj(x))`` from
+    kbit.Linear children by a :class:`kbit.nn.GatedMLP` (see the module's docs; the model itself is not replaced).
+    Run it after :func:`kbit.quantize_model`."""
     groups = DEFAULT_GROUPS if groups is None else {k: tuple(v) for k, v in groups.items()}
     skipped = _skip_matcher(skip, "kbit.fuse_projections")
     result = FuseResult()
+    if gated_mlp:
+        _replace_gated_mlps(model, skipped, result)
     for parent_name, parent in list(model.named_modules()):
         for fused_name, names in groups.items():
             if len(names) < 2 or not all(n in parent._modules for n in names):
@@ -194,3 +208,25 @@ def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]
                 setattr(parent, n, LinearSlice(fused, shared, i, bounds))
             result.fused[where] = tuple(names)
     return result
+
+
+def _replace_gated_mlps(model: nn.Module, skipped, result: FuseResult) -> None:
+    modules = dict(model.named_modules())
+    for name, module in list(modules.items()):
+        kids = module._modules
+        if not name or not all(n in kids for n in ("gate_proj", "up_proj", "down_proj")):
+            continue  # (the model itself is left: it has no parent to hold the replacement)
+        if not all(isinstance(kids[n], Linear) for n in ("gate_proj", "up_proj")):
+            continue  # (not quantized, or fused before: nothing to say)
+        why = skipped(name)
+        if not why:
+            try:
+                new = gated_mlp_from(module)
+            except NotConvertible as e:
+                why = str(e)
+        if why:
+            result.declined[f"{name} (gated MLP)"] = why
+            continue
+        parent_name, _, attr = name.rpartition(".")
+        setattr(modules[parent_name], attr, new)
+        result.gated_mlps.append(name)

@@ -908,6 +908,37 @@ at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor&
   return silu_and_mul_interleaved(grouped_gemm_cuda(x, packed_t, absmax_t, row_scale, codebook, expert_offsets, k));
 }
 
+// A gated MLP's fused gate/up call (kbit.nn.GatedMLP): the dense GEMM of a weight whose rows are gate and up
+// interleaved in 8s, then silu_and_mul. Where gemm takes the GEMV with at most kGemvGatedMaxTokens token slots (decode,
+// M = 1-2) in a plan with the gated epilogue (gemv_fuses_silu), its epilogue writes silu(gate) * up; elsewhere gemm,
+// then silu_and_mul reading the interleaved columns. The same bits either way.
+at::Tensor gemm_silu_and_mul_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
+                                  const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false, "gemm_silu_and_mul");
+  check_gated_rows(g.rows, "gemm_silu_and_mul");
+  const c10::cuda::CUDAGuard guard(x_in.device());
+  const int64_t M = x_in.size(0);
+  if (M == 0) return at::empty({0, g.rows / 2}, x_in.options());
+  const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
+  if (M <= kGemvGatedMaxTokens &&
+      dense_gemm_path(M, g.rows, g.cols, g.k, x_in.scalar_type() == at::kBFloat16, prop) == DensePath::kGemv) {
+    const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
+    at::Tensor y = at::empty({M, g.rows / 2}, x.options());
+    TcGemmArgs args = tc_args(x, packed_t, absmax_t, row_scale, cb, g, y);
+    args.gated_silu = true;
+    const bool fuses = with_k(g.k, [&](auto kc) {
+      constexpr int K = decltype(kc)::value;
+      return x.scalar_type() == at::kHalf ? gemv_fuses_silu<c10::Half, K>(args)
+                                          : gemv_fuses_silu<c10::BFloat16, K>(args);
+    });
+    if (fuses) {
+      launch(x, g.k, DensePath::kGemv, args);
+      return y;
+    }
+  }
+  return silu_and_mul_interleaved(dense_gemm(x_in, packed_t, absmax_t, row_scale, codebook, k, std::nullopt));
+}
+
 // The grouped kernels called directly (grouped_gemv_gemm / grouped_mma_gemm / grouped_tile_gemm):
 // E <= kTcMaxExperts.
 at::Tensor grouped_kernel(const at::Tensor& x, const at::Tensor& packed_t, const at::Tensor& absmax_t,
@@ -1054,6 +1085,7 @@ TORCH_LIBRARY_IMPL(kbit, CUDA, m) {
   m.impl("gemm", &cuda::gemm_cuda);
   m.impl("grouped_gemm", &cuda::grouped_gemm_cuda);
   m.impl("grouped_gemm_silu_and_mul", &cuda::grouped_gemm_silu_and_mul_cuda);
+  m.impl("gemm_silu_and_mul", &cuda::gemm_silu_and_mul_cuda);
   m.impl("grouped_gemm_slots", &cuda::grouped_gemm_slots_cuda);
   m.impl("mma_gemm", &cuda::mma_gemm_cuda);
   m.impl("gemv_gemm", &cuda::gemv_gemm_cuda);

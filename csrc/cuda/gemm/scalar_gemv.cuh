@@ -477,7 +477,8 @@ struct GemvAcc {
 // instantiation of its own (as kRowSchedule) so that the other grouped launches keep their kernel as it was (with a
 // runtime flag the 8-slot kernel's 8 x 8 calls ran 7-10% slower, session 38 run 6), in CTAs of up to 16 warps.
 template <typename T, int K, int kTokens, bool kGrouped, GemvDecode kDecode, bool kXResident, bool kRowSchedule = false,
-          GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false, bool kBySlot = false>
+          GemvStagedLayout kLayout = GemvStagedLayout::kSingle, bool kSharedX = false, bool kBySlot = false,
+          bool kDenseGated = false>
 __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
                                   : kSharedX ? 32 * kGemvSharedXMaxWarps
                                   : kDecode == GemvDecode::kMma ? 32 * kGemvMmaMaxWarps : 32 * kGemvMaxWarps,
@@ -513,12 +514,18 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t N = args.N, cols = args.K, G = (cols + 255) / 256, NT = (N + kTileRows - 1) / kTileRows;
-  // Grouped, gated (TcGemmArgs::gated_silu): y is [M, N / 2]. Only the kernels of 1-2 token slots have the gated
-  // epilogue (kGatedEpilogue: decode, up to ~2 rows an expert; the launcher takes the two ops past that): with it the
-  // 8-slot grouped kernels spilled 8-32 bytes and ran 8 experts x 8 rows 4% slower (session 58). Read from the
-  // arguments where used, not held in registers across the item loop.
-  constexpr bool kGatedEpilogue = kGrouped && kTokens <= kGemvGatedMaxTokens;
+  // Gated (TcGemmArgs::gated_silu): y is [M, N / 2]. Only the kernels of 1-2 token slots have the gated epilogue
+  // (kGatedEpilogue: decode, up to ~2 rows an expert; the launcher takes the two ops past that): with it the 8-slot
+  // grouped kernels spilled 8-32 bytes and ran 8 experts x 8 rows 4% slower (session 58). Grouped: a runtime flag,
+  // read from the arguments where used, not held in registers across the item loop. Dense (gemm_silu_and_mul, a gated
+  // MLP's gate/up call, session 65): kernels of their own (kDenseGated), as the flag spilled 8 bytes in the
+  // x-resident kernels and grew every dense 1-2 slot kernel by ~450 instructions.
+  static_assert(!kDenseGated || (!kGrouped && kTokens <= kGemvGatedMaxTokens && kDecode == GemvDecode::kMma &&
+                                 kLayout == GemvStagedLayout::kSingle && !kSharedX && !kBySlot && !kRowSchedule),
+                "the dense gated kernels: mma decode, 1-2 token slots, x staged (single layout) or resident");
+  constexpr bool kGatedEpilogue = kDenseGated || (kGrouped && kTokens <= kGemvGatedMaxTokens);
   const auto gated = [&]() {
+    if constexpr (kDenseGated) return true;
     if constexpr (kGatedEpilogue) return args.gated_silu;
     return false;
   };

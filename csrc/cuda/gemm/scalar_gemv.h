@@ -22,7 +22,8 @@ namespace cuda {
 // n = 8 tiles), the shuffle decode M = 1..4 (one accumulator pair per token and lane).
 constexpr int kGemvMaxTokens = 16;
 constexpr int kGemvShuffleMaxTokens = 4;
-// The grouped kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu).
+// The kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu; dense: scalar_gemv_launch.cuh
+// gemv_plan_fuses_silu).
 constexpr int kGemvGatedMaxTokens = 2;
 // A grouped launch by slot (TcGemmArgs::slot_x_div) takes up to this many slots: the per-warp schedule's experts
 // (kWarpScheduleMaxExperts, tc_work.cuh), a lane each.
@@ -216,6 +217,8 @@ template <typename T, int K>
 GemvLaunchPlan plan_scalar_gemv(const TcGemmArgs& args);
 template <typename T, int K>
 bool gemv_takes_slots(const TcGemmArgs& args);
+template <typename T, int K>
+bool gemv_fuses_silu(const TcGemmArgs& args);
 
 }  // namespace cuda
 }  // namespace kbit

@@ -8,5 +8,7 @@ template void launch_scalar_gemv<c10::BFloat16, 4>(const TcGemmArgs&, cudaStream
 template GemvLaunchPlan plan_scalar_gemv<c10::Half, 4>(const TcGemmArgs&);
 template bool gemv_takes_slots<c10::Half, 4>(const TcGemmArgs&);
 template bool gemv_takes_slots<c10::BFloat16, 4>(const TcGemmArgs&);
+template bool gemv_fuses_silu<c10::Half, 4>(const TcGemmArgs&);
+template bool gemv_fuses_silu<c10::BFloat16, 4>(const TcGemmArgs&);
 }  // namespace cuda
 }  // namespace kbit

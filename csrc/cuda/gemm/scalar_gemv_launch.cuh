@@ -657,6 +657,35 @@ bool gemv_takes_slots(const TcGemmArgs& args) {
   });
 }
 
+// Whether a launch of kTokens slots under `plan` runs the gated epilogue (TcGemmArgs::gated_silu): scalar_gemv_kernel of
+// at most kGemvGatedMaxTokens slots, and dense only in its x-staged single layout or x resident (the cluster split's
+// kernel and the staged layouts' tuning aids write [M, N]).
+inline bool gemv_plan_fuses_silu(int token_slots, const GemvLaunchPlan& plan) {
+  return token_slots <= kGemvGatedMaxTokens && plan.split_cluster == 0 &&
+         plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma;
+}
+// The dense gated kernels (scalar_gemv.cuh kDenseGated), x staged or resident.
+template <typename T, int K, int kTokens, bool kXResident>
+GemvKernel gemv_dense_gated_kernel() {
+  if constexpr (kTokens <= kGemvGatedMaxTokens)
+    return scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, kXResident, false, GemvStagedLayout::kSingle,
+                              false, false, true>;
+  TORCH_CHECK(false, "kbit: the dense gated GEMV takes up to ", kGemvGatedMaxTokens, " token slots");
+  return nullptr;
+}
+
+// Whether the launch of args (gated_silu set) writes silu(gate) * up itself: the remembered plan (the one the launch
+// then uses) is gemv_plan_fuses_silu's. Elsewhere the caller composes the op (the GEMM, then silu_and_mul).
+template <typename T, int K>
+bool gemv_fuses_silu(const TcGemmArgs& args) {
+  return with_gemv_kernel(args, [&](auto slots, auto decode) {
+    constexpr int kTokens = decltype(slots)::value;
+    if constexpr (kTokens <= kGemvGatedMaxTokens)
+      return gemv_plan_fuses_silu(kTokens, remembered_gemv_plan<T, K, kTokens, decltype(decode)::value>(args));
+    return false;
+  });
+}
+
 // Dense: M rows, in token chunks past kGemvMaxTokens (gemv_token_chunks). Grouped: the chunk rows (gemv_grouped_chunk_rows); the kernel's chunk
 // is its token slots (gemv_token_slots: 1-4, 8 or 16), and an expert with more rows takes several
 // chunks.
@@ -669,9 +698,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
     const bool dependent = dependent_launch_enabled(prop);
     const bool grouped = args.expert_offsets != nullptr;
-    // (a kernel without the gated epilogue would write [M, N] rows into the caller's [M, N / 2] y)
-    TORCH_CHECK(!args.gated_silu || (grouped && kTokens <= kGemvGatedMaxTokens), "kbit: the GEMV's gated epilogue "
-                "runs in grouped kernels of at most ", kGemvGatedMaxTokens, " token slots; this launch has ", kTokens);
+    // (a kernel without the gated epilogue would write [M, N] rows into the caller's [M, N / 2] y; gemv_fuses_silu
+    // is asked first)
+    TORCH_CHECK(!args.gated_silu || gemv_plan_fuses_silu(kTokens, plan), "kbit: the GEMV's gated epilogue runs in "
+                "scalar_gemv_kernel launches of at most ", kGemvGatedMaxTokens, " token slots (not the cluster split "
+                "or a staged layout's tuning aid); this launch has ", kTokens, " token slots");
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
@@ -738,6 +769,11 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     } else if (plan.staged_layout != GemvStagedLayout::kSingle) {
       launch_kernel(gemv_staged_kernel_of<T, K, kTokens>(plan.staged_layout), grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
+    } else if (args.gated_silu) {  // (the check above: mma decode, 1-2 token slots, single layout)
+      if constexpr (kDecode == GemvDecode::kMma)
+        launch_kernel(plan.x_resident ? gemv_dense_gated_kernel<T, K, kTokens, true>()
+                                      : gemv_dense_gated_kernel<T, K, kTokens, false>(),
+                      grid, block, plan.launch_smem_bytes, stream, dependent, a);
     } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
