@@ -160,9 +160,9 @@ def test_grouped_gemm_slots_all_ids_invalid(device, gated, request):
 
 @pytest.mark.gpu
 def test_grouped_gemm_slots_runs_the_slot_kernel(poisoned_cuda):
-    # up to 32 slots the op is one launch of the grouped GEMV's by-slot instantiation (scalar_gemv_kernel's last
-    # template argument, kBySlot, true) and no routing kernel; past 32 the composed op (the routed kernel, kBySlot
-    # false)
+    # up to 32 slots the op is one launch of the grouped GEMV's by-slot instantiation (scalar_gemv_kernel's
+    # template argument kBySlot, the last but one, true) and no routing kernel; past 32 the composed op (the routed
+    # kernel, kBySlot false)
     gen = torch.Generator().manual_seed(seed_for("gemm-slots-kernel"))
     E, N, K = 128, 256, 1024
     qw = kbit.quantize((torch.randn(E, N, K, generator=gen) * K ** -0.5).cuda(), k=4)
@@ -173,7 +173,7 @@ def test_grouped_gemm_slots_runs_the_slot_kernel(poisoned_cuda):
         names = cuda_kernel_names(lambda: torch.ops.kbit.grouped_gemm_slots(x, qw.packed, qw.absmax, qw.row_scale,
                                                                             qw.codebook, ids, 4, True))
         gemv = [n for n in names if "scalar_gemv_kernel<" in n]
-        return names, [n[n.index("<") + 1:n.rindex(">")].split(",")[-1].strip() for n in gemv]
+        return names, [n[n.index("<") + 1:n.rindex(">")].split(",")[-2].strip() for n in gemv]
 
     names, flags = gemv_by_slot_flags(1, 8)
     assert flags == ["true"] and len(names) == 1, names

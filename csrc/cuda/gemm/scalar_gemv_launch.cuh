@@ -770,10 +770,14 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
       launch_kernel(gemv_staged_kernel_of<T, K, kTokens>(plan.staged_layout), grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
     } else if (args.gated_silu) {  // (the check above: mma decode, 1-2 token slots, single layout)
-      if constexpr (kDecode == GemvDecode::kMma)
-        launch_kernel(plan.x_resident ? gemv_dense_gated_kernel<T, K, kTokens, true>()
-                                      : gemv_dense_gated_kernel<T, K, kTokens, false>(),
-                      grid, block, plan.launch_smem_bytes, stream, dependent, a);
+      if constexpr (kDecode == GemvDecode::kMma) {
+        const GemvKernel kernel = plan.x_resident ? gemv_dense_gated_kernel<T, K, kTokens, true>()
+                                                  : gemv_dense_gated_kernel<T, K, kTokens, false>();
+        // (its own dynamic shared-memory limit: planning raised the plain kernel's, plan_gemv_kernel's smem_limit)
+        resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), 32 * plan.warps, plan.launch_smem_bytes,
+                             static_cast<int>(prop.sharedMemPerBlockOptin));
+        launch_kernel(kernel, grid, block, plan.launch_smem_bytes, stream, dependent, a);
+      }
     } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
         launch_kernel(scalar_gemv_kernel<T, K, kTokens, false, kDecode, true>, grid, block, plan.launch_smem_bytes,
