@@ -63,11 +63,14 @@ def test_gemm_silu_and_mul(device, dtype, request):
             if device == "cuda" and M <= 2 and kbit._C.gemm_dispatch(M, N, K, k, 0, str(dtype)[6:])[0] == "gemv":
                 names = cuda_kernel_names(lambda: torch.ops.kbit.gemm_silu_and_mul(
                     x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, k))
-                assert not any("silu_and_mul" in n for n in names), names  # one kernel: the epilogue's
-                fused_calls += 1
-                plans.add(kbit._C._gemv_launch_plan(M, N, K, k, "auto")["x_resident"])
-    if device == "cuda":
-        assert fused_calls >= 8 and plans == {True, False}  # (x resident and x staged plans both ran it)
+                resident = kbit._C._gemv_launch_plan(M, N, K, k, "auto")["x_resident"]
+                # one kernel, the epilogue's (x staged at 1-2 rows, x resident at 1), else the GEMM and silu_and_mul
+                fused = M == 1 or not resident
+                assert any("silu_and_mul" in n for n in names) != fused, (N, K, k, M, names)
+                fused_calls += fused
+                plans.add((M, resident))
+    if device == "cuda":  # (x resident and x staged plans at M = 1, both forms at M = 2)
+        assert fused_calls >= 8 and plans == {(1, True), (1, False), (2, True), (2, False)}, plans
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -658,19 +658,22 @@ bool gemv_takes_slots(const TcGemmArgs& args) {
 }
 
 // Whether a launch of kTokens slots under `plan` runs the gated epilogue (TcGemmArgs::gated_silu): scalar_gemv_kernel of
-// at most kGemvGatedMaxTokens slots, and dense only in its x-staged single layout or x resident (the cluster split's
-// kernel and the staged layouts' tuning aids write [M, N]).
+// at most kGemvGatedMaxTokens slots, and dense only in its x-staged single layout, or x resident at one slot (the
+// cluster split's kernel and the staged layouts' tuning aids write [M, N]; the gated x-resident 2-slot kernel spilled
+// 16 bytes at k = 4 and ran 8B / 70B gate/up at M = 2 1.0-3.8 us slower than the GEMM then silu_and_mul, session 65).
 inline bool gemv_plan_fuses_silu(int token_slots, const GemvLaunchPlan& plan) {
   return token_slots <= kGemvGatedMaxTokens && plan.split_cluster == 0 &&
-         plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma;
+         plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma &&
+         !(plan.x_resident && token_slots > 1);
 }
-// The dense gated kernels (scalar_gemv.cuh kDenseGated), x staged or resident.
+// The dense gated kernels (scalar_gemv.cuh kDenseGated): x staged at 1-2 token slots, x resident at 1.
 template <typename T, int K, int kTokens, bool kXResident>
 GemvKernel gemv_dense_gated_kernel() {
-  if constexpr (kTokens <= kGemvGatedMaxTokens)
+  if constexpr (kTokens <= kGemvGatedMaxTokens && (!kXResident || kTokens == 1))
     return scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, kXResident, false, GemvStagedLayout::kSingle,
                               false, false, true>;
-  TORCH_CHECK(false, "kbit: the dense gated GEMV takes up to ", kGemvGatedMaxTokens, " token slots");
+  TORCH_CHECK(false, "kbit: the dense gated GEMV takes up to ", kGemvGatedMaxTokens, " token slots x staged, 1 x "
+              "resident");
   return nullptr;
 }
 
