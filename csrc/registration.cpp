@@ -79,7 +79,7 @@ TORCH_LIBRARY(kbit, m) {
         "Tensor codebook, Tensor expert_offsets, int k) -> Tensor");
   // A gated MLP's gate/up call (kbit.nn.GatedMLP): gemm over a weight [N, K] whose rows are gate and up interleaved in
   // 8s (grouped_gemm_silu_and_mul's layout; N % 16 == 0), then silu_and_mul: x [M, K] -> [M, N / 2]. On CUDA one
-  // kernel where gemm takes the GEMV at M <= 2 (decode; the same bits as the two ops).
+  // kernel where gemm takes the GEMV at M = 1 (decode; the same bits as the two ops).
   m.def("gemm_silu_and_mul(Tensor x, Tensor packed_tiled, Tensor absmax_tiled, Tensor row_scale, Tensor codebook, "
         "int k) -> Tensor");
   // kbit.Experts' decode calls: x [T, K], top_k_index [T, r] (int32 / int64) -> y [T r, N]: row t r + j is

@@ -428,9 +428,9 @@ def router_cases(dev="cuda"):
 
 
 def gated_gemv_cases(dev="cuda"):
-    """kbit::gemm_silu_and_mul's dense GEMV with the gated epilogue (session 65): M = 1, 2 on x-resident and x-staged
-    plans (Llama-3 8B's gate/up 28672 x 4096, Qwen3's 10240 x 2048), a small weight (96 x 256), k = 2 and 5, fp16
-    and bf16; bitwise against gemm then silu_and_mul on the interleaved columns."""
+    """kbit::gemm_silu_and_mul's dense GEMV with the gated epilogue (session 65; M = 1, and M = 2, the two ops) on
+    x-resident and x-staged plans (Llama-3 8B's gate/up 28672 x 4096, Qwen3's 10240 x 2048), a small weight (96 x
+    256), k = 2 and 5, fp16 and bf16; bitwise against gemm then silu_and_mul on the interleaved columns."""
     if dev != "cuda":
         return
     torch.manual_seed(65)

@@ -5,7 +5,7 @@ A decoder's dense MLP (Llama's ``LlamaMLP``, Qwen3's ``Qwen3MLP``, a MoE model's
 still three steps: the GEMM, the model's activation and product (one more kernel), the down GEMM. Here the gate and
 up rows are held interleaved in 8s (each 16-row tile: the gate rows of 8 outputs, then their up rows; the layout
 ``kbit.Experts`` holds, ``GateUpBuffers``), so the decode GEMV's epilogue has an output's gate and up in one thread
-and writes ``silu(gate) * up`` (``kbit::gemm_silu_and_mul``: one kernel at M <= 2 on CUDA where the dispatch takes
+and writes ``silu(gate) * up`` (``kbit::gemm_silu_and_mul``: one kernel at M = 1 on CUDA where the dispatch takes
 the GEMV; elsewhere the GEMM, then ``kbit::silu_and_mul``, with the same bits).
 
 Numerics: gate and up are rounded to the compute dtype as the GEMM's output is, then ``silu(gate) * up`` in fp32,

@@ -909,9 +909,9 @@ at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor&
 }
 
 // A gated MLP's fused gate/up call (kbit.nn.GatedMLP): the dense GEMM of a weight whose rows are gate and up
-// interleaved in 8s, then silu_and_mul. Where gemm takes the GEMV with at most kGemvGatedMaxTokens token slots (decode,
-// M = 1-2) in a plan with the gated epilogue (gemv_fuses_silu), its epilogue writes silu(gate) * up; elsewhere gemm,
-// then silu_and_mul reading the interleaved columns. The same bits either way.
+// interleaved in 8s, then silu_and_mul. Where gemm takes the GEMV at M = 1 (decode; kGemvDenseGatedMaxTokens) in a plan
+// with the gated epilogue (gemv_fuses_silu), its epilogue writes silu(gate) * up; elsewhere gemm, then silu_and_mul
+// reading the interleaved columns. The same bits either way.
 at::Tensor gemm_silu_and_mul_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
   const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false, "gemm_silu_and_mul");
@@ -920,7 +920,7 @@ at::Tensor gemm_silu_and_mul_cuda(const at::Tensor& x_in, const at::Tensor& pack
   const int64_t M = x_in.size(0);
   if (M == 0) return at::empty({0, g.rows / 2}, x_in.options());
   const cudaDeviceProp& prop = *at::cuda::getCurrentDeviceProperties();
-  if (M <= kGemvGatedMaxTokens &&
+  if (M <= kGemvDenseGatedMaxTokens &&
       dense_gemm_path(M, g.rows, g.cols, g.k, x_in.scalar_type() == at::kBFloat16, prop) == DensePath::kGemv) {
     const at::Tensor x = aligned_activations(x_in.contiguous()), cb = codebook.contiguous();
     at::Tensor y = at::empty({M, g.rows / 2}, x.options());

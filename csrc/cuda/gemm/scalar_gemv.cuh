@@ -519,12 +519,11 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // grouped kernels spilled 8-32 bytes and ran 8 experts x 8 rows 4% slower (session 58). Grouped: a runtime flag,
   // read from the arguments where used, not held in registers across the item loop. Dense (gemm_silu_and_mul, a gated
   // MLP's gate/up call, session 65): kernels of their own (kDenseGated), as the flag spilled 8 bytes in the
-  // x-resident kernels and grew every dense 1-2 slot kernel by ~450 instructions; x resident at one slot only (the
-  // 2-slot one spilled 16 bytes and lost to the two ops: scalar_gemv_launch.cuh gemv_plan_fuses_silu).
-  static_assert(!kDenseGated || (!kGrouped && kTokens <= kGemvGatedMaxTokens && kDecode == GemvDecode::kMma &&
-                                 kLayout == GemvStagedLayout::kSingle && !kSharedX && !kBySlot && !kRowSchedule &&
-                                 (!kXResident || kTokens == 1)),
-                "the dense gated kernels: mma decode, 1-2 token slots x staged (single layout), 1 x resident");
+  // x-resident kernels and grew every dense 1-2 slot kernel by ~450 instructions; one token slot only
+  // (kGemvDenseGatedMaxTokens: at two they lost to the two ops, scalar_gemv.h).
+  static_assert(!kDenseGated || (!kGrouped && kTokens <= kGemvDenseGatedMaxTokens && kDecode == GemvDecode::kMma &&
+                                 kLayout == GemvStagedLayout::kSingle && !kSharedX && !kBySlot && !kRowSchedule),
+                "the dense gated kernels: mma decode, one token slot, x staged (single layout) or resident");
   constexpr bool kGatedEpilogue = kDenseGated || (kGrouped && kTokens <= kGemvGatedMaxTokens);
   const auto gated = [&]() {
     if constexpr (kDenseGated) return true;

@@ -657,23 +657,20 @@ bool gemv_takes_slots(const TcGemmArgs& args) {
   });
 }
 
-// Whether a launch of kTokens slots under `plan` runs the gated epilogue (TcGemmArgs::gated_silu): scalar_gemv_kernel of
-// at most kGemvGatedMaxTokens slots, and dense only in its x-staged single layout, or x resident at one slot (the
-// cluster split's kernel and the staged layouts' tuning aids write [M, N]; the gated x-resident 2-slot kernel spilled
-// 16 bytes at k = 4 and ran 8B / 70B gate/up at M = 2 1.0-3.8 us slower than the GEMM then silu_and_mul, session 65).
-inline bool gemv_plan_fuses_silu(int token_slots, const GemvLaunchPlan& plan) {
-  return token_slots <= kGemvGatedMaxTokens && plan.split_cluster == 0 &&
-         plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma &&
-         !(plan.x_resident && token_slots > 1);
+// Whether a launch of kTokens slots under `plan` runs the gated epilogue (TcGemmArgs::gated_silu): grouped,
+// scalar_gemv_kernel of at most kGemvGatedMaxTokens slots; dense, of one slot (kGemvDenseGatedMaxTokens) in its x-staged
+// single layout or x resident (the cluster split's kernel and the staged layouts' tuning aids write [M, N]).
+inline bool gemv_plan_fuses_silu(bool grouped, int token_slots, const GemvLaunchPlan& plan) {
+  return token_slots <= (grouped ? kGemvGatedMaxTokens : kGemvDenseGatedMaxTokens) && plan.split_cluster == 0 &&
+         plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma;
 }
-// The dense gated kernels (scalar_gemv.cuh kDenseGated): x staged at 1-2 token slots, x resident at 1.
+// The dense gated kernels (scalar_gemv.cuh kDenseGated), x staged or resident.
 template <typename T, int K, int kTokens, bool kXResident>
 GemvKernel gemv_dense_gated_kernel() {
-  if constexpr (kTokens <= kGemvGatedMaxTokens && (!kXResident || kTokens == 1))
+  if constexpr (kTokens <= kGemvDenseGatedMaxTokens)
     return scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, kXResident, false, GemvStagedLayout::kSingle,
                               false, false, true>;
-  TORCH_CHECK(false, "kbit: the dense gated GEMV takes up to ", kGemvGatedMaxTokens, " token slots x staged, 1 x "
-              "resident");
+  TORCH_CHECK(false, "kbit: the dense gated GEMV takes ", kGemvDenseGatedMaxTokens, " token slot");
   return nullptr;
 }
 
@@ -684,7 +681,8 @@ bool gemv_fuses_silu(const TcGemmArgs& args) {
   return with_gemv_kernel(args, [&](auto slots, auto decode) {
     constexpr int kTokens = decltype(slots)::value;
     if constexpr (kTokens <= kGemvGatedMaxTokens)
-      return gemv_plan_fuses_silu(kTokens, remembered_gemv_plan<T, K, kTokens, decltype(decode)::value>(args));
+      return gemv_plan_fuses_silu(args.expert_offsets != nullptr, kTokens,
+                                  remembered_gemv_plan<T, K, kTokens, decltype(decode)::value>(args));
     return false;
   });
 }
@@ -703,9 +701,10 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     const bool grouped = args.expert_offsets != nullptr;
     // (a kernel without the gated epilogue would write [M, N] rows into the caller's [M, N / 2] y; gemv_fuses_silu
     // is asked first)
-    TORCH_CHECK(!args.gated_silu || gemv_plan_fuses_silu(kTokens, plan), "kbit: the GEMV's gated epilogue runs in "
-                "scalar_gemv_kernel launches of at most ", kGemvGatedMaxTokens, " token slots (not the cluster split "
-                "or a staged layout's tuning aid); this launch has ", kTokens, " token slots");
+    TORCH_CHECK(!args.gated_silu || gemv_plan_fuses_silu(grouped, kTokens, plan), "kbit: the GEMV's gated epilogue "
+                "runs in scalar_gemv_kernel launches of at most ", kGemvGatedMaxTokens, " token slots (dense: ",
+                kGemvDenseGatedMaxTokens, ", not the cluster split or a staged layout's tuning aid); this launch has ",
+                kTokens, " token slots");
     TcGemmArgs a = args;
     a.warps_per_unit = plan.warps_per_unit;
     a.token_chunks = plan.token_chunks;
@@ -772,7 +771,7 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
     } else if (plan.staged_layout != GemvStagedLayout::kSingle) {
       launch_kernel(gemv_staged_kernel_of<T, K, kTokens>(plan.staged_layout), grid, block, plan.launch_smem_bytes,
                     stream, dependent, a);
-    } else if (args.gated_silu) {  // (the check above: mma decode, 1-2 token slots, single layout)
+    } else if (args.gated_silu) {  // (the check above: mma decode, one token slot, single layout)
       if constexpr (kDecode == GemvDecode::kMma) {
         const GemvKernel kernel = plan.x_resident ? gemv_dense_gated_kernel<T, K, kTokens, true>()
                                                   : gemv_dense_gated_kernel<T, K, kTokens, false>();
