@@ -26,8 +26,9 @@ constexpr int kGemvShuffleMaxTokens = 4;
 // gemv_plan_fuses_silu).
 constexpr int kGemvGatedMaxTokens = 2;
 // Dense (gemm_silu_and_mul, session 65): one token slot. At two, the gated x-resident kernel spilled 16 bytes at k = 4
-// and ran Llama-3 8B gate/up at M = 2 2% slower than the GEMM then silu_and_mul, and the x-staged one ran Llama-3 70B's
-// (57344 x 8192) 9% slower (84.9 against 78.1 us; not understood), though it saved 0.8 us on Qwen3's 10240 x 2048.
+// and ran Llama-3 8B gate/up at M = 2 4% slower than the GEMM then silu_and_mul (26.2 against 25.2 us), and the
+// x-staged one ran Llama-3 70B's (57344 x 8192) 9% slower (84.9 against 78.1; not understood), though it saved 0.8 us
+// on Qwen3's 10240 x 2048 (docs/design.md, "Session 65").
 constexpr int kGemvDenseGatedMaxTokens = 1;
 // A grouped launch by slot (TcGemmArgs::slot_x_div) takes up to this many slots: the per-warp schedule's experts
 // (kWarpScheduleMaxExperts, tc_work.cuh), a lane each.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 65, run 2 (the final kernels: the dense gated GEMV x staged at 1-2 rows, x resident at 1): the gated op's and
+# Session 65, run 3 (the kernels: the dense gated GEMV x staged at 1-2 rows, x resident at 1): the gated op's and
 # module's tests, memcheck on the gated cases, the op at M = 1, 2 on the x-resident shapes (the 2-row call now the two
 # ops), and a Llama-3 8B-sized dense model's decode (4 layers in Qwen3's layer form, bf16, k = 4, lm_head quantized,
 # compiled, CUDA graph): kbit unfused, q/k/v and gate/up fused, and the MLPs as kbit.nn.GatedMLP.
