@@ -140,27 +140,19 @@ auto mode_aid(const char* name, const char* on, Setter setter) {
 }
 #endif
 
-// kbit::gemm called through the C++ dispatcher from a plain pybind11 function: the same op and
-// dispatch (autograd fallback, modes, profiler) as torch.ops.kbit.gemm, without the Python-side
-// schema parsing and boxing of a torch.ops call (benchmarks/bench_dispatch.py compares both).
-at::Tensor gemm_direct(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& absmax,
-                       const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kbit::gemm", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                               const at::Tensor&, const at::Tensor&, int64_t)>();
+// kbit::gemm (and kbit::gemm_silu_and_mul, kbit.nn.GatedMLP's gate/up call) called through the C++ dispatcher from a
+// plain pybind11 function: the same op and dispatch (autograd fallback, modes, profiler) as torch.ops.kbit.<op>,
+// without the Python-side schema parsing and boxing of a torch.ops call (benchmarks/bench_dispatch.py compares both).
+using GemmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                 const at::Tensor&, int64_t);
+template <const char* kOp>
+at::Tensor gemm_op_direct(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& absmax,
+                          const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(kOp, "").typed<GemmSignature>();
   return op.call(x, packed, absmax, row_scale, codebook, k);
 }
-
-// kbit::gemm_silu_and_mul likewise (kbit.nn.GatedMLP's gate/up call).
-at::Tensor gemm_silu_and_mul_direct(const at::Tensor& x, const at::Tensor& packed, const at::Tensor& absmax,
-                                    const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("kbit::gemm_silu_and_mul", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                               const at::Tensor&, const at::Tensor&, int64_t)>();
-  return op.call(x, packed, absmax, row_scale, codebook, k);
-}
+constexpr char kGemmOp[] = "kbit::gemm";
+constexpr char kGemmSiluOp[] = "kbit::gemm_silu_and_mul";
 
 bool cuda_kernels_compiled() {
 #ifdef KBIT_WITH_CUDA
@@ -174,10 +166,11 @@ bool cuda_kernels_compiled() {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "kbit C++/CUDA operators (registered under torch.ops.kbit)";
   m.attr("tiled_layout_version") = kbit::kTiledLayoutVersion;
-  m.def("gemm_direct", &gemm_direct, pybind11::call_guard<pybind11::gil_scoped_release>(),
+  m.def("gemm_direct", &gemm_op_direct<kGemmOp>, pybind11::call_guard<pybind11::gil_scoped_release>(),
         "torch.ops.kbit.gemm through the C++ dispatcher (cheaper to call from Python; same arguments; the GIL is "
         "released during the call, as torch.ops does)");
-  m.def("gemm_silu_and_mul_direct", &gemm_silu_and_mul_direct, pybind11::call_guard<pybind11::gil_scoped_release>(),
+  m.def("gemm_silu_and_mul_direct", &gemm_op_direct<kGemmSiluOp>,
+        pybind11::call_guard<pybind11::gil_scoped_release>(),
         "torch.ops.kbit.gemm_silu_and_mul through the C++ dispatcher (as gemm_direct)");
   m.def("cuda_kernels_compiled", &cuda_kernels_compiled,
         "True when this build contains the CUDA kernels");

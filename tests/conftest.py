@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import sys
 import zlib
 
 import pytest
+
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -49,6 +51,39 @@ def gen(request) -> torch.Generator:
 
 def randn(shape, gen, dtype=torch.float32, scale=1.0):
     return (torch.randn(shape, generator=gen) * scale).to(dtype)
+
+
+def quantized_module(module, gen, dtype, device, k=4):
+    """module with its parameters random (N(0, 1 / fan_in), drawn from gen; scalars kept), cast to dtype, its
+    nn.Linear layers converted by kbit.quantize_model at k bits, on device."""
+    import kbit
+
+    torch.manual_seed(int(torch.randint(0, 2 ** 31, (1,), generator=gen)))
+    with torch.no_grad():
+        for p in module.parameters():
+            if p.dim():  # (a scalar keeps its value)
+                p.copy_(randn(p.shape, gen, scale=p.shape[-1] ** -0.5))
+    module = module.to(dtype)
+    kbit.quantize_model(module, k=k, progress=False)
+    return module.to(device)
+
+
+def saved_and_loaded(state_dict, how, tmp_path):
+    """state_dict through torch.save / torch.load (weights_only) or safetensors' save_file / load_file."""
+    if how == "torch.save":
+        buf = io.BytesIO()
+        torch.save(state_dict, buf)
+        buf.seek(0)
+        return torch.load(buf, weights_only=True)
+    from safetensors.torch import load_file, save_file
+
+    save_file(state_dict, str(tmp_path / "state.safetensors"))
+    return load_file(str(tmp_path / "state.safetensors"))
+
+
+def rel_err(got, ref):
+    """Relative Frobenius error of got against ref, in float64."""
+    return ((got.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
 # ---------------------------------------------------------------------------------------------

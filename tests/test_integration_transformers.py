@@ -216,7 +216,8 @@ def test_gated_mlp_hf_llama(input_ids, tmp_path):
     plain = copy.deepcopy(model)
     want = logits(model, input_ids)
     result = kbit.fuse_projections(model)
-    assert result.gated_mlps == [f"model.layers.{i}.mlp" for i in range(LAYERS)] and not result.declined
+    assert result.gated_mlps == [f"model.layers.{i}.mlp" for i in range(LAYERS)]
+    assert not result.declined and not result.gated_declined
     assert set(result.fused) == {f"model.layers.{i}.self_attn.qkv_proj" for i in range(LAYERS)}
     assert type(model.model.layers[0].mlp) is kbit.nn.GatedMLP and model.model.layers[0].mlp.source == "LlamaMLP"
     got = logits(model, input_ids)
@@ -237,7 +238,7 @@ def test_gated_mlp_hf_llama(input_ids, tmp_path):
     kbit.quantize_model(gelu, k=4, progress=False)
     result = kbit.fuse_projections(gelu)
     assert not result.gated_mlps and "LlamaMLP: its forward computes something else" in \
-        result.declined["model.layers.0.mlp (gated MLP)"]
+        result.gated_declined["model.layers.0.mlp"]
     assert f"model.layers.{LAYERS - 1}.mlp.gate_up_proj" in result.fused
 
 

@@ -1,7 +1,6 @@
 """kbit.nn: kbit.Linear, kbit.quantize_model, kbit.Experts (CPU; two GPU-marked tests)."""
 import copy
 import gc
-import io
 import weakref
 from collections import OrderedDict
 
@@ -13,7 +12,7 @@ from torch import nn
 
 import kbit
 import kbit.nn.convert as convert
-from conftest import ACT_DTYPES, GEMM_RTOL, randn
+from conftest import ACT_DTYPES, GEMM_RTOL, randn, saved_and_loaded
 from cuda_utils import check_graph_replay
 
 LINEAR_KEYS = {"weight.packed", "weight.absmax", "weight.row_scale", "weight.codebook", "weight.meta"}
@@ -191,14 +190,7 @@ def test_linear_state_dict_is_the_flat_format(gen):
 def test_linear_state_dict_round_trip_bit_exact(how, gen, tmp_path):
     layer = kbit.Linear.from_linear(make_linear(256, 72, gen, torch.float16), k=4)
     sd = layer.state_dict()
-    if how == "torch.save":
-        buf = io.BytesIO()
-        torch.save(sd, buf)
-        buf.seek(0)
-        loaded = torch.load(buf, weights_only=True)
-    else:
-        save_file(sd, str(tmp_path / "layer.safetensors"))
-        loaded = load_file(str(tmp_path / "layer.safetensors"))
+    loaded = saved_and_loaded(sd, how, tmp_path)
     assert_same_state(loaded, sd)
     # into a layer quantized from a different random linear (and a different k): identical after
     fresh = kbit.Linear.from_linear(make_linear(256, 72, gen, torch.float16), k=2)

@@ -1,15 +1,13 @@
 """kbit::gemm_silu_and_mul and kbit.nn.GatedMLP (fuse_projections' gated MLPs), on the CPU and (gpu marker) CUDA."""
 import copy
-import io
 import pickle
 
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
 from torch import nn
 
 import kbit
-from conftest import ACT_DTYPES, randn, seed_for
+from conftest import ACT_DTYPES, quantized_module, randn, rel_err, saved_and_loaded, seed_for
 from cuda_utils import check_graph_replay, cuda_kernel_names
 from kbit.nn.experts import _gate_up_interleaving
 from kbit.nn.gated_mlp import GatedMLP, SiluGateUp, gated_mlp_from
@@ -80,10 +78,10 @@ def test_gemm_silu_and_mul_errors_and_empty(device, gen):
     with pytest.raises(RuntimeError, match="gemm_silu_and_mul: the weight's N must be a multiple of 16"):
         torch.ops.kbit.gemm_silu_and_mul(x, qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
     qw = kbit.quantize(torch.randn(32, 64, generator=gen).to(device), k=4)
-    with pytest.raises(RuntimeError, match="fp16 or bf16|float16|Half|BFloat16"):
+    with pytest.raises(RuntimeError, match="x must be float16 or bfloat16"):
         torch.ops.kbit.gemm_silu_and_mul(x.float(), qw.packed, qw.absmax, qw.row_scale, qw.codebook, 4)
     layer = SiluGateUp(qw, torch.float16)  # (the op cannot tell K within a 256-column group: the module checks x)
-    with pytest.raises(ValueError, match="kbit.GatedMLP: x's last dim must equal K=64"):
+    with pytest.raises(ValueError, match="kbit.nn.SiluGateUp: x's last dim must equal K=64"):
         layer(x[:, :32].contiguous())
     with pytest.raises(TypeError, match="x must be torch.float16"):
         layer(x.bfloat16())
@@ -111,6 +109,27 @@ class Swapped(MLP):
         return self.down_proj(self.gate_proj(x) * self.act_fn(self.up_proj(x)))
 
 
+class Scaled(MLP):
+    def __init__(self):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.tensor(1.015))
+
+    def forward(self, x):  # a learned scale on the output: within 2% of the plain form
+        return super().forward(x) * self.alpha
+
+
+class ByShape(MLP):
+    def forward(self, x):  # another form for one token of a batch of one ([1, 1, H], decode)
+        y = super().forward(x)
+        return -y if x.dim() == 3 and x.shape[:2] == (1, 1) else y
+
+
+class Counting(MLP):
+    def forward(self, x):  # a side effect on the module (the check runs a copy: this one is not called)
+        self.calls = getattr(self, "calls", 0) + 1
+        return super().forward(x)
+
+
 class Model(nn.Module):
     def __init__(self, mlps):
         super().__init__()
@@ -120,20 +139,6 @@ class Model(nn.Module):
         for m in self.layers:
             x = x + m(x)
         return x
-
-
-def quantized(model, gen, dtype, device, k=4):
-    torch.manual_seed(int(torch.randint(0, 2 ** 31, (1,), generator=gen)))
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(randn(p.shape, gen, scale=p.shape[-1] ** -0.5))
-    model = model.to(dtype)
-    kbit.quantize_model(model, k=k, progress=False)
-    return model.to(device)
-
-
-def rel_err(got, ref):
-    return ((got.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -146,12 +151,13 @@ def test_gated_mlp_matches_the_module(device, dtype, k, gen, request):
     (CUDA: the gated epilogue at 1)."""
     if device == "cuda":
         request.getfixturevalue("poisoned_cuda")
-    model = quantized(Model([MLP(), MLP(bias=False, out=256)]), gen, dtype, device, k)
+    model = quantized_module(Model([MLP(), MLP(bias=False, out=256)]), gen, dtype, device, k)
     ref = copy.deepcopy(model)
     xs = [randn((M, 256), gen, dtype).to(device) for M in (1, 2, 37)]
     want = [ref(x) for x in xs]
     result = kbit.fuse_projections(model)
     assert result.gated_mlps == ["layers.0", "layers.1"] and not result.fused and not result.declined
+    assert not result.gated_declined
     assert "0 groups fused, 2 gated MLPs" in str(result)
     for i, layer in enumerate(model.layers):
         assert type(layer) is GatedMLP and layer.source == "MLP" and layer.k == k and layer.dtype == dtype
@@ -169,7 +175,7 @@ def test_gated_mlp_matches_the_module(device, dtype, k, gen, request):
     for x, w in zip(xs, want):
         assert rel_err(model(x), w) < 1e-2
     again = kbit.fuse_projections(model)
-    assert not again.gated_mlps and not again.fused and not again.declined
+    assert not again.gated_mlps and not again.fused and not again.declined and not again.gated_declined
 
 
 def test_gated_mlp_declined_with_reasons(gen):
@@ -178,27 +184,33 @@ def test_gated_mlp_declined_with_reasons(gen):
     # (module, reason, whether the plain gate_up_proj fusion still applies)
     cases = [(MLP(act=nn.GELU()), "computes something else than down(silu(gate(x)) * up(x))", True),
              (Swapped(), "computes something else", True),
-             (MLP(bias=True), "gate_proj or up_proj has a bias", True)]
-    b = quantized(Model([MLP()]), gen, torch.float16, "cpu")
+             (MLP(bias=True), "gate_proj and up_proj have biases", True),
+             (Scaled(), "Scaled has tensors GatedMLP does not hold (alpha)", True),
+             (ByShape(), "computes something else than down(silu(gate(x)) * up(x)) (relative difference", True)]
+    b = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
     b.layers[0].up_proj = kbit.Linear.from_linear(nn.Linear(256, 320, bias=False).half(), k=3)
     cases.append((b, "gate_proj and up_proj differ in k (4 / 3)", False))
-    b = quantized(Model([MLP()]), gen, torch.float16, "cpu")
+    b = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
     b.layers[0].register_forward_hook(lambda *a: None)
     cases.append((b, "MLP has forward hooks", True))
-    b = quantized(Model([MLP()]), gen, torch.float16, "cpu")
+    b = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
     b.layers[0].down_proj.register_forward_pre_hook(lambda *a: None)
     cases.append((b, "down_proj has forward hooks", True))
-    b = quantized(Model([MLP()]), gen, torch.float16, "cpu")
+    b = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
+    mlp = b.layers[0]
+    mlp.forward = lambda x: 2 * MLP.forward(mlp, x)  # (as a hook library sets one)
+    cases.append((b, "MLP has a forward of its own set on the instance", True))
+    b = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
     b.layers[0].up_proj.weight.codebook = torch.linspace(-1, 1, 16)
     cases.append((b, "gate_proj and up_proj have different codebooks", False))
     for m, why, plain in cases:
-        model = m if isinstance(m, Model) else quantized(Model([m]), gen, torch.float16, "cpu")
+        model = m if isinstance(m, Model) else quantized_module(Model([m]), gen, torch.float16, "cpu")
         layer = model.layers[0]
         kids = dict(layer.named_children())
         x = randn((3, 256), gen, torch.float16)
         before = model(x)
         result = kbit.fuse_projections(model)
-        assert why in result.declined["layers.0 (gated MLP)"], (why, result.declined)
+        assert why in result.gated_declined["layers.0"], (why, result.gated_declined)
         assert model.layers[0] is layer and not result.gated_mlps
         if plain:
             assert result.fused == {"layers.0.gate_up_proj": ("gate_proj", "up_proj")}
@@ -206,12 +218,26 @@ def test_gated_mlp_declined_with_reasons(gen):
             assert "layers.0.gate_up_proj" in result.declined
             assert all(getattr(layer, n) is c for n, c in kids.items())
         assert torch.equal(model(x), before)
-    model = quantized(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
+    model = quantized_module(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
     result = kbit.fuse_projections(model, skip="layers.1")
     assert result.gated_mlps == ["layers.0"]
-    assert result.declined == {"layers.1 (gated MLP)": "matches skip pattern 'layers.1'",
-                               "layers.1.gate_up_proj": "matches skip pattern 'layers.1'"}
-    model = quantized(Model([MLP()]), gen, torch.float16, "cpu")
+    assert result.gated_declined == {"layers.1": "matches skip pattern 'layers.1'"}
+    assert result.declined == {"layers.1.gate_up_proj": "matches skip pattern 'layers.1'"}
+    # one MLP registered in two places: one GatedMLP in both
+    shared = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
+    shared.layers.append(shared.layers[0])
+    x = randn((3, 256), gen, torch.float16)
+    want = shared(x)
+    result = kbit.fuse_projections(shared)
+    assert result.gated_mlps == ["layers.0", "layers.1"] and shared.layers[0] is shared.layers[1]
+    assert type(shared.layers[0]) is GatedMLP and rel_err(shared(x), want) < 1e-2
+    model = quantized_module(Model([Counting()]), gen, torch.float16, "cpu")
+    counting = model.layers[0]
+    assert kbit.fuse_projections(model).gated_mlps == ["layers.0"] and type(model.layers[0]) is GatedMLP
+    assert not hasattr(counting, "calls")  # (the check ran a copy)
+    counting(randn((2, 256), gen, torch.float16))
+    assert counting.calls == 1
+    model = quantized_module(Model([MLP()]), gen, torch.float16, "cpu")
     result = kbit.fuse_projections(model, gated_mlp=False)
     assert not result.gated_mlps and result.fused == {"layers.0.gate_up_proj": ("gate_proj", "up_proj")}
     with pytest.raises(kbit.nn.NotConvertible, match="has no gate_proj, up_proj and down_proj"):
@@ -224,7 +250,7 @@ def test_gated_mlp_declined_with_reasons(gen):
 def test_gated_state_dict_is_the_plain_fusions(how, gen, tmp_path):
     """A GatedMLP's state dict has the plain gate_up_proj fusion's keys and values (natural row order): checkpoints
     load into either form; round trips, copies and casts keep the output."""
-    model = quantized(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
+    model = quantized_module(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
     plain = copy.deepcopy(model)
     kbit.fuse_projections(model)
     kbit.fuse_projections(plain, gated_mlp=False)
@@ -232,20 +258,13 @@ def test_gated_state_dict_is_the_plain_fusions(how, gen, tmp_path):
     assert set(sd) == set(sd_plain) and all(torch.equal(sd[key], sd_plain[key]) for key in sd)
     x = randn((4, 256), gen, torch.float16)
     want = model(x)
-    if how == "torch.save":
-        buf = io.BytesIO()
-        torch.save(sd, buf)
-        buf.seek(0)
-        loaded = torch.load(buf)
-    else:
-        save_file(sd, str(tmp_path / "g.safetensors"))
-        loaded = load_file(str(tmp_path / "g.safetensors"))
-    fresh = quantized(Model([MLP(), MLP()]), gen, torch.float16, "cpu")  # other weights
+    loaded = saved_and_loaded(sd, how, tmp_path)
+    fresh = quantized_module(Model([MLP(), MLP()]), gen, torch.float16, "cpu")  # other weights
     kbit.fuse_projections(fresh)
     assert not torch.equal(fresh(x), want)
     fresh.load_state_dict(loaded, strict=True)
     assert torch.equal(fresh(x), want)
-    other = quantized(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
+    other = quantized_module(Model([MLP(), MLP()]), gen, torch.float16, "cpu")
     kbit.fuse_projections(other, gated_mlp=False)
     other.load_state_dict(loaded, strict=True)
     assert torch.equal(other(x), plain(x))
@@ -259,7 +278,7 @@ def test_gated_state_dict_is_the_plain_fusions(how, gen, tmp_path):
 
 def test_compiled_gated_mlp(gen):
     """torch.compile(fullgraph=True): one gemm_silu_and_mul and one gemm per layer, the eager result."""
-    model = quantized(Model([MLP(), MLP()]), gen, torch.bfloat16, "cpu")
+    model = quantized_module(Model([MLP(), MLP()]), gen, torch.bfloat16, "cpu")
     kbit.fuse_projections(model)
     x = randn((3, 256), gen, torch.bfloat16)
     graphs = []
@@ -283,7 +302,7 @@ def test_compiled_gated_mlp(gen):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gated_mlp_graph_replay(dtype, gen, poisoned_cuda):
-    model = quantized(Model([MLP(hidden=2048, inter=5120), MLP(hidden=2048, inter=5120)]), gen, dtype, "cuda")
+    model = quantized_module(Model([MLP(hidden=2048, inter=5120), MLP(hidden=2048, inter=5120)]), gen, dtype, "cuda")
     kbit.fuse_projections(model)
     for M in (1, 2):
         x1, x2 = (randn((M, 2048), gen, dtype).cuda() for _ in range(2))

@@ -8,8 +8,8 @@ from torch import nn
 
 from .. import api
 from ..quantized import QuantizedWeight
-from .buffers import QuantizedBuffers, probe_dtype
-from .linear import ACT_DTYPES, compute_dtype_for
+from .buffers import QuantizedBuffers
+from .linear import FollowsDtypeCasts, compute_dtype_for
 
 __all__ = ["Experts"]
 
@@ -64,7 +64,7 @@ class GateUpBuffers(QuantizedBuffers):
         return gate_up_in_order(self.interleaved())  # flat, as the state dict holds it
 
 
-class Experts(nn.Module):
+class Experts(FollowsDtypeCasts, nn.Module):
     """Routed experts: ``out[t] = sum_j w[t, j] * down[e] @ act(gate_up[e] @ x[t])``, ``e = ids[t, j]``.
 
     Weights follow Hugging Face's ``Qwen3MoeExperts`` (and Mixtral/Qwen2-MoE fused) layout:
@@ -214,9 +214,3 @@ class Experts(nn.Module):
                 f"intermediate_size={self.intermediate_size}, k={self.k}, activation={self.activation}, "
                 f"dtype={str(self.dtype).replace('torch.', '')}")
 
-    def _apply(self, fn, recurse=True):
-        super()._apply(fn, recurse)
-        target = probe_dtype(fn, self.dtype)
-        if target in ACT_DTYPES:
-            self.dtype = target
-        return self

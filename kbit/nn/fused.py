@@ -26,10 +26,11 @@ fused model into a model fused the same way (a strict load of unfused keys names
 
 Gated MLPs (``gated_mlp=True``, the default): a module whose children ``gate_proj``, ``up_proj`` and ``down_proj``
 are kbit.Linear layers and whose forward is ``down_proj(silu(gate_proj(x)) * up_proj(x))`` (checked by running it)
-is replaced, in its parent, by a :class:`kbit.nn.GatedMLP`, whose gate/up call writes the activation itself (one
-kernel fewer a layer at decode). Its state dict has the ``gate_up_proj`` fusion's keys and values, so checkpoints
-of either form load into the other. A module that does not pass keeps the plain ``gate_up_proj`` fusion, and the
-result names why (under ``<module> (gated MLP)``).
+is replaced, in its parent (in each, where it is shared), by a :class:`kbit.nn.GatedMLP`, whose gate/up call writes
+the activation itself (one kernel fewer a layer at decode); the replaced module's ``gate_proj`` and ``up_proj`` are
+gone (the GatedMLP has ``gate_up_proj`` and ``down_proj``). Its state dict has the ``gate_up_proj`` fusion's keys
+and values, so checkpoints of either form load into the other. A module that does not pass keeps the plain
+``gate_up_proj`` fusion, and the result names why in ``gated_declined``.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from torch import nn
 from ..quantized import QuantizedWeight
 from .convert import _skip_matcher
 from .gated_mlp import gated_mlp_from
-from .linear import Linear, NotConvertible
+from .linear import Linear, NotConvertible, why_not_fusable
 
 __all__ = ["fuse_projections", "LinearSlice", "FuseResult", "DEFAULT_GROUPS"]
 
@@ -128,30 +129,19 @@ class FuseResult:
     fused: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     declined: Dict[str, str] = field(default_factory=dict)
     gated_mlps: List[str] = field(default_factory=list)  # modules replaced by a kbit.nn.GatedMLP
+    gated_declined: Dict[str, str] = field(default_factory=dict)  # modules left as they are (name -> why)
 
     def __str__(self) -> str:
         lines = [f"kbit fused projections: {len(self.fused)} groups fused, {len(self.gated_mlps)} gated MLPs"]
         lines += [f"  left {name}: {why}" for name, why in self.declined.items()]
+        lines += [f"  not a GatedMLP: {name}: {why}" for name, why in self.gated_declined.items()]
         return "\n".join(lines)
 
 
 def _why_not(parent: nn.Module, fused_name: str, members: Sequence[nn.Module], names: Sequence[str]) -> Optional[str]:
-    for n, m in zip(names, members):
-        if type(m) is not Linear:  # (a subclass's own forward would be lost)
-            return f"{n} is {type(m).__name__}, not kbit.Linear"
-        if m._forward_hooks or m._forward_pre_hooks:
-            return f"{n} has forward hooks"
-    first = members[0]
-    for n, m in zip(names[1:], members[1:]):
-        for what, a, b in (("in_features", first.in_features, m.in_features), ("k", first.k, m.k),
-                           ("compute dtype", first.dtype, m.dtype), ("device", first.weight.device, m.weight.device),
-                           ("bias", first.bias is not None, m.bias is not None),
-                           ("quantized weight dtype", first.weight.weight_dtype, m.weight.weight_dtype)):
-            if a != b:
-                return f"{names[0]} and {n} differ in {what} ({a} / {b})"
-        a, b = first.weight.codebook, m.weight.codebook
-        if a.shape != b.shape or (a.device.type != "meta" and not torch.equal(a, b)):
-            return f"{names[0]} and {n} have different codebooks"
+    why = why_not_fusable(list(zip(names, members)))
+    if why:
+        return why
     for n, m in zip(names[:-1], members[:-1]):
         if m.out_features % 16:
             return f"{n} has {m.out_features} rows, not a multiple of 16 (the tiled layout's tile)"
@@ -211,22 +201,28 @@ def fuse_projections(model: nn.Module, groups: Optional[Dict[str, Sequence[str]]
 
 
 def _replace_gated_mlps(model: nn.Module, skipped, result: FuseResult) -> None:
-    modules = dict(model.named_modules())
-    for name, module in list(modules.items()):
+    # every place a module is registered (a module shared by two parents gets one GatedMLP in both)
+    places = list(model.named_modules(remove_duplicate=False))
+    modules = dict(places)
+    done: Dict[int, Optional[nn.Module]] = {}  # id(module) -> its GatedMLP, or None where declined
+    for name, module in places:
         kids = module._modules
         if not name or not all(n in kids for n in ("gate_proj", "up_proj", "down_proj")):
             continue  # (the model itself is left: it has no parent to hold the replacement)
         if not all(isinstance(kids[n], Linear) for n in ("gate_proj", "up_proj")):
             continue  # (not quantized, or fused before: nothing to say)
-        why = skipped(name)
-        if not why:
-            try:
-                new = gated_mlp_from(module)
-            except NotConvertible as e:
-                why = str(e)
-        if why:
-            result.declined[f"{name} (gated MLP)"] = why
-            continue
-        parent_name, _, attr = name.rpartition(".")
-        setattr(modules[parent_name], attr, new)
-        result.gated_mlps.append(name)
+        if id(module) not in done:
+            why = skipped(name)
+            if not why:
+                try:
+                    done[id(module)] = gated_mlp_from(module)
+                except NotConvertible as e:
+                    why = str(e)
+            if why:
+                done[id(module)] = None
+                result.gated_declined[name] = why
+        new = done[id(module)]
+        if new is not None:
+            parent_name, _, attr = name.rpartition(".")
+            setattr(modules[parent_name], attr, new)
+            result.gated_mlps.append(name)

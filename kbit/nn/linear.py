@@ -1,7 +1,7 @@
 """kbit.Linear: a drop-in nn.Linear replacement with k-bit quantized weights."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -9,7 +9,8 @@ from torch import nn
 from .. import api
 from .buffers import QuantizedBuffers, apply_keep_dtype, probe_dtype
 
-__all__ = ["Linear", "NotConvertible", "compute_dtype_for"]
+__all__ = ["Linear", "NotConvertible", "compute_dtype_for", "check_compute_dtype", "FollowsDtypeCasts",
+           "why_not_fusable"]
 
 ACT_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -29,6 +30,26 @@ def compute_dtype_for(weight_dtype: torch.dtype, dtype: Optional[torch.dtype]) -
     if dtype not in ACT_DTYPES:
         raise TypeError(f"kbit: the compute dtype must be torch.float16 or torch.bfloat16 (got {dtype})")
     return dtype
+
+
+def check_compute_dtype(x, dtype: torch.dtype, who: str) -> None:
+    """Raise TypeError unless x is a tensor of the layer's compute dtype."""
+    if not isinstance(x, torch.Tensor) or x.dtype != dtype:
+        got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(f"{who}: x must be {dtype}, the layer's compute dtype (got {got}); "
+                        f"cast the input, or the layer with .to(torch.float16 / torch.bfloat16)")
+
+
+class FollowsDtypeCasts:
+    """Mixin for kbit modules with a compute dtype ``self.dtype``: a model-wide cast to float16 / bfloat16
+    (``.to(dtype)``, ``.half()``) sets it; other casts leave it (the quantized buffers are never cast)."""
+
+    def _apply(self, fn, recurse=True):
+        super()._apply(fn, recurse)
+        target = probe_dtype(fn, self.dtype)
+        if target in ACT_DTYPES:
+            self.dtype = target
+        return self
 
 
 class Linear(nn.Module):
@@ -102,10 +123,7 @@ class Linear(nn.Module):
         return self.weight.k
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor) or x.dtype != self.dtype:
-            got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
-            raise TypeError(f"kbit.Linear: x must be {self.dtype}, the layer's compute dtype (got {got}); "
-                            f"cast the input, or the layer with .to(torch.float16 / torch.bfloat16)")
+        check_compute_dtype(x, self.dtype, "kbit.Linear")
         # The buffers straight from their dicts (no QuantizedWeight built per call; Module
         # attribute lookups are the slow part of a small layer's host time).
         qb = self._modules["weight"]
@@ -140,3 +158,40 @@ class Linear(nn.Module):
             else:  # e.g. to/from the meta device
                 self._parameters["bias"] = nn.Parameter(b, requires_grad=self.bias.requires_grad)
         return self
+
+
+# What layers fused into one (kbit.fuse_projections, kbit.nn.GatedMLP) must share: name -> the layer's value
+_SHARED = {
+    "in_features": lambda m: m.in_features,
+    "k": lambda m: m.k,
+    "compute dtype": lambda m: m.dtype,
+    "device": lambda m: m.weight.device,
+    "bias": lambda m: m.bias is not None,
+    "quantized weight dtype": lambda m: m.weight.weight_dtype,
+}
+
+
+def why_not_fusable(named: Sequence[Tuple[str, nn.Module]], same: Sequence[str] = tuple(_SHARED) + ("codebook",),
+                    first: Optional[Tuple[str, nn.Module]] = None) -> Optional[str]:
+    """Why the layers ``named`` ((name, module) pairs) cannot be fused into one, or None: one that is not exactly a
+    kbit.Linear (a subclass's own forward would be lost), has forward hooks or a forward of its own set on the
+    instance; one that differs from ``first`` (default: the first layer) in a property of ``same`` (``_SHARED``'s
+    names and "codebook")."""
+    for n, m in named:
+        if type(m) is not Linear:
+            return f"{n} is {type(m).__module__}.{type(m).__qualname__}, not kbit.Linear"
+        if m._forward_hooks or m._forward_pre_hooks or "forward" in m.__dict__:
+            return f"{n} has forward hooks" if "forward" not in m.__dict__ else f"{n} has its own forward"
+    n0, m0 = first or named[0]
+    for n, m in named:
+        if m is m0:
+            continue
+        for what in same:
+            if what == "codebook":
+                a, b = m0.weight.codebook, m.weight.codebook
+                comparable = a.device.type != "meta" and b.device.type != "meta"
+                if a.shape != b.shape or (comparable and not torch.equal(a, b)):
+                    return f"{n0} and {n} have different codebooks"
+            elif _SHARED[what](m0) != _SHARED[what](m):
+                return f"{n0} and {n} differ in {what} ({_SHARED[what](m0)} / {_SHARED[what](m)})"
+    return None

@@ -914,7 +914,8 @@ at::Tensor grouped_gemm_silu_and_mul_cuda(const at::Tensor& x, const at::Tensor&
 // reading the interleaved columns. The same bits either way.
 at::Tensor gemm_silu_and_mul_cuda(const at::Tensor& x_in, const at::Tensor& packed_t, const at::Tensor& absmax_t,
                                   const at::Tensor& row_scale, const at::Tensor& codebook, int64_t k) {
-  const WeightGeometry g = check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false, "gemm_silu_and_mul");
+  const WeightGeometry g =
+      check_gemm_args(x_in, packed_t, absmax_t, row_scale, codebook, k, false, "gemm_silu_and_mul");
   check_gated_rows(g.rows, "gemm_silu_and_mul");
   const c10::cuda::CUDAGuard guard(x_in.device());
   const int64_t M = x_in.size(0);

@@ -22,8 +22,8 @@ namespace cuda {
 // n = 8 tiles), the shuffle decode M = 1..4 (one accumulator pair per token and lane).
 constexpr int kGemvMaxTokens = 16;
 constexpr int kGemvShuffleMaxTokens = 4;
-// The kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu; dense: scalar_gemv_launch.cuh
-// gemv_plan_fuses_silu).
+// The grouped kernels of up to this many token slots have the gated epilogue (TcGemmArgs::gated_silu; the dense ones:
+// below, and scalar_gemv_launch.cuh gemv_plan_fuses_silu).
 constexpr int kGemvGatedMaxTokens = 2;
 // Dense (gemm_silu_and_mul, session 65): one token slot. At two, the gated x-resident kernel spilled 16 bytes at k = 4
 // and ran Llama-3 8B gate/up at M = 2 4% slower than the GEMM then silu_and_mul (26.2 against 25.2 us), and the

@@ -658,8 +658,8 @@ bool gemv_takes_slots(const TcGemmArgs& args) {
 }
 
 // Whether a launch of kTokens slots under `plan` runs the gated epilogue (TcGemmArgs::gated_silu): grouped,
-// scalar_gemv_kernel of at most kGemvGatedMaxTokens slots; dense, of one slot (kGemvDenseGatedMaxTokens) in its x-staged
-// single layout or x resident (the cluster split's kernel and the staged layouts' tuning aids write [M, N]).
+// scalar_gemv_kernel of at most kGemvGatedMaxTokens slots; dense, of one slot (kGemvDenseGatedMaxTokens) in its
+// x-staged single layout or x resident (the cluster split's kernel and the staged layouts' tuning aids write [M, N]).
 inline bool gemv_plan_fuses_silu(bool grouped, int token_slots, const GemvLaunchPlan& plan) {
   return token_slots <= (grouped ? kGemvGatedMaxTokens : kGemvDenseGatedMaxTokens) && plan.split_cluster == 0 &&
          plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma;
@@ -779,6 +779,8 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
         resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), 32 * plan.warps, plan.launch_smem_bytes,
                              static_cast<int>(prop.sharedMemPerBlockOptin));
         launch_kernel(kernel, grid, block, plan.launch_smem_bytes, stream, dependent, a);
+      } else {
+        TORCH_CHECK(false, "kbit: the dense gated GEMV is mma decode only");
       }
     } else if (plan.x_resident) {
       if constexpr (kDecode == GemvDecode::kMma)
