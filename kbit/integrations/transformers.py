@@ -38,7 +38,7 @@ from typing import List, Optional
 import torch
 from torch import nn
 
-from ..nn.convert import _CONVERTERS, register_converter
+from ..nn.convert import _CONVERTERS, VERIFY_SCALES, VERIFY_TOKENS, register_converter, relative_error
 from ..nn.experts import Experts, gate_up_in_order
 from ..nn.linear import NotConvertible
 from ..quantized import QuantizedWeight
@@ -58,8 +58,6 @@ KNOWN_EXPERT_CLASSES = (
 )
 _MODULE_PREFIXES = ("transformers.", "transformers_modules.")
 VERIFY_RTOL = 2e-2
-_VERIFY_TOKENS = 8
-_VERIFY_SCALES = (0.75, 3.0, 12.0)
 
 # transformers' use_experts_implementation flags: (attribute, value kbit cannot compute, why)
 _UNSUPPORTED_FLAGS = (
@@ -137,11 +135,6 @@ def _expert_slice(qw: QuantizedWeight, idx: torch.Tensor) -> QuantizedWeight:
                            (idx.numel(),) + tuple(qw.shape[1:]), qw.dtype, "tiled")
 
 
-def _rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
-    ref = ref.double()
-    return ((got.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
-
-
 def _verify(module: nn.Module, new: HFExperts) -> None:
     """Run ``module``'s own forward on (up to) three of its experts with kbit's dequantized weights
     and the converted module on the same tokens; raise NotConvertible if they differ."""
@@ -157,8 +150,8 @@ def _verify(module: nn.Module, new: HFExperts) -> None:
     gen = torch.Generator().manual_seed(0)
     # tokens in groups whose gate/up pre-activations have std 0.75 (where SiLU and GELU differ
     # most), 3 and 12 (clamps); each group is checked on its own
-    T = _VERIFY_TOKENS * len(_VERIFY_SCALES)
-    scales = torch.tensor(_VERIFY_SCALES).repeat_interleave(_VERIFY_TOKENS)[:, None]
+    T = VERIFY_TOKENS * len(VERIFY_SCALES)
+    scales = torch.tensor(VERIFY_SCALES).repeat_interleave(VERIFY_TOKENS)[:, None]
     row_norm = gu.float().norm(dim=-1).mean().clamp_min(1e-12).item()
     x = torch.randn(T, H, generator=gen) * scales / row_norm
     local = torch.rand(T, n, generator=gen).argsort(dim=-1)[:, :top_k]   # distinct experts per token
@@ -180,7 +173,7 @@ def _verify(module: nn.Module, new: HFExperts) -> None:
     if not isinstance(ref, torch.Tensor) or ref.shape != got.shape:
         raise NotConvertible(f"{name}: its forward returns {getattr(ref, 'shape', type(ref).__name__)}, "
                              f"kbit.Experts returns {tuple(got.shape)}")
-    err = max(_rel_err(g, r) for g, r in zip(got.split(_VERIFY_TOKENS), ref.split(_VERIFY_TOKENS)))
+    err = max(relative_error(g, r) for g, r in zip(got.split(VERIFY_TOKENS), ref.split(VERIFY_TOKENS)))
     if not err <= VERIFY_RTOL:
         raise NotConvertible(f"{name}: its forward computes something else than kbit.Experts (relative "
                              f"difference {err:.3g} on the same dequantized weights, tolerance "

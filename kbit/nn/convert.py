@@ -33,6 +33,18 @@ def register_converter(cls: type, fn: Optional[Callable[..., nn.Module]]) -> Non
 
 register_converter(nn.Linear, Linear.from_linear)
 
+# Checks that run a module's own forward against its kbit replacement (kbit.integrations.transformers' experts,
+# kbit.nn.GatedMLP): tokens in groups whose pre-activations have std 0.75 (where SiLU and GELU differ most), 3 and 12
+# (clamps), each group compared on its own by relative_error.
+VERIFY_TOKENS = 8
+VERIFY_SCALES = (0.75, 3.0, 12.0)
+
+
+def relative_error(got: torch.Tensor, ref: torch.Tensor) -> float:
+    """||got - ref|| / ||ref|| in float64 (a zero ref: against 1e-30)."""
+    ref = ref.double()
+    return ((got.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
 
 def _nbytes(m: nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in list(m.parameters()) + list(m.buffers()))

@@ -29,6 +29,7 @@ from torch import nn
 
 from .. import api
 from ..quantized import QuantizedWeight
+from .convert import VERIFY_SCALES, VERIFY_TOKENS, relative_error
 from .experts import GateUpBuffers
 from .linear import ACT_DTYPES, FollowsDtypeCasts, Linear, NotConvertible, check_compute_dtype, why_not_fusable
 
@@ -37,8 +38,6 @@ __all__ = ["GatedMLP", "SiluGateUp", "gated_mlp_from", "VERIFY_RTOL"]
 # The forward check's tolerance by compute dtype: both sides run the same quantized members, so what differs is the
 # model's two roundings of silu(gate) * up against one (measured ~5e-4 in fp16, ~3e-3 in bf16); GELU for SiLU ~0.1.
 VERIFY_RTOL = {torch.float16: 5e-3, torch.bfloat16: 1.5e-2}
-_VERIFY_TOKENS = 8
-_VERIFY_SCALES = (0.75, 3.0, 12.0)  # the pre-activations' std: where SiLU and GELU differ most, and clamps
 _VERIFY_ROWS = 32  # the probe's intermediate size (one block)
 
 
@@ -141,11 +140,6 @@ def _why_not_members(gate, up, down) -> Optional[str]:
     return None
 
 
-def _rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
-    ref = ref.double()
-    return ((got.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
-
-
 def _probe_members(gate: Linear, down: Linear, gen: torch.Generator) -> Tuple[Linear, Linear, Linear]:
     """Small random gate, up and down layers (intermediate size one block) like the module's: the same k, codebook,
     compute dtype and device, gate / up rows of std 1 / sqrt(H) (a pre-activation of std |x|)."""
@@ -169,11 +163,11 @@ def _verify(module: nn.Module, gate: Linear, down: Linear) -> Optional[str]:
     probe._modules = dict(module._modules)
     probe._modules.update(gate_proj=g, up_proj=u, down_proj=d)
     mine = GatedMLP.from_members(g, u, d)
-    name, H, n = type(module).__name__, gate.in_features, _VERIFY_TOKENS
-    scales = torch.tensor(_VERIFY_SCALES).repeat_interleave(n)[:, None]
-    x = (torch.randn(len(_VERIFY_SCALES) * n, H, generator=gen) * scales).to(gate.weight.device, gate.dtype)
+    name, H, n = type(module).__name__, gate.in_features, VERIFY_TOKENS
+    scales = torch.tensor(VERIFY_SCALES).repeat_interleave(n)[:, None]
+    x = (torch.randn(len(VERIFY_SCALES) * n, H, generator=gen) * scales).to(gate.weight.device, gate.dtype)
     tol = VERIFY_RTOL[gate.dtype]
-    for xs in (x, x.view(len(_VERIFY_SCALES), n, H), x[n:n + 1].view(1, 1, H)):
+    for xs in (x, x.view(len(VERIFY_SCALES), n, H), x[n:n + 1].view(1, 1, H)):
         try:
             with torch.no_grad():
                 ref = type(module).forward(probe, xs)  # (no hooks or instance forward: checked before)
@@ -183,9 +177,9 @@ def _verify(module: nn.Module, gate: Linear, down: Linear) -> Optional[str]:
         if not isinstance(ref, torch.Tensor) or ref.shape != got.shape:
             return (f"{name}: its forward returns {getattr(ref, 'shape', type(ref).__name__)} for x of shape "
                     f"{tuple(xs.shape)}, GatedMLP {tuple(got.shape)}")
-        # each scale's tokens on their own
-        err = max(_rel_err(a, b) for a, b in zip(got.reshape(-1, n if xs.numel() > H else 1, got.shape[-1]),
-                                                  ref.reshape(-1, n if xs.numel() > H else 1, ref.shape[-1])))
+        group = n if xs.numel() > H else 1  # (each scale's tokens on their own)
+        err = max(relative_error(a, b) for a, b in zip(got.reshape(-1, group, got.shape[-1]),
+                                                       ref.reshape(-1, group, ref.shape[-1])))
         if not err <= tol:
             return (f"{name}: its forward computes something else than down(silu(gate(x)) * up(x)) (relative "
                     f"difference {err:.3g} on the same weights for x of shape {tuple(xs.shape)}, tolerance {tol}): "
@@ -217,4 +211,4 @@ def gated_mlp_from(module: nn.Module, source: Optional[str] = None) -> GatedMLP:
     why = _why_not_members(gate, up, down) or _verify(module, gate, down)
     if why:
         raise NotConvertible(why)
-    return GatedMLP.from_members(gate, up, down, type(module).__name__ if source is None else source)
+    return GatedMLP.from_members(gate, up, down, name if source is None else source)

@@ -180,8 +180,10 @@ def why_not_fusable(named: Sequence[Tuple[str, nn.Module]], same: Sequence[str] 
     for n, m in named:
         if type(m) is not Linear:
             return f"{n} is {type(m).__module__}.{type(m).__qualname__}, not kbit.Linear"
-        if m._forward_hooks or m._forward_pre_hooks or "forward" in m.__dict__:
-            return f"{n} has forward hooks" if "forward" not in m.__dict__ else f"{n} has its own forward"
+        if m._forward_hooks or m._forward_pre_hooks:
+            return f"{n} has forward hooks"
+        if "forward" in m.__dict__:
+            return f"{n} has its own forward"
     n0, m0 = first or named[0]
     for n, m in named:
         if m is m0:
