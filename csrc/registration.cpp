@@ -335,6 +335,10 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; grouped, the halving "
         "while the units fill the slots, and at one token slot 1 or 2 by the critical path; else 1 to 8, at most "
         "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
+  m.def("_set_gemv_decode_path_rule", &kbit::cuda::set_gemv_decode_path_rule, pybind11::arg("rule"),
+        "Tuning aid: how the dense decode GEMV at 1-4 rows picks x resident and its warps per unit: 1 (default) by the "
+        "critical path over the warps per unit (2, 4 and 8 at k = 4; 2 and the base elsewhere) and x staged (session "
+        "66), 0 session 37's rule; returns the previous value");
   m.def("_set_gemv_grouped_chunk_rows", &kbit::cuda::set_gemv_grouped_chunk_rows, pybind11::arg("rows"),
         "Tuning aid: the rows per chunk (unit) of grouped GEMV launches (0, the default: the mean rows per expert "
         "rounded up; else 1 to 16, the shuffle decode at most 4); returns the previous value");

@@ -575,8 +575,11 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
     plan = kbit._C._gemv_launch_plan(M, N, K, k)
     if M >= 5:
         assert not plan["x_resident"] or plan["warps_per_unit"] == min(8 if K // 256 >= 16 else 4, K // 256)
-    elif _is_h100():
-        assert plan["x_resident"] and plan["warps_per_unit"] == min(8, max(4, (K // 256) // 4), K // 256)
+    else:  # session 66's rule (on the H100 / H200 x resident at session 37's warps per unit, as before)
+        assert (plan["x_resident"], plan["warps_per_unit"] if plan["x_resident"] else None) == \
+            _decode_plan_by_path(M, N, K, k), plan
+        if _is_h100():
+            assert plan["x_resident"] and plan["warps_per_unit"] == min(8, max(4, (K // 256) // 4), K // 256)
     y = check_call(fn, x, W_hat, dtype)
     assert_bitwise_equal(fn(x), y)
     if plan["x_resident"] and K == 1024:
@@ -589,6 +592,122 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
             kbit._C._set_gemv_x_resident(prev)
     if M in (3, 8):
         check_graph_replay(fn, [x.clone()], [acts(M, K, dtype, "gemv-decode-xres-b")])
+
+
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
+def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
+    # the x-resident forms session 66's rule takes, forced (x resident, 2 / 4 / 8 warps per unit) on K of 14 and 20
+    # groups (each warp of a unit 7, 4 or 2 groups; 5, 3 or 3 with idle warps), N = 600 (38 tiles, the last one of 8
+    # rows), 1, 2 and 4 rows, against the reference; and the rule's own plan on Llama-3 8B's fused gate/up (x resident
+    # at 8 warps per unit at one row on the H100 / H200)
+    for K in (3584, 5120):
+        qw, W_hat = weight(k, 600, K, dtype)
+        fn = _mma_gemv(qw, k)
+        for w in (2, 4, 8):
+            restore = _aids(gemv_x_resident=2, gemv_unit_warps=w)
+            try:
+                for M in (1, 2, 4):
+                    p = kbit._C._gemv_launch_plan(M, 600, K, k)
+                    assert p["x_resident"] and p["warps_per_unit"] == w, p
+                    check_call(fn, acts(M, K, dtype, f"by-path-{w}"), W_hat, dtype)
+            finally:
+                restore()
+    if k == 4:
+        qw, W_hat = big_weight(4, 28672, 4096, dtype)
+        for M in (1, 4):
+            p = kbit._C._gemv_launch_plan(M, 28672, 4096, 4)
+            assert not _is_h100() or (p["x_resident"] and p["warps_per_unit"] == 8), p
+            y = check_call(lambda xx: kbit.gemm(xx, qw), acts(M, 4096, dtype, "by-path-8b"), W_hat, dtype)
+            assert_bitwise_equal(kbit.gemm(acts(M, 4096, dtype, "by-path-8b"), qw), y)
+
+
+def _aids(**values):
+    """Set kbit._C._set_<name> for each name (value) and return a function that restores the previous values."""
+    previous = {name: getattr(kbit._C, f"_set_{name}")(value) for name, value in values.items()}
+    return lambda: [getattr(kbit._C, f"_set_{name}")(value) for name, value in previous.items()]
+
+
+def _decode_plan_by_path(M, N, K, k=4):
+    """Session 66's dense decode rule at 1-4 rows, recomputed from plans the aids force: (x resident, warps per unit)
+    where session 37's rule considers x resident (its staged rounds; one row only at k = 4), else (False, None). A
+    candidate's critical path in items: the rounds of the 16-row tiles over the GPU's unit slots (CTAs per SM without
+    the spread's padding x slots x SMs) times a warp's share of K's 256-column groups. x resident at the base's warps
+    per unit (4, or 8 where K has 32 or more groups) or, only where at least 10% shorter than the base's, the shortest
+    of 2, 4 and 8 at k = 4, 2 at other k (a later one only where strictly shorter); against x staged: at 2-4 rows by
+    the warps per SM, at one row where the path is at least 10% shorter."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    tiles, groups = (N + 15) // 16, (K + 255) // 256
+
+    def forced(**values):
+        restore = _aids(gemv_split_cluster=0, gemv_spread=False, **values)
+        try:
+            return kbit._C._gemv_launch_plan(M, N, K, k)
+        finally:
+            restore()
+
+    def path(p):
+        w = p["warps_per_unit"]
+        unit_slots = p["warps"] // w * p["ctas_per_sm"] * sms
+        return -(-tiles // unit_slots) * -(-groups // w)
+
+    staged = forced(gemv_x_resident=0)
+    staged_ctas = staged["ctas_per_sm"] * sms
+    reuse_pays = tiles >= 2 * staged_ctas or (groups >= 16 and 2 * tiles >= 3 * staged_ctas)
+    if not ((M >= 2 and reuse_pays) or (M == 1 and k == 4 and tiles >= 3 * staged_ctas)):  # (as session 37's rule)
+        return False, None
+    base_w = min(8 if min(8, max(4, groups // 4)) >= 8 else 4, groups)
+    base = forced(gemv_x_resident=2, gemv_unit_warps=base_w)
+    assert base["x_resident"] and base["warps_per_unit"] == base_w, base
+    best = base
+    for w in (2, 4, 8) if k == 4 else (2,):
+        if w != base_w and w <= groups:
+            c = forced(gemv_x_resident=2, gemv_unit_warps=w)
+            if c["x_resident"] and path(c) < path(best):
+                best = c
+    if 10 * path(best) > 9 * path(base):
+        best = base
+    if M >= 2:
+        reside = tiles > staged_ctas and best["warps"] * best["ctas_per_sm"] >= staged["warps"] * staged["ctas_per_sm"]
+    else:
+        reside = 10 * path(best) <= 9 * path(staged)
+    return reside, best["warps_per_unit"] if reside else None
+
+
+def test_gemv_decode_plan_by_path():
+    # session 66's rule at 1-4 rows, k = 4, against its recomputation from forced plans, on shapes where it differs from
+    # session 37's: K of 14 and 20 groups (Qwen2.5-7B, Qwen3-14B / 32B), Llama-3 8B's fused gate/up (3.4 rounds of the
+    # 4-warp units), 57344 x 4096 (paths tie: x staged at one row), 7168 x 5120 (x staged: too few tiles); and with the
+    # aid at 0, session 37's
+    plan = kbit._C._gemv_launch_plan
+    sizes = ((37888, 3584), (152064, 3584), (28672, 4096), (57344, 4096), (34816, 5120), (151936, 5120), (7168, 5120))
+    for N, K in sizes:
+        for M in (1, 2, 3, 4):
+            p = plan(M, N, K, 4)
+            reside, warps = _decode_plan_by_path(M, N, K)
+            assert p["x_resident"] == reside and (not reside or p["warps_per_unit"] == warps), (N, K, M, p, warps)
+    for k in (2, 3, 5):
+        for N, K in ((152064, 3584), (151936, 5120), (37888, 3584)):
+            for M in (1, 2, 4):
+                p = plan(M, N, K, k)
+                reside, warps = _decode_plan_by_path(M, N, K, k)
+                assert p["x_resident"] == reside and (not reside or p["warps_per_unit"] == warps), (k, N, K, M, p)
+                assert M >= 2 or not p["x_resident"], (k, N, K, M, p)  # (one row: x resident at k = 4 only)
+    if _is_h100():  # (sm_90, 132 SMs: the GPUs runs 1-3 measured)
+        want = {(1, 152064, 3584): (True, 2), (4, 152064, 3584): (True, 2), (1, 28672, 4096): (True, 8),
+                (1, 57344, 4096): (False, None), (1, 34816, 5120): (False, None), (4, 34816, 5120): (True, 4),
+                (4, 151936, 5120): (True, 4)}
+        for (M, N, K), (reside, warps) in want.items():
+            p = plan(M, N, K, 4)
+            assert (p["x_resident"], p["warps_per_unit"] if reside else None) == (reside, warps), (M, N, K, p)
+            restore = _aids(gemv_decode_path_rule=0)
+            try:
+                old = plan(M, N, K, 4)
+            finally:
+                restore()
+            # session 37's: x resident at one row at 4 warps per unit from three staged rounds (not on K = 5120, whose
+            # 5-warp units fit fewer warps per SM), x staged at 2-4 rows on K = 5120
+            assert old["x_resident"] == (K != 5120) and (not old["x_resident"] or old["warps_per_unit"] == 4), old
 
 
 def test_gemv_decode_x_resident_plan():
@@ -615,9 +734,20 @@ def test_gemv_decode_x_resident_plan():
                 assert not staged["x_resident"]
                 tiles, staged_ctas, groups = (N + 15) // 16, staged["ctas_per_sm"] * sms, (K + 255) // 256
                 reuse_pays = tiles >= 2 * staged_ctas or (groups >= 16 and 2 * tiles >= 3 * staged_ctas)
-                if not ((M >= 2 and reuse_pays) or (M == 1 and k == 4 and tiles >= 3 * staged_ctas)):
+                considered = (M >= 2 and reuse_pays) or (M == 1 and k == 4 and tiles >= 3 * staged_ctas)
+                if not considered:
                     assert not p["x_resident"], (k, N, K, M, p, staged)
-                elif _is_h100():  # (elsewhere only where x resident fits at least as many warps per SM)
+                else:  # session 66's rule; then session 37's
+                    reside, warps = _decode_plan_by_path(M, N, K, k)
+                    assert p["x_resident"] == reside, (k, N, K, M, p, staged)
+                    assert not reside or p["warps_per_unit"] == warps, (k, N, K, M, p, warps)
+                    restore = _aids(gemv_decode_path_rule=0)
+                    try:
+                        p = plan(M, N, K, k)
+                    finally:
+                        restore()
+                # (session 37's; elsewhere only where x resident fits at least as many warps per SM)
+                if considered and _is_h100():
                     assert p["x_resident"], (k, N, K, M, p, staged)
                 if p["x_resident"]:
                     assert p["warps_per_unit"] == min(8, max(4, groups // 4), groups) and p["split_cluster"] == 0

@@ -42,6 +42,8 @@ int set_gemv_grouped_schedule(int64_t form);
 int set_gemv_max_unit_slots(int64_t slots);
 // The warps per unit of mma-decode GEMV launches (0 = the rule, else 1..8); returns the previous.
 int set_gemv_unit_warps(int64_t warps);
+// gemv_decode_path_rule (scalar_gemv.h): 1 session 66's rule (default), 0 session 37's; returns the previous value.
+int set_gemv_decode_path_rule(int64_t rule);
 // The rows per chunk of grouped GEMV launches (0 = the rule, gemv_grouped_chunk_rows); returns the previous.
 int set_gemv_grouped_chunk_rows(int64_t rows);
 // Whether dense mma-decode GEMV launches keep x resident (0 never, 1 the rule, 2 where it fits;

@@ -513,6 +513,7 @@ std::atomic<bool> gemv_spread_on{true};
 std::atomic<int> gemv_grouped_schedule_form{2};
 std::atomic<int> gemv_unit_slots_most{kGemvMmaMaxWarps};
 std::atomic<int> gemv_unit_warps_forced{0};
+std::atomic<int> gemv_decode_path_rule_set{1};
 std::atomic<int> gemv_chunk_rows_forced{0};
 std::atomic<int> gemv_x_resident_mode{1};
 std::atomic<int> gemv_grouped_x_shared_mode{1};
@@ -576,6 +577,13 @@ int set_gemv_unit_warps(int64_t warps) {
   TORCH_CHECK(warps >= 0 && warps <= kGemvMmaMaxWarps, "kbit._C._set_gemv_unit_warps: warps must be 0 (the rule) to ",
               kGemvMmaMaxWarps, "; got ", warps);
   return gemv_unit_warps_forced.exchange(static_cast<int>(warps));
+}
+
+int gemv_decode_path_rule() { return gemv_decode_path_rule_set.load(std::memory_order_relaxed); }
+int set_gemv_decode_path_rule(int64_t rule) {
+  TORCH_CHECK(rule == 0 || rule == 1, "kbit._C._set_gemv_decode_path_rule: rule must be 1 (the default, session 66's) "
+              "or 0 (session 37's); got ", rule);
+  return gemv_decode_path_rule_set.exchange(static_cast<int>(rule));
 }
 
 int gemv_grouped_chunk_rows_forced() { return gemv_chunk_rows_forced.load(std::memory_order_relaxed); }

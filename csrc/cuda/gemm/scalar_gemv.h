@@ -73,6 +73,11 @@ int gemv_max_unit_slots();
 // critical path; else that many, at most the 256-column groups; grouped, with unit slots making up to kGemvMmaMaxWarps
 // warps).
 int gemv_unit_warps();
+// And how the dense decode rule at 1-4 rows picks x resident and its warps per unit (scalar_gemv_launch.cuh): 1 (the
+// default) by the critical path in items over the warps per unit (2, 4 and 8 at k = 4; 2 and the base elsewhere) and
+// x staged (session 66); 0 session 37's (the warps that give each warp 4 of a unit's groups; one row: x resident at
+// k = 4 from three staged rounds).
+int gemv_decode_path_rule();
 // And the rows per chunk of grouped GEMV launches (0, the default: gemv_grouped_chunk_rows' rule;
 // else that many, at most the decode's most).
 int gemv_grouped_chunk_rows_forced();

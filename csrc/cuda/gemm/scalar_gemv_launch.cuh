@@ -101,6 +101,20 @@ GemvKernel gemv_staged_kernel_of(GemvStagedLayout layout) {
                                            : gemv_slots_kernel<T, K, kTokens, GemvStagedLayout::kSlots>();
 }
 
+// The dense gated kernels (scalar_gemv.cuh kDenseGated): x staged or resident, mma decode, the single layout, up to
+// kGemvDenseGatedMaxTokens token slots.
+template <typename T, int K, int kTokens>
+GemvKernel gemv_dense_gated_kernel(bool x_resident) {
+  if constexpr (kTokens <= kGemvDenseGatedMaxTokens) {
+    constexpr auto kMma = GemvDecode::kMma;
+    constexpr auto kSingle = GemvStagedLayout::kSingle;
+    return x_resident ? scalar_gemv_kernel<T, K, kTokens, false, kMma, true, false, kSingle, false, false, true>
+                      : scalar_gemv_kernel<T, K, kTokens, false, kMma, false, false, kSingle, false, false, true>;
+  }
+  TORCH_CHECK(false, "kbit: the dense gated GEMV takes ", kGemvDenseGatedMaxTokens, " token slot");
+  return nullptr;
+}
+
 // The cluster split of a dense launch (scalar_gemv_split.cuh: M <= 4, mma decode, x staged) of `warps`
 // warps per CTA: its cluster size (0: none), shared memory, CTAs per SM and grid (clusters x size).
 // The rule (session 28): k = 5 only, clusters of 2 where the plain grid takes the tiles in two or more rounds. At
@@ -294,20 +308,62 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // against 28.70 / 30.23; at k = 2 and 3 it lost (8B M = 16 19.76 / 19.35 against 21.92 / 21.93; GLM and gate/up at
   // k = 3 M = 16 +3%): not there.
   // (Other decode calls skip the resident plan's occupancy lookups.)
+  // 1-4 rows, where the rules above consider x resident (session 66; the aid at 0: session 37's rule above). A call's
+  // time follows its critical path in items: a warp's share of a unit's groups x the rounds of units over the GPU's
+  // unit slots (with few rounds the last round's idle slots, and with K's groups not a multiple of the warps per unit
+  // the idle warps, are part of it). So x resident at the warps per unit whose path is shortest, where it is at least
+  // 10% shorter than the base's: the warps above rounded down to 4 or 8 (K of 20-31 groups took 5-7, whose CTAs fit
+  // fewer warps per SM than x staged's, so those ran x staged at 2-4 rows), against 2, 4 and 8 at k = 4, 2 at other k
+  // (there 8 warps lost where the path took them: run 7, k = 2 / 3, 37888 x 3584 at 1-4 rows 9-14% slower). Then at 2-4
+  // rows as above (the warps per SM against x staged's), at one row (k = 4 only) where the path is at least 10% shorter
+  // than x staged's, else x staged. Runs 1-3 (H200, k = 4, us, cold L2; session 37's rule / x staged / x resident at 2
+  // / 4 / 8 warps per unit): one row, Qwen2.5-7B gate/up 37888 x 3584 (14 groups) 27.37 / 25.67 / 24.70 / 27.38 /
+  // 26.22 and lm_head 152064 x 3584 91.78 / 86.63 / 82.55 / 92.53 / 97.71; Llama-3 8B gate/up fused 28672 x 4096 24.24
+  // / 23.06 / 23.40 / 24.24 / 21.86 (1792 tiles: 3.4 rounds at 4 warps, 6.8 at 8); 57344 x 4096 40.33 / 39.22 / 43.37 /
+  // 40.43 / 41.03; 70B gate/up fused 57344 x 8192 76.41 / 74.78 / 82.44 / 75.35 / 76.59; Qwen3-14B gate/up 34816 x
+  // 5120 29.84 / 29.85 / 33.47 / 31.60 / 31.38. Four rows (session 37's / x resident at 2 / 4 / 8): 34816 x 5120 (x
+  // staged in 5-warp CTAs) 37.54 / 34.05 / 31.56 / 32.28; 151936 x 5120 148.65 / 119.15 / 126.50 / 134.94; 152064 x
+  // 3584 94.55 / 84.23 / 98.38 / 102.42; two rows alike. Where paths tie the differences were 1-5% either way (one
+  // row, 151936 x 2048: 51.21 / 51.87 / 48.87 / 51.19 / 58.39): not taken. Run 4 (k = 4, this rule against session
+  // 37's on 26 shapes at 1, 2, 4 rows): 8B gate/up fused 21.71 / 22.28 / 22.53 against 24.03 / 23.52 / 23.89, 70B's
+  // one row 74.17 against 80.04, 152064 x 3584 81.26 / 82.78 / 89.26 against 91.10 / 96.55 / 93.77, 151936 x 5120 at
+  // 4 rows 125.76 against 152.39; the worst cell 10240 x 5120 at 2 rows 12.99 against 12.78; 56 of 78 cells the same
+  // plan. Run 7 (k = 2, 3, 5, 2-4 rows): K = 5120 6-15% faster, 152064 x 3584 1-5%.
+  const bool decode_by_path = decode_reside && gemv_decode_path_rule() == 1 && gemv_unit_warps() == 0;
+  const auto decode_plan_by_path = [&]() -> std::pair<WarpChoice, bool> {
+    const auto path = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
+    const int base_warps = static_cast<int>(std::min<int64_t>(decode_warps >= 8 ? 8 : 4, groups));
+    const WarpChoice base = choose_warps(true, base_warps);
+    WarpChoice best = base;
+    for (int w : {2, 4, 8}) {
+      if (w == base_warps || w > groups || (K != 4 && w != 2)) continue;
+      const WarpChoice c = choose_warps(true, w);
+      if (c.warps_per_sm > 0 && (best.warps_per_sm == 0 || path(c) < path(best))) best = c;
+    }
+    if (base.warps_per_sm > 0 && 10 * path(best) > 9 * path(base)) best = base;
+    if (best.warps_per_sm == 0) return {best, false};
+    if (args.M >= 2) return {best, tiles > staged_ctas && best.warps_per_sm >= staged.warps_per_sm};
+    const int64_t staged_path = (tiles + staged_ctas - 1) / staged_ctas * ((groups + staged.warps - 1) / staged.warps);
+    return {best, 10 * path(best) <= 9 * staged_path};
+  };
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
   if (!grouped && kDecode == GemvDecode::kMma && may_reside) {
     // (its warps and stages are the launch's if taken)
-    const WarpChoice resident =
-        sixteen_slots_eight_warp_ctas ? choose_warps(true, 0, kGemvStages, kGemvMmaMaxWarps)
-                                      : choose_warps(true, decode_reside ? decode_warps : 0);
-    // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
-    // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
-    // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
-    // 12.11 / 12.99 / 18.94 / 24.93; resident, 4, 11.47 / 11.93 / 16.43 / 20.86).
-    x_resident = resident.warps_per_sm > 0 &&
-                 (gemv_x_resident() == 2 ||
-                  (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
+    WarpChoice resident{};
+    if (decode_by_path) {
+      std::tie(resident, x_resident) = decode_plan_by_path();
+    } else {
+      resident = sixteen_slots_eight_warp_ctas ? choose_warps(true, 0, kGemvStages, kGemvMmaMaxWarps)
+                                               : choose_warps(true, decode_reside ? decode_warps : 0);
+      // (reuse is counted in units against staged CTAs: a slotted CTA takes several units at a time)
+      // With token chunks (M > 16) also at fewer warps per SM: staged x copies the chunk's rows again for
+      // every unit (session 16, Qwen3 down, K = 5120, M = 24 / 32 / 48 / 64, us: staged, 8 warps per SM,
+      // 12.11 / 12.99 / 18.94 / 24.93; resident, 4, 11.47 / 11.93 / 16.43 / 20.86).
+      x_resident = resident.warps_per_sm > 0 &&
+                   (gemv_x_resident() == 2 ||
+                    (tiles * chunks > staged_ctas && (resident.warps_per_sm >= staged.warps_per_sm || chunks > 1)));
+    }
     if (x_resident) chosen = resident;
     if (x_resident && eight_slots_four_warps) {
       const WarpChoice four = choose_warps(true, 4, kGemvStages);
@@ -344,9 +400,15 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       }
     }
   const bool wide = layout == GemvStagedLayout::kWide;
+  // (a dense gated call, TcGemmArgs::gated_silu, is planned on the kernel it launches where gemv_plan_fuses_silu will
+  // take it: its occupancy, and the dynamic shared-memory limit resident_ctas_per_sm raises, are that kernel's; the
+  // gated flag is in the remembered plan's key)
+  const bool dense_gated = !grouped && args.gated_silu && kDecode == GemvDecode::kMma &&
+                           kTokens <= kGemvDenseGatedMaxTokens && layout == GemvStagedLayout::kSingle;
   const void* kernel = layout != GemvStagedLayout::kSingle
                            ? reinterpret_cast<const void*>(gemv_staged_kernel_of<T, K, kTokens>(layout))
-                           : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
+                       : dense_gated ? reinterpret_cast<const void*>(gemv_dense_gated_kernel<T, K, kTokens>(x_resident))
+                                     : gemv_kernel_of<T, K, kTokens, kDecode>(grouped, x_resident);
   bool x_shared = false;  // grouped: decided below, once the warps per unit and slots are
   const auto smem_of = [&](int w) {
     return gemv_smem_bytes(K, kTokens, w, experts, kDecode, stages, x_resident, args.K, wide, x_shared);
@@ -610,16 +672,16 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
     int64_t rows, out_features, cols, experts, rows_per_unit;  // x [rows, cols] @ W[out_features, cols]^T
     int device;
-    std::array<int, 12> aids;
-    bool grouped, by_slot;  // (by slot: its own kernel's residency, plan_gemv_kernel)
+    std::array<int, 13> aids;
+    bool grouped, by_slot, gated;  // (by slot, dense gated: their own kernels' residency, plan_gemv_kernel)
     auto tied() const {
-      return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped, by_slot);
+      return std::tie(rows, out_features, cols, experts, rows_per_unit, device, aids, grouped, by_slot, gated);
     }
     bool operator==(const Key& o) const { return tied() == o.tied(); }
     uint64_t hash() const {
-      return plan_key_hash({rows, out_features, cols, experts, rows_per_unit, device, grouped, by_slot, aids[0], aids[1],
-                            aids[2], aids[3], aids[4], aids[5], aids[6], aids[7], aids[8], aids[9], aids[10],
-                            aids[11]});
+      return plan_key_hash({rows, out_features, cols, experts, rows_per_unit, device, grouped, by_slot, gated, aids[0],
+                            aids[1], aids[2], aids[3], aids[4], aids[5], aids[6], aids[7], aids[8], aids[9], aids[10],
+                            aids[11], aids[12]});
     }
   };
   const bool grouped = args.expert_offsets != nullptr;
@@ -628,8 +690,9 @@ GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
                static_cast<int>(c10::cuda::current_device()),
                {{gemv_unit_warps(), gemv_resident_stages(), gemv_max_unit_slots(), gemv_x_resident(),
                  gemv_spread() ? 1 : 0, gemv_grouped_schedule(), gemv_min_token_slots(), gemv_split_cluster(),
-                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run()}},
-               grouped, args.slot_x_div > 0};
+                 gemv_staged_layout(), gemv_staged_stages(), gemv_grouped_x_shared(), gemv_shared_x_run(),
+                 gemv_decode_path_rule()}},
+               grouped, args.slot_x_div > 0, !grouped && args.gated_silu};
   };
   static RememberedPlans<Key, GemvLaunchPlan> plans;
   return plans.get(key_now, [&] { return plan_gemv_kernel<T, K, kTokens, kDecode>(args); });
@@ -663,15 +726,6 @@ bool gemv_takes_slots(const TcGemmArgs& args) {
 inline bool gemv_plan_fuses_silu(bool grouped, int token_slots, const GemvLaunchPlan& plan) {
   return token_slots <= (grouped ? kGemvGatedMaxTokens : kGemvDenseGatedMaxTokens) && plan.split_cluster == 0 &&
          plan.staged_layout == GemvStagedLayout::kSingle && plan.decode == GemvDecode::kMma;
-}
-// The dense gated kernels (scalar_gemv.cuh kDenseGated), x staged or resident.
-template <typename T, int K, int kTokens, bool kXResident>
-GemvKernel gemv_dense_gated_kernel() {
-  if constexpr (kTokens <= kGemvDenseGatedMaxTokens)
-    return scalar_gemv_kernel<T, K, kTokens, false, GemvDecode::kMma, kXResident, false, GemvStagedLayout::kSingle,
-                              false, false, true>;
-  TORCH_CHECK(false, "kbit: the dense gated GEMV takes ", kGemvDenseGatedMaxTokens, " token slot");
-  return nullptr;
 }
 
 // Whether the launch of args (gated_silu set) writes silu(gate) * up itself: the remembered plan (the one the launch
@@ -773,12 +827,9 @@ void launch_scalar_gemv(const TcGemmArgs& args, cudaStream_t stream) {
                     stream, dependent, a);
     } else if (args.gated_silu) {  // (the check above: mma decode, one token slot, single layout)
       if constexpr (kDecode == GemvDecode::kMma) {
-        const GemvKernel kernel = plan.x_resident ? gemv_dense_gated_kernel<T, K, kTokens, true>()
-                                                  : gemv_dense_gated_kernel<T, K, kTokens, false>();
-        // (its own dynamic shared-memory limit: planning raised the plain kernel's, plan_gemv_kernel's smem_limit)
-        resident_ctas_per_sm(reinterpret_cast<const void*>(kernel), 32 * plan.warps, plan.launch_smem_bytes,
-                             static_cast<int>(prop.sharedMemPerBlockOptin));
-        launch_kernel(kernel, grid, block, plan.launch_smem_bytes, stream, dependent, a);
+        // (planned on this kernel, which raised its dynamic shared-memory limit: plan_gemv_kernel)
+        launch_kernel(gemv_dense_gated_kernel<T, K, kTokens>(plan.x_resident), grid, block, plan.launch_smem_bytes,
+                      stream, dependent, a);
       } else {
         TORCH_CHECK(false, "kbit: the dense gated GEMV is mma decode only");
       }
