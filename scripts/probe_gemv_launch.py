@@ -42,7 +42,8 @@ def main():
     ap.add_argument("--settings", default="1:0,8:0,1:1")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--k", type=int, default=4)
-    ap.add_argument("--baselines", default="", help="also time these: fp16 (cuBLAS, F.linear), tile, wgmma")
+    ap.add_argument("--baselines", default="",
+                    help="also time these: fp16 (cuBLAS, F.linear), tile, wgmma, gemm (kbit's dispatch)")
     ap.add_argument("--out", default="out")
     args = ap.parse_args()
     dev, info, timer = tuning_setup()
@@ -85,23 +86,27 @@ def main():
                         samples[s].append(timer.measure(
                             [lambda c=c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma") for c in copies],
                             Work(0, 0, f"{name} {M} {s}")).median_us)
+                for setter, default in aids:  # (the baselines under the default settings: gemm's GEMV plan is the rule's)
+                    setter(default)
                 for b in bases:
                     if b == "fp16":
                         fns = [lambda w=w: torch.nn.functional.linear(x, w) for w in w16s]
+                    elif b == "gemm":
+                        fns = [lambda c=c: torch.ops.kbit.gemm(x, *c, args.k) for c in copies]
                     else:
                         op = getattr(torch.ops.kbit, f"{b}_gemm")
                         fns = [lambda c=c, op=op: op(x, *c, args.k) for c in copies]
                     samples[b] = [timer.measure(fns, Work(0, 0, f"{name} {M} {b}")).median_us]
-                for setter, default in aids:
-                    setter(default)
                 plan = kbit._C._gemv_launch_plan(M, N, K, args.k, "mma")  # under the default settings
                 row = {"shape": name, "N": N, "K": K, "M": M, "plan": dict(plan),
+                       "dispatch": kbit._C.gemm_dispatch(M, N, K, args.k, 0, "float16")[0],
                        "plans": {s: dict(p) for s, p in plans.items()},
                        "us": {s: statistics.median(v) for s, v in samples.items()}}
                 rows.append(row)
                 print(f"| {name} | {M} | " + " | ".join(f"{row['us'][s]:.2f}" for s in labels + bases) +
                       f" | grid {plan['grid']} x {plan['warps']} warps, {plan['ctas_per_sm']} per SM, split "
-                      f"{plan['split_cluster']}, layout {plan['staged_layout']} |", flush=True)
+                      f"{plan['split_cluster']}, layout {plan['staged_layout']}; gemm takes {row['dispatch']} |",
+                      flush=True)
     finally:
         for (setter, _), value in zip(aids, before):
             setter(value)
