@@ -333,8 +333,9 @@ PYBIND11_MODULE(_C, m) {
         "default: the rule, 2; else 2 to 4); returns the previous value");
   m.def("_set_gemv_unit_warps", &kbit::cuda::set_gemv_unit_warps, pybind11::arg("warps"),
         "Tuning aid: the warps per unit of mma-decode GEMV launches (0, the default: the rule; grouped, the halving "
-        "while the units fill the slots, and at one token slot 1 or 2 by the critical path; else 1 to 8, at most "
-        "K's 256-column groups; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
+        "while the units fill the slots, and at one token slot 1 or 2 by the critical path; dense decode at 1-4 rows, "
+        "_set_gemv_decode_path_rule's; else 1 to 8, at most K's 256-column groups, and the decode path rule's "
+        "choice then not made; grouped, with unit slots making up to 8 warps per CTA); returns the previous value");
   m.def("_set_gemv_decode_path_rule", &kbit::cuda::set_gemv_decode_path_rule, pybind11::arg("rule"),
         "Tuning aid: how the dense decode GEMV at 1-4 rows picks x resident and its warps per unit: 1 (default) by the "
         "critical path over the warps per unit (2, 4 and 8 at k = 4; 2 and the base elsewhere) and x staged (session "
@@ -346,7 +347,8 @@ PYBIND11_MODULE(_C, m) {
         "Tuning aid: whether dense GEMV launches (mma decode) copy x once per warp and stream only codes: 0 never, "
         "1 (default) the rule (from 8 token slots where the x image fits, at 2-4 rows where the x-staged grid takes "
         "the tiles in two or more rounds or 1.5 where K has 16 or more 256-column groups, and at one row at k = 4 "
-        "from three rounds), 2 at any token slots where it fits; returns the previous mode");
+        "from three rounds where its critical path is at least 10% shorter than x staged's: "
+        "_set_gemv_decode_path_rule), 2 at any token slots where it fits; returns the previous mode");
   m.def("_set_gemv_grouped_x_shared", &kbit::cuda::set_gemv_grouped_x_shared, pybind11::arg("mode"),
         "Tuning aid: whether grouped GEMV launches (mma decode, 4-8 token slots, one warp per unit, 16-row tiles a "
         "multiple of the CTA's unit slots) share x: a CTA's warps take one chunk's tiles a round and its x is copied "

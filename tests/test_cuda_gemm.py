@@ -598,7 +598,7 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
     # the x-resident forms session 66's rule takes, forced (x resident, 2 / 4 / 8 warps per unit) on K of 14 and 20
-    # groups (each warp of a unit 7, 4 or 2 groups; 5, 3 or 3 with idle warps), N = 600 (38 tiles, the last one of 8
+    # groups (each warp of a unit at most 7, 4 or 2 groups; 10, 5 or 3), N = 600 (38 tiles, the last one of 8
     # rows), 1, 2 and 4 rows, against the reference; and the rule's own plan on Llama-3 8B's fused gate/up (x resident
     # at 8 warps per unit at one row on the H100 / H200)
     for K in (3584, 5120):
@@ -618,6 +618,7 @@ def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
         for M in (1, 4):
             p = kbit._C._gemv_launch_plan(M, 28672, 4096, 4)
             assert not _is_h100() or (p["x_resident"] and p["warps_per_unit"] == 8), p
+            assert not _is_h100() or kbit._C.gemm_dispatch(M, 28672, 4096, 4, 0, str(dtype)[6:])[0] == "gemv"
             y = check_call(lambda xx: kbit.gemm(xx, qw), acts(M, 4096, dtype, "by-path-8b"), W_hat, dtype)
             assert_bitwise_equal(kbit.gemm(acts(M, 4096, dtype, "by-path-8b"), qw), y)
 
@@ -678,7 +679,8 @@ def test_gemv_decode_plan_by_path():
     # session 66's rule at 1-4 rows, k = 4, against its recomputation from forced plans, on shapes where it differs from
     # session 37's: K of 14 and 20 groups (Qwen2.5-7B, Qwen3-14B / 32B), Llama-3 8B's fused gate/up (3.4 rounds of the
     # 4-warp units), 57344 x 4096 (paths tie: x staged at one row), 7168 x 5120 (x staged: too few tiles); and with the
-    # aid at 0, session 37's
+    # aid at 0, session 37's (x staged at 4 rows on K = 5120, whose 5-warp units fit fewer warps per SM; at 2 rows x
+    # resident in 5-warp CTAs)
     plan = kbit._C._gemv_launch_plan
     sizes = ((37888, 3584), (152064, 3584), (28672, 4096), (57344, 4096), (34816, 5120), (151936, 5120), (7168, 5120))
     for N, K in sizes:
@@ -706,8 +708,10 @@ def test_gemv_decode_plan_by_path():
             finally:
                 restore()
             # session 37's: x resident at one row at 4 warps per unit from three staged rounds (not on K = 5120, whose
-            # 5-warp units fit fewer warps per SM), x staged at 2-4 rows on K = 5120
+            # 5-warp units fit fewer warps per SM than x staged), x staged at 4 rows on K = 5120
             assert old["x_resident"] == (K != 5120) and (not old["x_resident"] or old["warps_per_unit"] == 4), old
+    with pytest.raises(RuntimeError, match="_set_gemv_decode_path_rule: rule must be 1 .* or 0 .*; got 2"):
+        kbit._C._set_gemv_decode_path_rule(2)
 
 
 def test_gemv_decode_x_resident_plan():

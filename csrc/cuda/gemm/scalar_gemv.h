@@ -70,8 +70,8 @@ int gemv_grouped_schedule();
 int gemv_max_unit_slots();
 // And the warps per unit of mma-decode launches (0, the default: the rule, gemv_mma_warps and the
 // grouped halving, at one token slot then 8 -> 4 where the units fill 2/3 of the slots at 4 (8 groups), or 1 or 2 by the
-// critical path; else that many, at most the 256-column groups; grouped, with unit slots making up to kGemvMmaMaxWarps
-// warps).
+// critical path; dense decode at 1-4 rows, gemv_decode_path_rule's; else that many, at most the 256-column groups, and
+// gemv_decode_path_rule's choice then not made; grouped, with unit slots making up to kGemvMmaMaxWarps warps).
 int gemv_unit_warps();
 // And how the dense decode rule at 1-4 rows picks x resident and its warps per unit (scalar_gemv_launch.cuh): 1 (the
 // default) by the critical path in items over the warps per unit (2, 4 and 8 at k = 4; 2 and the base elsewhere) and
@@ -84,8 +84,9 @@ int gemv_grouped_chunk_rows_forced();
 // And whether dense mma-decode launches keep x resident (scalar_gemv.cuh: each warp copies its
 // groups of x once; the rings carry codes only): 0 never, 1 (the default) the rule, from
 // kGemvXResidentMinTokens token slots where the x image fits, at 2-4 rows where the x-staged grid takes the
-// tiles in two or more rounds, or 1.5 where K has 16 or more groups, and at one row, k = 4, from three rounds
-// (scalar_gemv_launch.cuh), 2 at any token slots where it fits.
+// tiles in two or more rounds, or 1.5 where K has 16 or more groups, and at one row, k = 4, from three rounds where
+// its critical path is at least 10% shorter than x staged's (gemv_decode_path_rule; scalar_gemv_launch.cuh), 2 at any
+// token slots where it fits.
 int gemv_x_resident();
 constexpr int kGemvXResidentMinTokens = 8;
 // And whether grouped mma-decode launches of kGemvSharedXMinTokens .. 8 token slots with one warp per unit share

@@ -312,23 +312,26 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // time follows its critical path in items: a warp's share of a unit's groups x the rounds of units over the GPU's
   // unit slots (with few rounds the last round's idle slots, and with K's groups not a multiple of the warps per unit
   // the idle warps, are part of it). So x resident at the warps per unit whose path is shortest, where it is at least
-  // 10% shorter than the base's: the warps above rounded down to 4 or 8 (K of 20-31 groups took 5-7, whose CTAs fit
-  // fewer warps per SM than x staged's, so those ran x staged at 2-4 rows), against 2, 4 and 8 at k = 4, 2 at other k
-  // (there 8 warps lost where the path took them: run 7, k = 2 / 3, 37888 x 3584 at 1-4 rows 9-14% slower). Then at 2-4
-  // rows as above (the warps per SM against x staged's), at one row (k = 4 only) where the path is at least 10% shorter
-  // than x staged's, else x staged. Runs 1-3 (H200, k = 4, us, cold L2; session 37's rule / x staged / x resident at 2
-  // / 4 / 8 warps per unit): one row, Qwen2.5-7B gate/up 37888 x 3584 (14 groups) 27.37 / 25.67 / 24.70 / 27.38 /
+  // 10% shorter than the base's: the warps above rounded down to 4 or 8 (K of 20-31 groups took 5-7: at 4 rows those
+  // CTAs fit fewer warps per SM than x staged's, so those shapes ran x staged; at 2 rows x resident in 5-warp CTAs),
+  // against 2, 4 and 8 at k = 4, 2 at other k (run 7: at k = 2 and 3 the 8-warp units lost 1-14% where the path took
+  // them; at k = 5 they won 4-10% at 2-4 rows, not taken: left open). Then at 2-4 rows as above (the warps per SM
+  // against x staged's), at one row (k = 4 only) where the path is at least 10% shorter than x staged's, else x
+  // staged. The model has no cost per warp's start: where paths tie, 8 warps a unit on 8 groups (one item a warp) ran
+  // 13-14% slower than 4 (one row, 151936 x 2048 and 65536 x 2048), so a shape whose 8-warp path is 10% shorter on so
+  // few groups may lose (none measured). Runs 1-3 (H200, k = 4, us, cold L2; session 37's rule / x staged / x resident
+  // at 2 / 4 / 8 warps per unit): one row, Qwen2.5-7B gate/up 37888 x 3584 (14 groups) 27.37 / 25.67 / 24.70 / 27.38 /
   // 26.22 and lm_head 152064 x 3584 91.78 / 86.63 / 82.55 / 92.53 / 97.71; Llama-3 8B gate/up fused 28672 x 4096 24.24
   // / 23.06 / 23.40 / 24.24 / 21.86 (1792 tiles: 3.4 rounds at 4 warps, 6.8 at 8); 57344 x 4096 40.33 / 39.22 / 43.37 /
   // 40.43 / 41.03; 70B gate/up fused 57344 x 8192 76.41 / 74.78 / 82.44 / 75.35 / 76.59; Qwen3-14B gate/up 34816 x
   // 5120 29.84 / 29.85 / 33.47 / 31.60 / 31.38. Four rows (session 37's / x resident at 2 / 4 / 8): 34816 x 5120 (x
-  // staged in 5-warp CTAs) 37.54 / 34.05 / 31.56 / 32.28; 151936 x 5120 148.65 / 119.15 / 126.50 / 134.94; 152064 x
-  // 3584 94.55 / 84.23 / 98.38 / 102.42; two rows alike. Where paths tie the differences were 1-5% either way (one
-  // row, 151936 x 2048: 51.21 / 51.87 / 48.87 / 51.19 / 58.39): not taken. Run 4 (k = 4, this rule against session
-  // 37's on 26 shapes at 1, 2, 4 rows): 8B gate/up fused 21.71 / 22.28 / 22.53 against 24.03 / 23.52 / 23.89, 70B's
-  // one row 74.17 against 80.04, 152064 x 3584 81.26 / 82.78 / 89.26 against 91.10 / 96.55 / 93.77, 151936 x 5120 at
-  // 4 rows 125.76 against 152.39; the worst cell 10240 x 5120 at 2 rows 12.99 against 12.78; 56 of 78 cells the same
-  // plan. Run 7 (k = 2, 3, 5, 2-4 rows): K = 5120 6-15% faster, 152064 x 3584 1-5%.
+  // staged, 4-warp CTAs, three an SM) 37.54 / 34.05 / 31.56 / 32.28; 151936 x 5120 148.65 / 119.15 / 126.50 / 134.94;
+  // 152064 x 3584 94.55 / 84.23 / 98.38 / 102.42. Run 4 (k = 4, this rule against session 37's on 26 shapes at 1, 2, 4
+  // rows, in one process; cells of one plan differ by up to 7% between the two passes on the largest weights): 8B
+  // gate/up fused 21.71 / 22.28 / 22.53 against 24.03 / 23.52 / 23.89, 70B's fused gate/up at one row 74.17 against
+  // 80.04 (run 3: 74.78 against 76.41), 152064 x 3584 81.26 / 82.78 / 89.26 against 91.10 / 96.55 / 93.77, 151936 x
+  // 5120 at 4 rows 125.76 against 152.39; the worst cell 10240 x 5120 at 2 rows 12.99 against 12.78; 56 of 78 cells the
+  // same plan. Run 8 (k = 2, 3, 5, 2-4 rows, the rule of then and now): K = 5120 5-15% faster, 152064 x 3584 1-7%.
   const bool decode_by_path = decode_reside && gemv_decode_path_rule() == 1 && gemv_unit_warps() == 0;
   const auto decode_plan_by_path = [&]() -> std::pair<WarpChoice, bool> {
     const auto path = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
@@ -343,7 +346,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     if (base.warps_per_sm > 0 && 10 * path(best) > 9 * path(base)) best = base;
     if (best.warps_per_sm == 0) return {best, false};
     if (args.M >= 2) return {best, tiles > staged_ctas && best.warps_per_sm >= staged.warps_per_sm};
-    const int64_t staged_path = (tiles + staged_ctas - 1) / staged_ctas * ((groups + staged.warps - 1) / staged.warps);
+    const int64_t staged_slots = std::max<int64_t>(1, staged_ctas);  // (0 only where x staged fits no CTA)
+    const int64_t staged_items = (groups + staged.warps - 1) / staged.warps;
+    const int64_t staged_path = (tiles + staged_slots - 1) / staged_slots * staged_items;
     return {best, 10 * path(best) <= 9 * staged_path};
   };
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
@@ -400,9 +405,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
       }
     }
   const bool wide = layout == GemvStagedLayout::kWide;
-  // (a dense gated call, TcGemmArgs::gated_silu, is planned on the kernel it launches where gemv_plan_fuses_silu will
-  // take it: its occupancy, and the dynamic shared-memory limit resident_ctas_per_sm raises, are that kernel's; the
-  // gated flag is in the remembered plan's key)
+  // (a dense gated call, TcGemmArgs::gated_silu, where gemv_plan_fuses_silu will take the plan: the grid's CTAs per
+  // SM and the dynamic shared-memory limit resident_ctas_per_sm raises are those of the kernel it launches; the
+  // choices above asked the plain kernels, of the same launch bounds and shared memory. The gated flag is in the
+  // remembered plan's key.)
   const bool dense_gated = !grouped && args.gated_silu && kDecode == GemvDecode::kMma &&
                            kTokens <= kGemvDenseGatedMaxTokens && layout == GemvStagedLayout::kSingle;
   const void* kernel = layout != GemvStagedLayout::kSingle
@@ -664,9 +670,9 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
 }
 
 // plan_gemv_kernel, remembered (remembered_plans.h): a plan depends only on the device, the call's shape (M, N, K,
-// experts, rows per unit) and the tuning aids, all in the key, so a repeated call costs one lookup instead of its
-// plan's occupancy queries (up to ~40 cached lookups behind a mutex for dense calls of 8+ rows). One table per kernel
-// instantiation.
+// experts, rows per unit), the tuning aids and its kernel's kind (grouped, by slot, dense gated), all in the key, so
+// a repeated call costs one lookup instead of its plan's occupancy queries (up to ~40 cached lookups behind a mutex
+// for dense calls of 8+ rows). One table per kernel instantiation.
 template <typename T, int K, int kTokens, GemvDecode kDecode>
 GemvLaunchPlan remembered_gemv_plan(const TcGemmArgs& args) {
   struct Key {
