@@ -1,8 +1,8 @@
 """The dense GEMV's launch settings A/B (GPU machine): token slots and the grid's spread.
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
 8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
-setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:LAYOUT[:LSTAGES[:DPATH]]]]]]]]] (the slot floor, kbit._C._set_gemv_min_token_slots, the
-shared-memory padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, x
+setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:LAYOUT[:LSTAGES[:DPATH]]]]]]]]]
+(the slot floor, kbit._C._set_gemv_min_token_slots, the shared-memory padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, x
 resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
 stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most unit slots per
 CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the warps per
@@ -86,7 +86,7 @@ def main():
                         samples[s].append(timer.measure(
                             [lambda c=c: torch.ops.kbit.gemv_gemm(x, *c, args.k, "mma") for c in copies],
                             Work(0, 0, f"{name} {M} {s}")).median_us)
-                for setter, default in aids:  # (the baselines under the default settings: gemm's GEMV plan is the rule's)
+                for setter, default in aids:  # (the baselines under the default settings: gemm's GEMV plan, the rule's)
                     setter(default)
                 for b in bases:
                     if b == "fp16":
