@@ -2,8 +2,8 @@
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
 8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
 setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:LAYOUT[:LSTAGES[:DPATH]]]]]]]]]
-(the slot floor, kbit._C._set_gemv_min_token_slots, the shared-memory padding that spreads a small grid over the SMs, kbit._C._set_gemv_spread, 1 = on, x
-resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
+(the slot floor, kbit._C._set_gemv_min_token_slots, the shared-memory padding that spreads a small grid over the
+SMs, kbit._C._set_gemv_spread, 1 = on, x resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
 stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most unit slots per
 CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the warps per
 unit, kbit._C._set_gemv_unit_warps: 0 the rule (default), else that many, and the cluster split,
