@@ -1,19 +1,18 @@
 """The dense GEMV's launch settings A/B (GPU machine): token slots and the grid's spread.
 Session 13's first A/B timed M = 8 (8 token slots) below M = 1 and 4 on several Qwen3 shapes; the
-8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each
-setting SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:LAYOUT[:LSTAGES[:DPATH]]]]]]]]]
-(the slot floor, kbit._C._set_gemv_min_token_slots, the shared-memory padding that spreads a small grid over the
-SMs, kbit._C._set_gemv_spread, 1 = on, x resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2 where it fits, and its ring
-stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most unit slots per
-CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the warps per
-unit, kbit._C._set_gemv_unit_warps: 0 the rule (default), else that many, and the cluster split,
+8-slot kernel's bigger CTAs fit fewer per SM. This times gemv_gemm(..., 'mma') at each M under each setting
+SLOTS:SPREAD[:XRES[:STAGES[:USLOTS[:UWARPS[:SPLIT[:PDL[:LAYOUT[:LSTAGES[:DPATH]]]]]]]]] (the slot floor,
+kbit._C._set_gemv_min_token_slots, the shared-memory padding that spreads a small grid over the SMs,
+kbit._C._set_gemv_spread, 1 = on, x resident, kbit._C._set_gemv_x_resident: 0 never, 1 the rule (default), 2
+where it fits, and its ring stages, kbit._C._set_gemv_resident_stages: 0 the rule (default), 2-4, and the most
+unit slots per CTA, kbit._C._set_gemv_max_unit_slots: 8 the rule (default), 1 one unit at a time, and the
+warps per unit, kbit._C._set_gemv_unit_warps: 0 the rule (default), else that many, and the cluster split,
 kbit._C._set_gemv_split_cluster: -1 the rule (default), 0 never, 2 / 4 / 8 that size, and programmatic
 dependent launch, kbit._C.set_dependent_launch: 1 on (default), 0 off, and the wide pair table,
 kbit._C._set_gemv_staged_layout: -1 the rule (default), 0 one unit per CTA, 1 unit slots, 2 unit slots with
 the wide pair table, and the unit slots' ring stages, kbit._C._set_gemv_staged_stages: 0 the rule (default),
 2-4, and the decode rule at 1-4 rows, kbit._C._set_gemv_decode_path_rule: 1 session 66's (default), 0 session
-37's), alternating the
-settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
+37's), alternating the settings `--reps` times and keeping the median of each (cold L2, CUDA-graph medians,
 benchmarks/harness.py). Writes <out>/gemv-launch.json and prints a table.
 
     python3 scripts/probe_gemv_launch.py --shapes KV,Q,gateup --ms 1,4 --settings 1:0,8:0,1:1 --out DIR
