@@ -17,7 +17,9 @@ the wgmma kernel's cluster split-K, x by tensor copies (`... cuda wgmma-splits`:
 wgmma-persistent`: four launches of its persistent CTAs, for racecheck; `... cuda wgmma-stream`: its stream-K
 schedule); the
 grouped GEMV's per-CTA schedules, the scans with their warp lookup and the row form (`... cuda grouped-schedule`: those alone)
-and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone) and its calls by slot (`... cuda moe-slots`). Checks results loosely against a dense
+and its x shared by a CTA's warps (`... cuda grouped-shared-x`: those alone); kbit.Experts' glue ops (`... cuda moe-glue`: those alone) and its calls by slot (`... cuda moe-slots`); the
+dense GEMV's gated epilogue (`... cuda gated-gemv`) and the decode forms of session 66's rule (`... cuda
+gemv-decode-path`). Checks results loosely against a dense
 matmul so that a run that computes garbage fails even when the sanitizer is quiet.
 """
 import itertools
@@ -446,6 +448,37 @@ def gated_gemv_cases(dev="cuda"):
     torch.cuda.synchronize()
 
 
+def gemv_decode_path_cases(dev="cuda"):
+    """The forms session 66's decode rule takes at 1-4 rows, forced on a small weight (608 x 3584: 14 groups): x
+    resident at 2 warps a unit (unit slots sharing one x image and pair table) and at 8 (two warps of each unit with
+    one group, the others two), k = 4 and 2, fp16 and bf16, against a dense matmul; and the dense gated kernel at 8
+    warps a unit, bitwise against gemm then silu_and_mul under the same aids."""
+    if dev != "cuda":
+        return
+    torch.manual_seed(66)
+    N, K = 608, 3584
+    for k in (4, 2):
+        W = torch.randn(N, K, device=dev) * K ** -0.5
+        qw = kbit.quantize(W, k=k)
+        args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+        ref_w = kbit.dequantize(qw.to_layout("flat"), torch.float32).double()
+        for w in (2, 8):
+            with tuning_aids(gemv_x_resident=2, gemv_unit_warps=w):
+                for M in (1, 2, 4):
+                    p = kbit._C._gemv_launch_plan(M, N, K, k)
+                    assert p["x_resident"] and p["warps_per_unit"] == w, p
+                    for dtype in (torch.float16, torch.bfloat16):
+                        x = torch.randn(M, K, device=dev).to(dtype)
+                        y = torch.ops.kbit.gemv_gemm(x, *args, k, "mma")
+                        check(y, x.double() @ ref_w.T, f"decode path N={N} K={K} k={k} M={M} {w} warps {dtype}")
+                if w == 8:
+                    x = torch.randn(1, K, device=dev, dtype=torch.float16)
+                    got = torch.ops.kbit.gemm_silu_and_mul(x, *args, k)
+                    want = torch.ops.kbit.silu_and_mul(torch.ops.kbit.gemm(x, *args, k), True)
+                    assert torch.equal(got, want), f"gated, 8 warps a unit, k={k}"
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
@@ -460,6 +493,7 @@ def main(dev="cuda"):
     moe_slot_cases(dev)
     router_cases(dev)
     gated_gemv_cases(dev)
+    gemv_decode_path_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -550,6 +584,7 @@ GROUPS = {
     "moe-slots": (moe_slot_cases,),
     "router": (router_cases,),
     "gated-gemv": (gated_gemv_cases,),
+    "gemv-decode-path": (gemv_decode_path_cases,),  # (session 66's forms, for racecheck)
     "moe-glue": (moe_glue_cases,),
     "wgmma-stream": (wgmma_stream_cases,),
     "wgmma-persistent": (wgmma_persistent_cases,),  # (a quick racecheck)
