@@ -12,6 +12,8 @@ import reference as R
 from conftest import ACT_DTYPES, GEMM_RTOL, KS, make_weight, random_codebook, seed_for
 from cuda_utils import assert_bitwise_equal, check_graph_replay, cuda_kernel_names
 
+from benchmarks.session import tuning_aids
+
 pytestmark = pytest.mark.gpu
 
 DEV = "cuda"
@@ -605,14 +607,11 @@ def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
         qw, W_hat = weight(k, 600, K, dtype)
         fn = _mma_gemv(qw, k)
         for w in (2, 4, 8):
-            restore = _aids(gemv_x_resident=2, gemv_unit_warps=w)
-            try:
+            with tuning_aids(gemv_x_resident=2, gemv_unit_warps=w):
                 for M in (1, 2, 4):
                     p = kbit._C._gemv_launch_plan(M, 600, K, k)
                     assert p["x_resident"] and p["warps_per_unit"] == w, p
                     check_call(fn, acts(M, K, dtype, f"by-path-{w}"), W_hat, dtype)
-            finally:
-                restore()
     if k == 4:
         qw, W_hat = big_weight(4, 28672, 4096, dtype)
         for M in (1, 4):
@@ -621,12 +620,6 @@ def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
             assert not _is_h100() or kbit._C.gemm_dispatch(M, 28672, 4096, 4, 0, str(dtype)[6:])[0] == "gemv"
             y = check_call(lambda xx: kbit.gemm(xx, qw), acts(M, 4096, dtype, "by-path-8b"), W_hat, dtype)
             assert_bitwise_equal(kbit.gemm(acts(M, 4096, dtype, "by-path-8b"), qw), y)
-
-
-def _aids(**values):
-    """Set kbit._C._set_<name> for each name (value) and return a function that restores the previous values."""
-    previous = {name: getattr(kbit._C, f"_set_{name}")(value) for name, value in values.items()}
-    return lambda: [getattr(kbit._C, f"_set_{name}")(value) for name, value in previous.items()]
 
 
 def _decode_plan_by_path(M, N, K, k=4):
@@ -641,11 +634,8 @@ def _decode_plan_by_path(M, N, K, k=4):
     tiles, groups = (N + 15) // 16, (K + 255) // 256
 
     def forced(**values):
-        restore = _aids(gemv_split_cluster=0, gemv_spread=False, **values)
-        try:
+        with tuning_aids(gemv_split_cluster=0, gemv_spread=False, **values):
             return kbit._C._gemv_launch_plan(M, N, K, k)
-        finally:
-            restore()
 
     def path(p):
         w = p["warps_per_unit"]
@@ -702,11 +692,8 @@ def test_gemv_decode_plan_by_path():
         for (M, N, K), (reside, warps) in want.items():
             p = plan(M, N, K, 4)
             assert (p["x_resident"], p["warps_per_unit"] if reside else None) == (reside, warps), (M, N, K, p)
-            restore = _aids(gemv_decode_path_rule=0)
-            try:
+            with tuning_aids(gemv_decode_path_rule=0):
                 old = plan(M, N, K, 4)
-            finally:
-                restore()
             # session 37's: x resident at one row at 4 warps per unit from three staged rounds (not on K = 5120, whose
             # 5-warp units fit fewer warps per SM than x staged), x staged at 4 rows on K = 5120
             assert old["x_resident"] == (K != 5120) and (not old["x_resident"] or old["warps_per_unit"] == 4), old
@@ -745,11 +732,8 @@ def test_gemv_decode_x_resident_plan():
                     reside, warps = _decode_plan_by_path(M, N, K, k)
                     assert p["x_resident"] == reside, (k, N, K, M, p, staged)
                     assert not reside or p["warps_per_unit"] == warps, (k, N, K, M, p, warps)
-                    restore = _aids(gemv_decode_path_rule=0)
-                    try:
+                    with tuning_aids(gemv_decode_path_rule=0):
                         p = plan(M, N, K, k)
-                    finally:
-                        restore()
                 # (session 37's; elsewhere only where x resident fits at least as many warps per SM)
                 if considered and _is_h100():
                     assert p["x_resident"], (k, N, K, M, p, staged)
