@@ -451,13 +451,13 @@ def gated_gemv_cases(dev="cuda"):
 def gemv_decode_path_cases(dev="cuda"):
     """The forms session 66's decode rule takes at 1-4 rows, forced on a small weight (608 x 3584: 14 groups): x
     resident at 2 warps a unit (unit slots sharing one x image and pair table) and at 8 (two warps of each unit with
-    one group, the others two), k = 4 and 2, fp16 and bf16, against a dense matmul; and the dense gated kernel at 8
-    warps a unit, bitwise against gemm then silu_and_mul under the same aids."""
+    one group, the others two), k = 4, 2 and 5 (session 67: k = 5 takes 8 at 2-4 rows), fp16 and bf16, against a dense
+    matmul; and the dense gated kernel at 8 warps a unit, bitwise against gemm then silu_and_mul under the same aids."""
     if dev != "cuda":
         return
     torch.manual_seed(66)
     N, K = 608, 3584
-    for k in (4, 2):
+    for k in (4, 2, 5):
         W = torch.randn(N, K, device=dev) * K ** -0.5
         qw = kbit.quantize(W, k=k)
         args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)

@@ -596,7 +596,7 @@ def test_gemv_decode_x_resident(dtype, k_nk, M, poisoned_cuda):
         check_graph_replay(fn, [x.clone()], [acts(M, K, dtype, "gemv-decode-xres-b")])
 
 
-@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("k", [2, 4, 5])
 @pytest.mark.parametrize("dtype", ACT_DTYPES, ids=str)
 def test_gemv_decode_by_path_forms(dtype, k, poisoned_cuda):
     # the x-resident forms session 66's rule takes, forced (x resident, 2 / 4 / 8 warps per unit) on K of 14 and 20
@@ -628,8 +628,9 @@ def _decode_plan_by_path(M, N, K, k=4):
     candidate's critical path in items: the rounds of the 16-row tiles over the GPU's unit slots (CTAs per SM without
     the spread's padding x slots x SMs) times a warp's share of K's 256-column groups. x resident at the base's warps
     per unit (4, or 8 where K has 32 or more groups) or, only where at least 10% shorter than the base's, the shortest
-    of 2, 4 and 8 at k = 4, 2 at other k (a later one only where strictly shorter); against x staged: at 2-4 rows by
-    the warps per SM, at one row where the path is at least 10% shorter."""
+    of 2, 4 and 8 at k = 4 and at k = 5 on 2-4 rows, 2 at other k (a later one only where strictly shorter; each fewer
+    than K's groups); against x staged: at 2-4 rows by the warps per SM (the base where the candidate fits fewer and
+    the base as many), at one row where the path is at least 10% shorter."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     tiles, groups = (N + 15) // 16, (K + 255) // 256
 
@@ -651,15 +652,19 @@ def _decode_plan_by_path(M, N, K, k=4):
     base = forced(gemv_x_resident=2, gemv_unit_warps=base_w)
     assert base["x_resident"] and base["warps_per_unit"] == base_w, base
     best = base
-    for w in (2, 4, 8) if k == 4 else (2,):
-        if w != base_w and w <= groups:
+    for w in (2, 4, 8) if k == 4 or (k == 5 and M >= 2) else (2,):
+        if w != base_w and w < groups:
             c = forced(gemv_x_resident=2, gemv_unit_warps=w)
             if c["x_resident"] and path(c) < path(best):
                 best = c
     if 10 * path(best) > 9 * path(base):
         best = base
     if M >= 2:
-        reside = tiles > staged_ctas and best["warps"] * best["ctas_per_sm"] >= staged["warps"] * staged["ctas_per_sm"]
+        def fits(p):
+            return tiles > staged_ctas and p["warps"] * p["ctas_per_sm"] >= staged["warps"] * staged["ctas_per_sm"]
+        if not fits(best) and fits(base):
+            best = base
+        reside = fits(best)
     else:
         reside = 10 * path(best) <= 9 * path(staged)
     return reside, best["warps_per_unit"] if reside else None
@@ -668,18 +673,20 @@ def _decode_plan_by_path(M, N, K, k=4):
 def test_gemv_decode_plan_by_path():
     # session 66's rule at 1-4 rows, k = 4, against its recomputation from forced plans, on shapes where it differs from
     # session 37's: K of 14 and 20 groups (Qwen2.5-7B, Qwen3-14B / 32B), Llama-3 8B's fused gate/up (3.4 rounds of the
-    # 4-warp units), 57344 x 4096 (paths tie: x staged at one row), 7168 x 5120 (x staged: too few tiles); and with the
-    # aid at 0, session 37's (x staged at 4 rows on K = 5120, whose 5-warp units fit fewer warps per SM; at 2 rows x
-    # resident in 5-warp CTAs)
+    # 4-warp units), 57344 x 4096 (paths tie: x staged at one row), 7168 x 5120 (x staged: too few tiles), K of 8
+    # groups (session 67: no 8-warp units there); at k = 2, 3 and 5 (session 67: k = 5 at 2-4 rows every candidate);
+    # and with the aid at 0, session 37's (x staged at 4 rows on K = 5120, whose 5-warp units fit fewer warps per SM; at
+    # 2 rows x resident in 5-warp CTAs)
     plan = kbit._C._gemv_launch_plan
-    sizes = ((37888, 3584), (152064, 3584), (28672, 4096), (57344, 4096), (34816, 5120), (151936, 5120), (7168, 5120))
+    sizes = ((37888, 3584), (152064, 3584), (28672, 4096), (57344, 4096), (34816, 5120), (151936, 5120), (7168, 5120),
+             (25600, 2048), (65536, 2048))
     for N, K in sizes:
         for M in (1, 2, 3, 4):
             p = plan(M, N, K, 4)
             reside, warps = _decode_plan_by_path(M, N, K)
             assert p["x_resident"] == reside and (not reside or p["warps_per_unit"] == warps), (N, K, M, p, warps)
     for k in (2, 3, 5):
-        for N, K in ((152064, 3584), (151936, 5120), (37888, 3584)):
+        for N, K in ((152064, 3584), (151936, 5120), (37888, 3584), (28672, 4096), (25600, 2048)):
             for M in (1, 2, 4):
                 p = plan(M, N, K, k)
                 reside, warps = _decode_plan_by_path(M, N, K, k)
@@ -697,6 +704,13 @@ def test_gemv_decode_plan_by_path():
             # session 37's: x resident at one row at 4 warps per unit from three staged rounds (not on K = 5120, whose
             # 5-warp units fit fewer warps per SM than x staged), x staged at 4 rows on K = 5120
             assert old["x_resident"] == (K != 5120) and (not old["x_resident"] or old["warps_per_unit"] == 4), old
+        # session 67 (run 1): k = 5 at 2-4 rows takes 8 warps a unit on 28672 x 4096 (40.76 us against 44.26 at 2, the
+        # base 4 was 44.54); on 25600 x 2048 (8 groups) one row runs x staged, not 8 warps a unit of one group a warp
+        # (10.70 against 12.72)
+        for (M, N, K, k), (reside, warps) in {(2, 28672, 4096, 5): (True, 8), (4, 28672, 4096, 5): (True, 8),
+                                              (1, 25600, 2048, 4): (False, None)}.items():
+            p = plan(M, N, K, k)
+            assert (p["x_resident"], p["warps_per_unit"] if reside else None) == (reside, warps), (M, N, K, k, p)
     with pytest.raises(RuntimeError, match="_set_gemv_decode_path_rule: rule must be 1 .* or 0 .*; got 2"):
         kbit._C._set_gemv_decode_path_rule(2)
 

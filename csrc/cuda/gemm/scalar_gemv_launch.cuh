@@ -191,6 +191,10 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     int warps, slots, stages, warps_per_sm;  // warps per unit; CTA = slots x warps
     int64_t rounds;                         // x resident: unit rounds over the GPU's slots
   };
+  // K's 256-column groups, and a launch's critical path in items: rounds of units x a warp's share of a unit's groups
+  // (the x-resident chooser and the decode rule below).
+  const int64_t groups = (args.K + 255) / 256;
+  const auto critical_path = [groups](int64_t rounds, int warps) { return rounds * ((groups + warps - 1) / warps); };
   // only_warps > 0: x resident at that many warps per unit only (the decode rules below); stage_cap > 0: at most that
   // many ring stages (where the stages aid is at 0); x resident, CTAs of at most max_cta_warps warps.
   const auto choose_warps = [&](bool resident, int only_warps, int stage_cap = 0,
@@ -208,8 +212,7 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
     const bool one_warps = gemv_unit_warps() > 0 || (resident && only_warps > 0);
     if (resident && only_warps > 0 && gemv_unit_warps() == 0) w = std::min(only_warps, gemv_warps(args.K));
     if (resident) {
-      const int64_t groups = (args.K + 255) / 256;
-      const auto critical_items = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
+      const auto critical_items = [&](const WarpChoice& c) { return critical_path(c.rounds, c.warps); };
       WarpChoice best{w, 1, kGemvStages, 0, 0};
       const int most_stages = gemv_resident_stages() > 0 ? gemv_resident_stages()
                               : stage_cap > 0              ? stage_cap
@@ -265,7 +268,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // more groups (each warp 4 of a unit's groups): 8B gate/up (1.7 rounds at k = 2, 3, 5), M = 2 / 3 / 4, k = 2
   // 13.80 / 14.14 / 14.30 against 13.30 / 13.94 / 13.88, k = 3 13.95 / 14.49 / 14.67 against 13.46 / 14.28 / 14.04,
   // k = 5 22.22 / 23.46 / 23.63 against 22.05 / 22.57 / 22.93 (GLM shared gate/up, 8 groups, lost at 1.6 rounds).
-  const int64_t groups = (args.K + 255) / 256;
   const bool reuse_pays = tiles >= 2 * staged_ctas || (groups >= 16 && 2 * tiles >= 3 * staged_ctas);
   // (the decode rules below: dense mma decode, one token chunk, the x-resident aid at the rule)
   const bool decode_rules = kDecode == GemvDecode::kMma && !grouped && chunks == 1 && gemv_x_resident() == 1;
@@ -309,47 +311,53 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   // k = 3 M = 16 +3%): not there.
   // (Other decode calls skip the resident plan's occupancy lookups.)
   // 1-4 rows, where the rules above consider x resident (session 66; the aid at 0: session 37's rule above). A call's
-  // time follows its critical path in items: a warp's share of a unit's groups x the rounds of units over the GPU's
-  // unit slots (with few rounds the last round's idle slots, and with K's groups not a multiple of the warps per unit
-  // the idle warps, are part of it). So x resident at the warps per unit whose path is shortest, where it is at least
-  // 10% shorter than the base's: the warps above rounded down to 4 or 8 (K of 20-31 groups took 5-7: at 4 rows those
-  // CTAs fit fewer warps per SM than x staged's, so those shapes ran x staged; at 2 rows x resident in 5-warp CTAs),
-  // against 2, 4 and 8 at k = 4, 2 at other k (run 7: at k = 2 and 3 the 8-warp units lost 1-14% where the path took
-  // them; at k = 5 they won 4-10% at 2-4 rows, not taken: left open). Then at 2-4 rows as above (the warps per SM
-  // against x staged's), at one row (k = 4 only) where the path is at least 10% shorter than x staged's, else x
-  // staged. The model has no cost per warp's start: where paths tie, 8 warps a unit on 8 groups (one item a warp) ran
-  // 13-14% slower than 4 (one row, 151936 x 2048 and 65536 x 2048), so a shape whose 8-warp path is 10% shorter on so
-  // few groups may lose (none measured). Runs 1-3 (H200, k = 4, us, cold L2; session 37's rule / x staged / x resident
-  // at 2 / 4 / 8 warps per unit): one row, Qwen2.5-7B gate/up 37888 x 3584 (14 groups) 27.37 / 25.67 / 24.70 / 27.38 /
-  // 26.22 and lm_head 152064 x 3584 91.78 / 86.63 / 82.55 / 92.53 / 97.71; Llama-3 8B gate/up fused 28672 x 4096 24.24
-  // / 23.06 / 23.40 / 24.24 / 21.86 (1792 tiles: 3.4 rounds at 4 warps, 6.8 at 8); 57344 x 4096 40.33 / 39.22 / 43.37 /
-  // 40.43 / 41.03; 70B gate/up fused 57344 x 8192 76.41 / 74.78 / 82.44 / 75.35 / 76.59; Qwen3-14B gate/up 34816 x
-  // 5120 29.84 / 29.85 / 33.47 / 31.60 / 31.38. Four rows (session 37's / x resident at 2 / 4 / 8): 34816 x 5120 (x
-  // staged, 4-warp CTAs, three an SM) 37.54 / 34.05 / 31.56 / 32.28; 151936 x 5120 148.65 / 119.15 / 126.50 / 134.94;
-  // 152064 x 3584 94.55 / 84.23 / 98.38 / 102.42. Run 4 (k = 4, this rule against session 37's on 26 shapes at 1, 2, 4
-  // rows, in one process; cells of one plan differ by up to 7% between the two passes on the largest weights): 8B
-  // gate/up fused 21.71 / 22.28 / 22.53 against 24.03 / 23.52 / 23.89, 70B's fused gate/up at one row 74.17 against
-  // 80.04 (run 3: 74.78 against 76.41), 152064 x 3584 81.26 / 82.78 / 89.26 against 91.10 / 96.55 / 93.77, 151936 x
-  // 5120 at 4 rows 125.76 against 152.39; the worst cell 10240 x 5120 at 2 rows 12.99 against 12.78; 56 of 78 cells the
-  // same plan. Run 8 (k = 2, 3, 5, 2-4 rows, the rule of then and now): K = 5120 5-15% faster, 152064 x 3584 1-7%.
+  // time follows its critical path in items: a warp's share of a unit's groups x the rounds of units over the GPU's unit
+  // slots (with few rounds the last round's idle slots, and with K's groups not a multiple of the warps per unit the idle
+  // warps, are part of it). So x resident at the warps per unit whose path is shortest, where it is at least 10% shorter
+  // than the base's: the warps above rounded down to 4 or 8 (K of 20-31 groups took 5-7: at 4 rows those CTAs fit fewer
+  // warps per SM than x staged's, so those shapes ran x staged; at 2 rows x resident in 5-warp CTAs), against 2, 4 and 8
+  // at k = 4 and at k = 5 on 2-4 rows, 2 at other k (session 66 run 7, the k = 4 rule at every k: at k = 2 and 3 the
+  // 8-warp units lost 1-14% where the path took them; at k = 5 and 2 / 4 rows they won, 28672 x 4096 40.59 / 40.45
+  // against 44.35 / 44.33, 37888 x 3584 46.63 / 46.31 against 48.38 / 48.45, the rest within 0.4%; session 67). Then at
+  // 2-4 rows as above (the warps per SM against x staged's; where the shorter candidate fits fewer, the base if it fits
+  // as many), at one row (k = 4 only) where the path is at least 10% shorter than x staged's, else x staged. The model
+  // has no cost per warp's start: where paths tie, 8 warps a unit on 8 groups (one item a warp) ran 13-14% slower than 4
+  // (one row, 151936 x 2048 and 65536 x 2048), so a candidate takes fewer warps per unit than K has groups (session 67).
+  // Runs 1-3 (H200, k = 4, us, cold L2; session 37's rule / x staged / x resident at 2 / 4 / 8 warps per unit): one row,
+  // Qwen2.5-7B gate/up 37888 x 3584 (14 groups) 27.37 / 25.67 / 24.70 / 27.38 / 26.22 and lm_head 152064 x 3584 91.78 /
+  // 86.63 / 82.55 / 92.53 / 97.71; Llama-3 8B gate/up fused 28672 x 4096 24.24 / 23.06 / 23.40 / 24.24 / 21.86 (1792
+  // tiles: 3.4 rounds at 4 warps, 6.8 at 8); 57344 x 4096 40.33 / 39.22 / 43.37 / 40.43 / 41.03; 70B gate/up fused 57344
+  // x 8192 76.41 / 74.78 / 82.44 / 75.35 / 76.59; Qwen3-14B gate/up 34816 x 5120 29.84 / 29.85 / 33.47 / 31.60 / 31.38.
+  // Four rows (session 37's / x resident at 2 / 4 / 8): 34816 x 5120 (x staged, 4-warp CTAs, three an SM) 37.54 / 34.05 /
+  // 31.56 / 32.28; 151936 x 5120 148.65 / 119.15 / 126.50 / 134.94; 152064 x 3584 94.55 / 84.23 / 98.38 / 102.42. Run 4
+  // (k = 4, this rule against session 37's on 26 shapes at 1, 2, 4 rows, in one process; cells of one plan differ by up
+  // to 7% between the two passes on the largest weights): 8B gate/up fused 21.71 / 22.28 / 22.53 against 24.03 / 23.52 /
+  // 23.89, 70B's fused gate/up at one row 74.17 against 80.04 (run 3: 74.78 against 76.41), 152064 x 3584 81.26 / 82.78 /
+  // 89.26 against 91.10 / 96.55 / 93.77, 151936 x 5120 at 4 rows 125.76 against 152.39; the worst cell 10240 x 5120 at 2
+  // rows 12.99 against 12.78; 56 of 78 cells the same plan. Run 8 (k = 2, 3, 5, 2-4 rows, the rule of then and now): K =
+  // 5120 5-15% faster, 152064 x 3584 1-7%.
   const bool decode_by_path = decode_reside && gemv_decode_path_rule() == 1 && gemv_unit_warps() == 0;
+  const bool every_candidate = K == 4 || (K == 5 && args.M >= 2);
   const auto decode_plan_by_path = [&]() -> std::pair<WarpChoice, bool> {
-    const auto path = [&](const WarpChoice& c) { return c.rounds * ((groups + c.warps - 1) / c.warps); };
+    const auto path = [&](const WarpChoice& c) { return critical_path(c.rounds, c.warps); };
     const int base_warps = static_cast<int>(std::min<int64_t>(decode_warps >= 8 ? 8 : 4, groups));
     const WarpChoice base = choose_warps(true, base_warps);
     WarpChoice best = base;
-    for (int w : {2, 4, 8}) {
-      if (w == base_warps || w > groups || (K != 4 && w != 2)) continue;
+    for (int w : {2, 4, 8}) {  // (w < groups: not one group a warp)
+      if (w == base_warps || w >= groups || (!every_candidate && w != 2)) continue;
       const WarpChoice c = choose_warps(true, w);
       if (c.warps_per_sm > 0 && (best.warps_per_sm == 0 || path(c) < path(best))) best = c;
     }
     if (base.warps_per_sm > 0 && 10 * path(best) > 9 * path(base)) best = base;
+    if (args.M >= 2) {  // (the base where the shorter candidate fits fewer warps per SM than x staged)
+      const auto resides = [&](const WarpChoice& c) {
+        return c.warps_per_sm > 0 && tiles > staged_ctas && c.warps_per_sm >= staged.warps_per_sm;
+      };
+      return resides(best) || !resides(base) ? std::pair{best, resides(best)} : std::pair{base, true};
+    }
     if (best.warps_per_sm == 0) return {best, false};
-    if (args.M >= 2) return {best, tiles > staged_ctas && best.warps_per_sm >= staged.warps_per_sm};
     const int64_t staged_slots = std::max<int64_t>(1, staged_ctas);  // (0 only where x staged fits no CTA)
-    const int64_t staged_items = (groups + staged.warps - 1) / staged.warps;
-    const int64_t staged_path = (tiles + staged_slots - 1) / staged_slots * staged_items;
-    return {best, 10 * path(best) <= 9 * staged_path};
+    return {best, 10 * path(best) <= 9 * critical_path((tiles + staged_slots - 1) / staged_slots, staged.warps)};
   };
   const bool may_reside = gemv_x_resident() == 2 || decode_reside ||
                           (gemv_x_resident() == 1 && kTokens >= kGemvXResidentMinTokens);
@@ -470,7 +478,6 @@ GemvLaunchPlan plan_gemv_kernel(const TcGemmArgs& args) {
   const auto shared_x_choice = [&]() {
     SharedX best{0, 0, 0, 0, 1};
     if constexpr (gemv_can_share_x(true, kDecode, kTokens)) {
-      const int64_t groups = (args.K + 255) / 256;
       if (gemv_grouped_x_shared() == 0 || groups < 2) return best;
       // (4-7 token slots on K of 2 or 3 groups: only with runs, below, but for the aid's mode 3)
       const bool runs_only = kTokens < 8 && groups < 4 && gemv_grouped_x_shared() != 3;
