@@ -51,6 +51,10 @@ SHAPES: Dict[str, Shape] = {s.name: s for s in [
     # Llama-3 gate/up
     Shape("llama8b_gu", LLAMA, 4096, 14336),
     Shape("llama70b_gu", LLAMA, 8192, 28672),
+    # lm_head (vocab x hidden): Qwen3's vocab at hidden 2048 (the HF Qwen3-MoE benchmark's), Llama-3 8B's, Qwen2.5-7B's
+    Shape("qwen3_lm_head", QWEN, 2048, 151936),
+    Shape("llama8b_lm_head", LLAMA, 4096, 128256),
+    Shape("qwen25_7b_lm_head", "qwen2.5-7b", 3584, 152064),
 ]}
 
 

@@ -85,6 +85,12 @@ PATHS += [(f"kernel/w{w}", "mma_gemm", w) for w in WPUS]
 PATHS += [("gemv", "gemv_gemm")]
 
 
+# The GEMV's range may hold grid M where it was up to this much slower than the fastest path, below an M where it was
+# the fastest (session 67: Qwen2.5-7B's lm_head at k = 5, the GEMV 1.4% behind the small-M kernel at M = 1 and 7-10%
+# ahead of every path at 2-8, 165.7 against 183.6 us at M = 2, had its range end at 0: M = 2-8 ran the wgmma kernel).
+GEMV_TIE = 1.02
+
+
 def wpu_cap(K: int) -> int:
     """tc_warps_per_unit(K): the most warps that can share a unit (K's 256-column groups, a power of 2)."""
     groups = (K + 255) // 256
@@ -109,6 +115,12 @@ def bucket_of(M: int) -> int:
     """The warps-per-unit bucket (its grid point) that covers M <= WPU_BUCKETS[-1]."""
     return next(b for b in WPU_BUCKETS if M <= b)
 SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu"]
+# Shapes whose rows are their own only (the table's N x K rows, taken for that shape alone; no size row, so no other
+# shape's crossovers move): lm_head weights (vocab x hidden), past the largest size row (Llama-3 70B's gate/up), which
+# they took before (session 67). They may be timed on a prefix of the grid (e.g. M <= 128: a sweep at prefill sizes
+# costs minutes a shape): where their tiled range runs to the top of their own grid, it continues as the size row's
+# they took before (the largest size row at or below their size), with that row's bf16 end.
+OWN_ROW_SHAPES = ["qwen3_lm_head", "llama8b_lm_head", "qwen25_7b_lm_head"]
 
 
 PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
@@ -184,17 +196,30 @@ def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
     row the least over its shapes), {} without one or for shapes it did not time (0 in the table: fp16's end)."""
     rows = size_rows(run)
     sizes = shape_sizes(run)
+    own_rows = {}  # OWN_ROW_SHAPES' rows: {row index: the size row they inherit their tiled range's top from}
     for name, size in sizes.items():
-        if sum(s == size for s in sizes.values()) > 1:
-            (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]})
+        own_only = name in OWN_ROW_SHAPES
+        if own_only or sum(s == size and n not in OWN_ROW_SHAPES for n, s in sizes.items()) > 1:
+            (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
             r0 = next(r for r in run["rows"] if r["shape"] == name)
+            if own_only:
+                below = [r for r in rows if not r["shape_n"] and r["weights"] <= size] or rows[:1]
+                own_rows[len(rows)] = below[-1] if below else None
             rows.append({**row, "shape_n": r0["N"], "shape_k": r0["K"]})
     ends = bf16_range_ends(run, bf16_run) if bf16_run else {}
     dims = {r["shape"]: (r["N"], r["K"]) for r in run["rows"]}
     for row in rows:
         names = [n for n in ends if (dims[n] == (row["shape_n"], row["shape_k"]) if row["shape_n"]
-                                     else sizes[n] == row["weights"])]
+                                     else sizes[n] == row["weights"] and n not in OWN_ROW_SHAPES)]
         row["max_tile_m_bf16"] = {k: min(ends[n][k] for n in names) for k in run["ks"]} if names else {}
+    for i, donor in own_rows.items():  # past the top of their own grid: the size row's they took before
+        row = rows[i]
+        if donor is None or row["measured_to"] >= max(run["ms"]):
+            continue
+        for k in run["ks"]:
+            if row["max_tile_m"][k] >= row["measured_to"]:
+                row["max_tile_m"][k] = max(row["max_tile_m"][k], donor["max_tile_m"][k])
+                row["max_tile_m_bf16"][k] = donor["max_tile_m_bf16"].get(k, 0)
     return sorted(rows, key=lambda r: (r["weights"], r["shape_n"], r["shape_k"]))
 
 
@@ -213,7 +238,7 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         if name not in timed:
             continue
-        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]})
+        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
         ends = {}
         for k in run["ks"]:
             fp16_end = own["max_tile_m"][k]
@@ -251,47 +276,55 @@ def tiled_range_end(ms: List[int], small: int, tiled: Dict[int, float], fallback
     return best
 
 
-def size_rows(run: Dict) -> List[Dict]:
+def size_rows(run: Dict, skip=None) -> List[Dict]:
     """Per weight size N*K and k: the largest grid M up to which the small-M kernel was the
     fastest path everywhere; the M after that up to which the faster tile kernel (tile or wgmma)
     runs, against dequantize + cuBLAS (tiled_range_end; equal to the first when neither won or was
     measured); and within that range, counting its first M (the small-M kernel's last), the
-    smallest M from which wgmma beat tile everywhere (0: never)."""
+    smallest M from which wgmma beat tile everywhere (0: never). Each shape over the grid's M it was
+    timed at (OWN_ROW_SHAPES: a prefix of it; measured_to: the least top M over the size's shapes).
+    Shapes in skip (None: OWN_ROW_SHAPES, whose rows crossovers makes apart) are left out."""
     inf = float("inf")
+    skip = OWN_ROW_SHAPES if skip is None else skip
     t = timings(run)
     wpu = chosen_wpu(run)
     sizes: Dict[int, Dict[str, Dict[int, int]]] = {}
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        if name in skip:
+            continue
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         size = r0["N"] * r0["K"]
         for k in run["ks"]:
-            tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in run["ms"]}
-            gemv = 0  # the scalar GEMV first, while it beats every other path
-            for M in (m for m in run["ms"] if m <= GEMV_MAX_ROWS):
+            ms = [M for M in run["ms"] if (name, M, k, "dequant_cublas") in t]  # (merge_runs: every M, or a prefix)
+            tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in ms}
+            gemv = 0  # the scalar GEMV first, to the last M where it beats every other path, within GEMV_TIE up to it
+            for M in (m for m in ms if m <= GEMV_MAX_ROWS):
                 others = min(t.get((name, M, k, "kernel"), inf), tiled[M], t[(name, M, k, "dequant_cublas")])
+                if t.get((name, M, k, "gemv"), inf) > others * GEMV_TIE:
+                    break
                 if t.get((name, M, k, "gemv"), inf) < others:
                     gemv = M
-                else:
-                    break
             small = gemv  # M <= gemv is the scalar GEMV's: the small-M kernel's range starts after it
-            for M in (m for m in run["ms"] if m > gemv):
+            for M in (m for m in ms if m > gemv):
                 if t.get((name, M, k, "kernel"), inf) <= min(tiled[M], t[(name, M, k, "dequant_cublas")]):
                     small = M
                 else:
                     break
-            tile = tiled_range_end(run["ms"], small, tiled, {M: t[(name, M, k, "dequant_cublas")] for M in run["ms"]})
+            tile = tiled_range_end(ms, small, tiled, {M: t[(name, M, k, "dequant_cublas")] for M in ms})
             # From the top of the tiled range down while wgmma beats tile; the search includes the
             # last M of the GEMV / small-M kernel, so that M between it and the next grid point
             # (where the dispatcher takes a tile kernel) gets wgmma where it beat tile on both sides
             # (session 19: Qwen3 O at M = 56 ran the tile kernel, 15.9 us, wgmma ~12.2).
             wgmma = 0
-            for M in reversed([m for m in run["ms"] if small <= m <= tile]):
+            for M in reversed([m for m in ms if small <= m <= tile]):
                 w = t.get((name, M, k, "wgmma"))
                 if w is not None and w <= t.get((name, M, k, "tile"), inf):
                     wgmma = M
                 else:
                     break
-            cur = sizes.setdefault(size, {"max_kernel_m": {}, "max_tile_m": {}, "min_wgmma_m": {}, "max_gemv_m": {}})
+            cur = sizes.setdefault(size, {"max_kernel_m": {}, "max_tile_m": {}, "min_wgmma_m": {}, "max_gemv_m": {},
+                                          "measured_to": max(ms)})
+            cur["measured_to"] = min(cur["measured_to"], max(ms))
             cur["max_gemv_m"][k] = min(cur["max_gemv_m"].get(k, gemv), gemv)
             cur["max_kernel_m"][k] = min(cur["max_kernel_m"].get(k, small), small)
             cur["max_tile_m"][k] = min(cur["max_tile_m"].get(k, tile), tile)
@@ -305,7 +338,7 @@ def size_rows(run: Dict) -> List[Dict]:
         out.append({"weights": size, "shape_n": 0, "shape_k": 0, "max_kernel_m": c["max_kernel_m"], "max_tile_m": tile,
                     "min_wgmma_m": c["min_wgmma_m"],
                     "small_m_wpu": {k: [wpu.get((size, k, M), 0) for M in WPU_BUCKETS] for k in run["ks"]},
-                    "max_gemv_m": c["max_gemv_m"]})
+                    "max_gemv_m": c["max_gemv_m"], "measured_to": c["measured_to"]})
     return out
 
 
@@ -456,7 +489,7 @@ def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> Non
                   "| M | fp16 | " + " | ".join(f"k={k} kernel | k={k} tile | k={k} wgmma | k={k} dq+cuBLAS | "
                                                f"k={k} best vs fp16" for k in run["ks"]) + " |",
                   "|---:|---:|" + "---:|---:|---:|---:|---:|" * len(run["ks"])]
-        for M in run["ms"]:
+        for M in (m for m in run["ms"] if (name, m, None, dense) in t):  # (OWN_ROW_SHAPES: a prefix of the grid)
             fp = t[(name, M, None, dense)]
             cells = []
             for k in run["ks"]:
@@ -517,8 +550,11 @@ def merge_runs(runs: List[Dict]) -> Dict:
         for row in r["rows"]:
             rows[(row["shape"], row["M"], row["k"], row["path"])] = row
     ms = sorted({m for r in runs for m in r["ms"]})
-    # every shape timed at every M of the union (the crossovers read dequantize + cuBLAS and cuBLAS fp16 at each)
-    missing = sorted({(shape, M, k) for shape in {key[0] for key in rows} for M in ms for k in ks
+    # every shape timed at every M of the union (the crossovers read dequantize + cuBLAS and cuBLAS fp16 at each);
+    # OWN_ROW_SHAPES at every M up to the largest they were timed at
+    top = {shape: max(key[1] for key in rows if key[0] == shape) if shape in OWN_ROW_SHAPES else ms[-1]
+           for shape in {key[0] for key in rows}}
+    missing = sorted({(shape, M, k) for shape in top for M in ms if M <= top[shape] for k in ks
                       if (shape, M, k, "dequant_cublas") not in rows or (shape, M, None, cublas_path(runs[0])) not in rows})
     if missing:
         raise SystemExit(f"--merge-runs: shapes not timed at every M of the merged grid (shape, M, k): {missing[:8]}"

@@ -172,6 +172,23 @@ def test_scalar_gemv_first_while_it_beats_every_path():
     assert T.runs_path("gemv", 4, top, 2048, lambda k, M: False) and not T.runs_path("gemv", 4, top + 1, 2048, lambda k, M: False)
 
 
+def test_gemv_range_holds_a_near_tie_below_an_m_where_it_is_fastest():
+    ms = (1, 2, 4)
+    run = run_of({
+        # a: 1% behind the kernel at M = 1, fastest at 2 -> 2 (session 67: Qwen2.5-7B's lm_head at k = 5)
+        ("a", "gemv"): [5.05, 4, 9], ("a", "kernel"): [5, 5, 5], ("a", "dequant_cublas"): [20] * 3,
+        # b: 4% behind at M = 1, past GEMV_TIE -> 0, though fastest at 2
+        ("b", "gemv"): [5.2, 4, 9], ("b", "kernel"): [5, 5, 5], ("b", "dequant_cublas"): [20] * 3,
+        # c: fastest at 1, within the tie at 2 but fastest nowhere after -> 1 (a tie never ends the range)
+        ("c", "gemv"): [4, 5.05, 5.05], ("c", "kernel"): [5, 5, 5], ("c", "dequant_cublas"): [20] * 3,
+    }, ms=ms, ks=(4,))
+    assert T.GEMV_TIE == pytest.approx(1.02)
+    got = {r["weights"]: r["max_gemv_m"][4] for r in sized(T.crossovers(run))}
+    assert got == {4096 * 1024: 0, 8192 * 4096: 1}  # a and b share a size: the row takes the least (b's 0)
+    (a,) = T.size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == "a"]})
+    assert a["max_gemv_m"] == {4: 2} and a["max_kernel_m"] == {4: 4}
+
+
 def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_its_range():
     ms = (1, 2, 4)
     run = run_of({
@@ -416,3 +433,31 @@ def test_bf16_end_is_at_most_fp16s_and_fp16s_past_the_bf16_grid():
     wide = bf16_run_of({("b", "wgmma"): [20, 30, 50], ("b", "dequant_cublas"): [25, 35, 60],
                         ("c", "wgmma"): [20, 30, 50], ("c", "dequant_cublas"): [25, 35, 60]})
     assert T.bf16_range_ends(run, wide) == {"b": {2: 256, 4: 256}, "c": {2: 64, 4: 64}}
+
+
+def test_own_row_shapes_take_rows_of_their_own_timed_on_a_prefix_of_the_grid(tmp_path, monkeypatch):
+    # an lm_head-like shape (OWN_ROW_SHAPES; here c) timed to M = 128 only, merged with a run of a to M = 1024: c gets an
+    # N x K row alone (no size row: a shape of c's size still takes a's size row, as before); its crossovers to 128
+    # are its own, and its tiled range, which ran to 128, continues to a's size row's end (512) with a's bf16 end (256)
+    full = wgmma_run_of({"a": [30, 10, 15, 20, 30, 70]})  # a: wgmma to 512, the fallback at 1024
+    partial = run_of({("c", "gemv"): [0.5, 99, 99], ("c", "kernel"): [1, 20, 40], ("c", "wgmma"): [30, 10, 15],
+                      ("c", "dequant_cublas"): [20, 20, 20]}, ms=(1, 64, 128))
+    partial["commit"] = "lm"
+    with pytest.raises(SystemExit, match=r"not timed at every M .*\('c', 256, 2\)"):  # (not an own-row shape)
+        T.merge_runs([full, partial])
+    monkeypatch.setattr(T, "OWN_ROW_SHAPES", ["c"])
+    merged = T.merge_runs([full, partial])
+    bf16 = bf16_run_of({("a", "wgmma"): [20, 30, 50], ("a", "dequant_cublas"): [25, 25, 40]})  # a's bf16 end: 256
+    rows = T.crossovers(merged, bf16)
+    assert [(r["weights"], r["shape_n"], r["shape_k"]) for r in rows] == [(4096 * 1024, 0, 0), (8192 * 4096, 8192, 4096)]
+    a, c = rows
+    assert a["max_tile_m"] == {2: 512, 4: 512} and a["max_tile_m_bf16"] == {2: 256, 4: 256}
+    assert c["max_gemv_m"] == {2: 1, 4: 1} and c["max_kernel_m"] == {2: 1, 4: 1} and c["min_wgmma_m"] == {2: 1, 4: 1}
+    assert c["max_tile_m"] == {2: 512, 4: 512} and c["max_tile_m_bf16"] == {2: 256, 4: 256}
+    # where its own range ends inside its grid (the fallback from 128), nothing is inherited
+    partial["rows"] = [r for r in partial["rows"] if not (r["path"] == "wgmma" and r["M"] == 128)]
+    c = T.crossovers(T.merge_runs([full, partial]), bf16)[1]
+    assert c["max_tile_m"] == {2: 64, 4: 64} and c["max_tile_m_bf16"] == {}
+    T.write_markdown(merged, str(tmp_path / "t.md"), bf16)  # (c's table stops at 128)
+    md = (tmp_path / "t.md").read_text()
+    assert "| 8192 x 4096 | gemv 1; 1 / 512 (1); bf16 to 256 |" in md and "## c (N=8192, K=4096)" in md
