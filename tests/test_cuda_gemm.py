@@ -453,11 +453,12 @@ def test_gemv_cluster_split_plan():
         for M in (2, 3, 4):  # x resident (the decode rule), no split
             p = plan(M, 28672, 8192, 5)
             assert p["x_resident"] and p["split_cluster"] == 0
-        # Llama-3 70B gate/up at M = 1, k = 5: 1792 tiles on 528 plain CTAs (3.4 rounds): 264 clusters of 2; 8B
-        # gate/up at M = 1 on 528 (1.7 rounds), Qwen3 gate/up (320 tiles, one round): plain
+        # Llama-3 70B gate/up at M = 1, k = 5: 1792 tiles on 396 plain CTAs (4.5 rounds; 3 a SM beside the 32 KB
+        # split pair table, gemv_k5_table.cuh): 198 clusters of 2; 8B gate/up at M = 1 (896 tiles, 2.3 rounds since
+        # that table; 1.7 on 528 CTAs before): clusters too; Qwen3 gate/up at M = 4 (320 tiles, one round): plain
         big = plan(1, 28672, 8192, 5)
-        assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 528, 4, 4)
-        assert plan(1, 14336, 4096, 5)["split_cluster"] == 0 and plan(4, 5120, 2048, 5)["split_cluster"] == 0
+        assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 396, 4, 3)
+        assert plan(1, 14336, 4096, 5)["split_cluster"] == 2 and plan(4, 5120, 2048, 5)["split_cluster"] == 0
     prev = kbit._C._set_gemv_split_cluster(0)
     try:
         assert plan(1, 28672, 8192, 5)["split_cluster"] == 0

@@ -41,8 +41,9 @@ import kbit
 # at 8+ slots) k = 5 x resident at 16 slots 24 bytes, its cost not measured. Session 47's build (main before session
 # 48) had k = 2, 3 at 16 slots 8 bytes and k = 4 at 3 slots none; since session 48's x-image changes only that k = 5
 # kernel has any, so the other allowances are gone. (k = 2 staged at 16 slots spilled 16 bytes too and ran 6-10%
-# slower; since session 37 that kernel loads x in the block it decodes: no stack.)
-KNOWN_STACK = {(5, 16, True): 24}
+# slower; since session 37 that kernel loads x in the block it decodes: no stack.) Since session 68's split pair table
+# at k = 5 (gemv_k5_table.cuh: no 10-bit index to build) that kernel has none either.
+KNOWN_STACK = {}
 # The dense gated kernels (kDenseGated, session 65: gemm_silu_and_mul's GEMV, one token slot, x staged or resident):
 # none (a 2-slot x-resident form spilled 16 bytes at k = 4; the 2-slot forms are not built).
 KNOWN_STACK_GATED = {}

@@ -64,6 +64,7 @@
 #include "../common/dependent_launch.cuh"
 #include "../common/device_utils.cuh"
 #include "mma.cuh"
+#include "gemv_k5_table.cuh"
 #include "pair_table.cuh"
 #include "scalar_gemv.h"
 #include "tc_work.cuh"
@@ -136,7 +137,19 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;
 // grouped x-shared launches (TcGemmArgs::grouped_x_shared) after the schedule, from a 16-byte boundary, two
 // x images (rounds of even and odd index), their rings codes only.
-constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode == GemvDecode::kMma ? pair_table_bytes(k) : 0; }
+// (k = 5: the GEMV's own split table, gemv_k5_table.cuh, 32 KB; the other k: the tensor-core kernels'.)
+constexpr int gemv_table_bytes(int k, GemvDecode decode) {
+  return decode != GemvDecode::kMma ? 0 : k == 5 ? GemvK5Table::kBytes : pair_table_bytes(k);
+}
+// The mma decode's table, built by threads thread .. threads - 1 from the codebook cb staged in shared memory
+// (kWide: the wide k = 4 table; k = 5: the split table).
+template <typename T, int K, bool kWide = false>
+__device__ __forceinline__ void build_gemv_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
+                                                 int threads = blockDim.x) {
+  if constexpr (K == 5) build_gemv_k5_table<T>(table, cb, thread, threads);
+  else if constexpr (kWide) build_pair_table<T, K, 256>(table, cb, thread, threads);
+  else build_pair_table<T, K>(table, cb, thread, threads);
+}
 constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {
   return warps * stages * gemv_stage_bytes(k, x_resident ? 0 : tokens);
 }
@@ -344,6 +357,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
   constexpr int kNTiles = (kTokens + 7) / 8;
+  const uint32_t lane8 = gemv_k5_lane8(lane);  // (k = 5: the split table's copy)
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
   // The ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row = token slot m
@@ -390,9 +404,13 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
       uint32_t a[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const uint32_t at = kWide ? lut_offset_wide(stream, 8 * blk + 4 * h + r, lane4)
-                                  : lut_offset<K>(stream, 8 * blk + 4 * h + r, lane4);
-        a[r] = *reinterpret_cast<const uint32_t*>(table + at);
+        const int c = 8 * blk + 4 * h + r;
+        if constexpr (K == 5) {
+          a[r] = gemv_k5_pair(table, stream, c, lane8);
+        } else {
+          const uint32_t at = kWide ? lut_offset_wide(stream, c, lane4) : lut_offset<K>(stream, c, lane4);
+          a[r] = *reinterpret_cast<const uint32_t*>(table + at);
+        }
       }
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) mma_m16n8k16<T>(d[n], a, h ? xv[n].z : xv[n].x, h ? xv[n].w : xv[n].y);
@@ -854,8 +872,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
     }
     __syncthreads();
-    if constexpr (kWide) build_pair_table<T, K, 256>(smem, red);
-    else build_pair_table<T, K>(smem, red);
+    build_gemv_table<T, K, kWide>(smem, red);
     if (kXResident && slots > 1) {  // this warp's groups of the x image landed
       if constexpr (kImageWithFirstItem) wait_first_items();
       else wait_all_but_ring();
