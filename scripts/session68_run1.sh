@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 68, run 1: session 67's run 3 again (its sweeps of the lm_head shapes past M = 128: M = 192-512 settled,
-# 768-4096 sustained, fp16 and bf16 activations), its outputs packed into one archive ($OUT/run1-sweeps.tar.xz: a run
-# brings back only a few files, and session 67's run 3 lost two shapes' JSONs that way).
+# Session 68, run 1: the lm_head shapes' sweeps past M = 128 (M = 192-512 settled, 768-4096 sustained, fp16 and bf16
+# activations), as session 67's run 3 ran them (its outputs were lost: a run brings back only a few files, and that run
+# lost two shapes' JSONs; its script is gone), the outputs packed into one archive, $OUT/run1-sweeps.tar.xz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu_build.sh
