@@ -86,8 +86,8 @@ PATHS += [("gemv", "gemv_gemm")]
 
 
 # The GEMV's range may hold grid M where it was up to this much slower than the fastest path, below an M where it was
-# the fastest (session 67: Qwen2.5-7B's lm_head at k = 5, the GEMV 1.4% behind the small-M kernel at M = 1 and 7-10%
-# ahead of every path at 2-8, 165.7 against 183.6 us at M = 2, had its range end at 0: M = 2-8 ran the wgmma kernel).
+# the fastest (session 67: Qwen2.5-7B's lm_head at k = 5, the GEMV 1.3% behind the small-M kernel at M = 1 and ahead
+# of every path at 2-8, 165.7 against wgmma's 178.0 us at M = 2, had its range end at 0: M = 2-8 ran the wgmma kernel).
 GEMV_TIE = 1.02
 
 
@@ -203,7 +203,7 @@ def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
             (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
             r0 = next(r for r in run["rows"] if r["shape"] == name)
             if own_only:
-                below = [r for r in rows if not r["shape_n"] and r["weights"] <= size] or rows[:1]
+                below = [r for r in rows if not r["shape_n"] and r["weights"] <= size]  # (none: its own rows only)
                 own_rows[len(rows)] = below[-1] if below else None
             rows.append({**row, "shape_n": r0["N"], "shape_k": r0["K"]})
     ends = bf16_range_ends(run, bf16_run) if bf16_run else {}
@@ -295,7 +295,9 @@ def size_rows(run: Dict, skip=None) -> List[Dict]:
         r0 = next(r for r in run["rows"] if r["shape"] == name)
         size = r0["N"] * r0["K"]
         for k in run["ks"]:
-            ms = [M for M in run["ms"] if (name, M, k, "dequant_cublas") in t]  # (merge_runs: every M, or a prefix)
+            ms = run["ms"]  # OWN_ROW_SHAPES: the M they were timed at (merge_runs: a prefix); the others every M
+            if name in OWN_ROW_SHAPES:
+                ms = [M for M in run["ms"] if (name, M, k, "dequant_cublas") in t]
             tiled = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf)) for M in ms}
             gemv = 0  # the scalar GEMV first, to the last M where it beats every other path, within GEMV_TIE up to it
             for M in (m for m in ms if m <= GEMV_MAX_ROWS):

@@ -461,3 +461,20 @@ def test_own_row_shapes_take_rows_of_their_own_timed_on_a_prefix_of_the_grid(tmp
     T.write_markdown(merged, str(tmp_path / "t.md"), bf16)  # (c's table stops at 128)
     md = (tmp_path / "t.md").read_text()
     assert "| 8192 x 4096 | gemv 1; 1 / 512 (1); bf16 to 256 |" in md and "## c (N=8192, K=4096)" in md
+
+
+def test_own_row_shape_below_every_size_row_keeps_its_range_and_other_shapes_need_every_m(monkeypatch):
+    # b (an own-row shape, 2048 x 2048) timed to M = 128 with its tiled range running to 128; the only size row is c's
+    # (8192 x 4096, larger): no donor, so b's range stays at its grid's top. A shape that is not an own-row one still
+    # needs every M of the grid (size_rows raises, as before own-row shapes).
+    big = wgmma_run_of({"c": [30, 10, 15, 20, 30, 70]})
+    small = run_of({("b", "kernel"): [1, 20, 40], ("b", "wgmma"): [30, 10, 15], ("b", "dequant_cublas"): [20] * 3},
+                   ms=(1, 64, 128))
+    monkeypatch.setattr(T, "OWN_ROW_SHAPES", ["b"])
+    merged = T.merge_runs([big, small])
+    rows = T.crossovers(merged)
+    assert [(r["weights"], r["shape_n"]) for r in rows] == [(2048 * 2048, 2048), (8192 * 4096, 0)]
+    assert rows[0]["max_tile_m"] == {2: 128, 4: 128} and rows[1]["max_tile_m"] == {2: 512, 4: 512}
+    monkeypatch.setattr(T, "OWN_ROW_SHAPES", [])
+    with pytest.raises(KeyError):  # b (no longer an own-row shape) was not timed past 128
+        T.size_rows({**merged, "rows": [r for r in merged["rows"] if r["shape"] == "b"]})

@@ -3,7 +3,7 @@
 // (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
 //   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers
 //            (M <= 4);
-//   mma:     the pair table of the tensor-core kernels (pair_table.cuh) and mma.m16n8k16 with
+//   mma:     a pair table (pair_table.cuh's; k = 5 the split one, gemv_k5_table.cuh) and mma.m16n8k16 with
 //            W as the 16-row A operand and the tokens as its n = 8 side, one or two n tiles
 //            (the default: ~2.3 instructions per weight against ~6, docs/design.md "Session 11";
 //            M = 9..16 reuse each decoded A fragment for two mma, "Session 13").
@@ -131,7 +131,7 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
 // kGemvStages, x resident and x shared TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
-// Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, at
+// Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, k = 5 gemv_k5_table.cuh; at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
 // partial sums (two parities: [2][warps][tokens][16] floats), then for grouped launches the
 // schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;

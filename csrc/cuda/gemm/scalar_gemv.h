@@ -126,7 +126,7 @@ int gemv_staged_stages();
 // Qwen3 down, K = 5120, N = 2048, is 128 tiles). The launcher takes fewer where the GPU's shared
 // memory per block cannot hold that many warps' copy rings.
 constexpr int kGemvMaxWarps = 16;
-constexpr int kGemvMmaMaxWarps = 8;  // the mma decode: its CTA also holds a 32 KB pair table (k = 4)
+constexpr int kGemvMmaMaxWarps = 8;  // the mma decode: its CTA also holds a 32 KB pair table (k = 4 and 5)
 inline int gemv_warps(int64_t K) {
   const int64_t groups = (K + 255) / 256;
   return static_cast<int>(groups >= kGemvMaxWarps ? kGemvMaxWarps : groups < 1 ? 1 : groups);
