@@ -19,6 +19,7 @@
 
 #include "../../common/tiled_layout.h"
 #include "mma.cuh"
+#include "pair_table.cuh"
 
 namespace kbit {
 namespace cuda {
@@ -70,10 +71,8 @@ __device__ __forceinline__ uint32_t gemv_k5_lane8(int lane) {
 //   word's 16 pairs: 8 shifts), then one PRMT replicates each top over its half.
 __device__ __forceinline__ uint32_t gemv_k5_pair(const unsigned char* table, const uint32_t* stream, int c,
                                                  uint32_t lane8) {
-  const uint32_t low_word = stream[c >> 2];
-  const int sh = 8 * (c & 3);
-  const uint32_t at7 = sh >= 7 ? low_word >> (sh - 7) : low_word << (7 - sh);
-  const uint2 lh = *reinterpret_cast<const uint2*>(table + ((at7 & 0x7F80u) | lane8));
+  const uint32_t low_at7 = bits_at7(stream[c >> 2], 8 * (c & 3));
+  const uint2 lh = *reinterpret_cast<const uint2*>(table + ((low_at7 & 0x7F80u) | lane8));
   const uint32_t fifth = stream[16 + (c >> 4)];
   const int bit = 2 * (c & 15), byte = bit >> 3, r = bit & 7;  // bits r and r + 1 of byte `byte`
   const uint32_t a_top = fifth << (7 - r), b_top = fifth << (6 - r);  // to bit 7 of that byte

@@ -35,6 +35,10 @@ struct PairTable {
   static constexpr int kBytes = pair_table_bytes(K);
 };
 
+// Word w's bits from bit sh on moved to bit 7 (sh constant after unrolling): a code's bits as a table row's byte
+// offset at a 128-byte stride (lut_offset, gemv_k5_pair) once the caller masks them.
+__device__ __forceinline__ uint32_t bits_at7(uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); }
+
 // Byte offset in the pair table of the entry of code c of the lane's stream, with lane
 // l's copy at 4 l inside each entry (lane4 = 4 * lane). The table starts the dynamic
 // shared memory, whose address the compiler folds into the load's immediate in the GEMV and
@@ -43,14 +47,13 @@ struct PairTable {
 //   two words) + LOP3;  k = 5: one copy, index * 4
 template <int K>
 __device__ __forceinline__ uint32_t lut_offset(const uint32_t* stream, int c, uint32_t lane4) {
-  const auto at7 = [](uint32_t w, int sh) { return sh >= 7 ? w >> (sh - 7) : w << (7 - sh); };
   if constexpr (K == 4) {
     return __byte_perm(stream[c >> 2], 0u, 0x4440u + (c & 3)) * 128u + lane4;
   } else if constexpr (K == 2) {
-    return (at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
+    return (bits_at7(stream[c >> 3], 4 * (c & 7)) & 0x780u) | lane4;
   } else if constexpr (K == 3) {  // code c at stream bit 6c, maybe straddling two words
     const int bit = 6 * c, w = bit >> 5, sh = bit & 31;
-    const uint32_t code_at7 = sh > 26 ? __funnelshift_r(stream[w], stream[w + 1], sh - 7) : at7(stream[w], sh);
+    const uint32_t code_at7 = sh > 26 ? __funnelshift_r(stream[w], stream[w + 1], sh - 7) : bits_at7(stream[w], sh);
     return (code_at7 & 0x1F80u) | lane4;
   } else {
     return get_lut_index(stream, 5, c) << 2;
