@@ -76,6 +76,14 @@ tune_sweep() {
   echo "$name rc=$? $(date +%T)"
 }
 
+# table_sweeps DIR MS: tune_sweep over the dispatch table's nine shapes (DIR/table) and the three lm_head shapes
+# (DIR/<shape>, rows of their own) at the M grid MS (sessions 68-69 repeated these lines in their run scripts).
+table_sweeps() {
+  local s
+  tune_sweep "$1" table 200 --ms "$2"
+  for s in qwen3_lm_head llama8b_lm_head qwen25_7b_lm_head; do tune_sweep "$1" $s 60 --shapes $s --ms "$2"; done
+}
+
 # gemm_records LABEL SHAPES MS: kbit.gemm against cuBLAS at k = 4 (benchmarks.ab_paths --ops gemm), fp16 and bf16
 # activations, into $OUT/gemm-{float16,bfloat16} (+ .log) and their tables $OUT/gemm-*-table.md (column LABEL).
 gemm_records() {

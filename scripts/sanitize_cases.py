@@ -479,6 +479,45 @@ def gemv_decode_path_cases(dev="cuda"):
     torch.cuda.synchronize()
 
 
+def pair_table_k5_cases(dev="cuda"):
+    """k = 5's pair tables in the tensor-core kernels (session 69: the split table, 16 lane copies of 32 KB built by
+    every thread before a barrier, in the small-M, tile and wgmma kernels; the wgmma CTAs of 96 tokens and more keep
+    the one-copy table): wgmma_gemm at 16, 32, 64 and 96 tokens a CTA, mma_gemm and tile_gemm dense, and
+    grouped_mma_gemm / grouped_tile_gemm over 5 experts (one empty), fp16 and bf16, against a float64 matmul."""
+    if dev != "cuda":
+        return
+    torch.manual_seed(69)
+    N, K = 520, 2080  # 33 row tiles (a partial row block), 9 groups (a 32-column tail)
+    qw = kbit.quantize(torch.randn(N, K, device=dev) * K ** -0.5, k=5)
+    args = (qw.packed, qw.absmax, qw.row_scale, qw.codebook)
+    ref_w = kbit.dequantize(qw.to_layout("flat"), torch.float32).double()
+    for dtype in (torch.float16, torch.bfloat16):
+        if kbit._C.wgmma_gemm_runs(5, 16):
+            for M, tokens in ((9, 16), (20, 32), (40, 64), (100, 96)):
+                with tuning_aids(wgmma_tokens=tokens):
+                    x = torch.randn(M, K, device=dev).to(dtype)
+                    y = torch.ops.kbit.wgmma_gemm(x, *args, 5)
+                    check(y, x.double() @ ref_w.T, f"wgmma k=5 M={M} tokens={tokens} {dtype}")
+        for M in (3, 17):
+            x = torch.randn(M, K, device=dev).to(dtype)
+            for op in (torch.ops.kbit.mma_gemm, torch.ops.kbit.tile_gemm):
+                check(op(x, *args, 5), x.double() @ ref_w.T, f"{op} k=5 M={M} {dtype}")
+        E, Ng = 5, 272
+        qe = kbit.quantize(torch.randn(E, Ng, K, device=dev) * K ** -0.5, k=5)
+        counts = [3, 0, 17, 1, 9]
+        o = [0]
+        for c in counts:
+            o.append(o[-1] + c)
+        x = torch.randn(o[-1], K, device=dev).to(dtype)
+        off = torch.tensor(o, device=dev, dtype=torch.int32)
+        We = kbit.dequantize(qe.to_layout("flat"), torch.float32).double()
+        ref = torch.cat([x[o[e]:o[e + 1]].double() @ We[e].T for e in range(E)])
+        for op in (torch.ops.kbit.grouped_mma_gemm, torch.ops.kbit.grouped_tile_gemm):
+            y = op(x, qe.packed, qe.absmax, qe.row_scale, qe.codebook, off, 5)
+            check(y, ref, f"{op} k=5 counts={counts} {dtype}")
+    torch.cuda.synchronize()
+
+
 def main(dev="cuda"):
     torch.manual_seed(0)
     dequant_tiled_cases(dev)
@@ -494,6 +533,7 @@ def main(dev="cuda"):
     router_cases(dev)
     gated_gemv_cases(dev)
     gemv_decode_path_cases(dev)
+    pair_table_k5_cases(dev)
     for k in (2, 3, 4, 5):
         for wdt in (torch.float16, torch.bfloat16, torch.float32):
             W = torch.randn(37, 320, device=dev, dtype=wdt)
@@ -585,6 +625,7 @@ GROUPS = {
     "router": (router_cases,),
     "gated-gemv": (gated_gemv_cases,),
     "gemv-decode-path": (gemv_decode_path_cases,),  # (session 66's forms, for racecheck)
+    "pair-table-k5": (pair_table_k5_cases,),  # (session 69: the split table in the tensor-core kernels)
     "moe-glue": (moe_glue_cases,),
     "wgmma-stream": (wgmma_stream_cases,),
     "wgmma-persistent": (wgmma_persistent_cases,),  # (a quick racecheck)

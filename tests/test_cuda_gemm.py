@@ -454,7 +454,7 @@ def test_gemv_cluster_split_plan():
             p = plan(M, 28672, 8192, 5)
             assert p["x_resident"] and p["split_cluster"] == 0
         # Llama-3 70B gate/up at M = 1, k = 5: 1792 tiles on 396 plain CTAs (4.5 rounds; 3 a SM beside the 32 KB
-        # split pair table, gemv_k5_table.cuh): 198 clusters of 2; 8B gate/up at M = 1 (896 tiles, 2.3 rounds since
+        # split pair table, pair_table.cuh): 198 clusters of 2; 8B gate/up at M = 1 (896 tiles, 2.3 rounds since
         # that table; 1.7 on 528 CTAs before): clusters too; Qwen3 gate/up at M = 4 (320 tiles, one round): plain
         big = plan(1, 28672, 8192, 5)
         assert (big["split_cluster"], big["grid"], big["warps"], big["ctas_per_sm"]) == (2, 396, 4, 3)

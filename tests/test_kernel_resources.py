@@ -42,7 +42,7 @@ import kbit
 # 48) had k = 2, 3 at 16 slots 8 bytes and k = 4 at 3 slots none; since session 48's x-image changes only that k = 5
 # kernel has any, so the other allowances are gone. (k = 2 staged at 16 slots spilled 16 bytes too and ran 6-10%
 # slower; since session 37 that kernel loads x in the block it decodes: no stack.) Since session 68's split pair table
-# at k = 5 (gemv_k5_table.cuh: no 10-bit index to build) that kernel has none either.
+# at k = 5 (pair_table.cuh: the split table has no 10-bit index to build) that kernel has none either.
 KNOWN_STACK = {}
 # The dense gated kernels (kDenseGated, session 65: gemm_silu_and_mul's GEMV, one token slot, x staged or resident):
 # none (a 2-slot x-resident form spilled 16 bytes at k = 4; the 2-slot forms are not built).
@@ -179,6 +179,8 @@ def test_grouped_shared_x_gemv_kernels_do_not_spill():
 
 # the kernel of work clusters and (wgmma_stream_gemm_kernel) of stream-K pieces: k, tokens, row tiles
 _WGMMA = re.compile(r"wgmma_(?:stream_)?gemm_kernelIN3c10(?:4Half|8BFloat16)ELi(\d)ELi(\d+)ELi(\d+)EE")
+# Stack bytes k = 5's 64 x 16 wgmma kernels may keep (test_wgmma_kernels_keep_wgmmas_in_flight).
+WGMMA_KNOWN_STACK = 8
 
 
 def wgmma_loop_r2ur(sass):
@@ -213,10 +215,15 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
     assert len(shapes) == len(names) == 4 * 10 * 2 + 4 * 6 * 2, sorted(shapes)
     assert {s[1] for s in shapes if s[4]} == {80, 96, 112, 128, 144, 160}, sorted(shapes)
     # no stack (spills) in any of them: at 144 and 160 tokens the consumers' 72 and 80 accumulators live on the
-    # registers the producer warpgroup gives back (setmaxnreg)
+    # registers the producer warpgroup gives back (setmaxnreg). Known: k = 5's 64 x 16 shape (the split pair table's
+    # lookups, session 69) keeps one or two words there, none of them loaded or stored between its first and last
+    # wgmma (the group's unrolled steps; checked below).
     resources = {name: (regs, stack) for name, regs, stack in kernel_resources(tool, library, "sm_90a")
                  if _WGMMA.search(name)}
-    assert not any(stack for _, stack in resources.values()), {n: r for n, r in resources.items() if r[1]}
+    spilled = {name: r for name, r in resources.items() if r[1]}
+    known = {name for name in spilled if _WGMMA.search(name).groups()[:3] == ("5", "64", "16") and "stream" not in name
+             and spilled[name][1] <= WGMMA_KNOWN_STACK}
+    assert set(spilled) == known, {n: r for n, r in spilled.items() if n not in known}
     # ... which works only if the kernel launches at the 168 registers the CTA's pool is sized from (kWgLaunchRegisters:
     # the consumers' setmaxnreg.inc waits for what the producers' dec gives back) and ptxas kept both moves (it drops
     # setmaxnreg with a warning a quiet build does not show); no other shape moves registers
@@ -227,6 +234,11 @@ def test_wgmma_kernels_keep_wgmmas_in_flight():
                              text=True, check=True, env=env).stdout
     sass_of = {part.split("\n", 1)[0].strip(): part for part in re.split(r"\n\s*Function : ", listing)[1:]}
     assert sorted(sass_of) == sorted(names), "cuobjdump -sass listed other functions than those asked for"
+    for name in known:
+        lines = sass_of[name].split("\n")
+        at = [i for i, line in enumerate(lines) if re.search(r"\bHGMMA\.", line)]
+        local = [line.strip() for line in lines[at[0]:at[-1] + 1] if re.search(r"\b(?:LDL|STL)\b", line)]
+        assert not local, (name, local)
     serialized, moved = {}, {}
     for name, sass in sass_of.items():
         moves = (len(re.findall(r"USETMAXREG\.TRY_ALLOC", sass)), len(re.findall(r"USETMAXREG\.DEALLOC", sass)))

@@ -3,7 +3,7 @@
 // (docs/format.md section 5), in one persistent launch, with two decodes (GemvDecode):
 //   shuffle: the scalar form, no tensor cores or pair table: the codebook in lane registers
 //            (M <= 4);
-//   mma:     a pair table (pair_table.cuh's; k = 5 the split one, gemv_k5_table.cuh) and mma.m16n8k16 with
+//   mma:     a pair table (pair_table.cuh's; k = 5 the split one) and mma.m16n8k16 with
 //            W as the 16-row A operand and the tokens as its n = 8 side, one or two n tiles
 //            (the default: ~2.3 instructions per weight against ~6, docs/design.md "Session 11";
 //            M = 9..16 reuse each decoded A fragment for two mma, "Session 13").
@@ -64,7 +64,6 @@
 #include "../common/dependent_launch.cuh"
 #include "../common/device_utils.cuh"
 #include "mma.cuh"
-#include "gemv_k5_table.cuh"
 #include "pair_table.cuh"
 #include "scalar_gemv.h"
 #include "tc_work.cuh"
@@ -131,23 +130,19 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // Stages of a warp's ring (scalar_gemv.h): the item decoded and stages - 1 in flight; staged x
 // kGemvStages, x resident and x shared TcGemmArgs::ring_stages (2 .. kGemvResidentMaxStages, the launcher's).
 
-// Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, k = 5 gemv_k5_table.cuh; at
+// Dynamic shared memory, in this order: the pair table (mma decode only: pair_table.cuh, k = 5 the split table; at
 // offset 0 so its address folds into the lookups' immediates), the warps' rings, the cross-warp
 // partial sums (two parities: [2][warps][tokens][16] floats), then for grouped launches the
 // schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;
 // grouped x-shared launches (TcGemmArgs::grouped_x_shared) after the schedule, from a 16-byte boundary, two
 // x images (rounds of even and odd index), their rings codes only.
-// (k = 5: the GEMV's own split table, gemv_k5_table.cuh, 32 KB; the other k: the tensor-core kernels'.)
-constexpr int gemv_table_bytes(int k, GemvDecode decode) {
-  return decode != GemvDecode::kMma ? 0 : k == 5 ? GemvK5Table::kBytes : pair_table_bytes(k);
-}
+constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode != GemvDecode::kMma ? 0 : pair_table_bytes(k); }
 // The mma decode's table, built by threads thread .. threads - 1 from the codebook cb staged in shared memory
 // (kWide: the wide k = 4 table; k = 5: the split table).
 template <typename T, int K, bool kWide = false>
 __device__ __forceinline__ void build_gemv_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
                                                  int threads = blockDim.x) {
-  if constexpr (K == 5) build_gemv_k5_table<T>(table, cb, thread, threads);
-  else if constexpr (kWide) build_pair_table<T, K, 256>(table, cb, thread, threads);
+  if constexpr (kWide) build_pair_table<T, K, 256>(table, cb, thread, threads);
   else build_pair_table<T, K>(table, cb, thread, threads);
 }
 constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {
@@ -357,7 +352,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
   constexpr int kNTiles = (kTokens + 7) / 8;
-  const uint32_t lane8 = gemv_k5_lane8(lane);  // (k = 5: the split table's copy)
+  const uint32_t lane8 = split_lane8(lane);  // (k = 5: the split table's copy)
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
   // The ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row = token slot m
@@ -406,7 +401,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
       for (int r = 0; r < 4; ++r) {
         const int c = 8 * blk + 4 * h + r;
         if constexpr (K == 5) {
-          a[r] = gemv_k5_pair(table, stream, c, lane8);
+          a[r] = split_pair_word(table, stream, c, lane8);
         } else {
           const uint32_t at = kWide ? lut_offset_wide(stream, c, lane4) : lut_offset<K>(stream, c, lane4);
           a[r] = *reinterpret_cast<const uint32_t*>(table + at);

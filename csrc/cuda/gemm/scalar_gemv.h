@@ -144,7 +144,7 @@ static_assert(kGemvResidentMaxSlots < 16 && kGemvMmaMaxWarps < 16, "a slot's nam
 
 // How the GEMV turns codes into products (scalar_gemv.cuh):
 //   kShuffle: the codebook in lane registers, one shuffle and one FFMA per weight and token;
-//   kMma:     a pair table in shared memory (pair_table.cuh; k = 5: gemv_k5_table.cuh), one lookup per two
+//   kMma:     a pair table in shared memory (pair_table.cuh; k = 5: its split table), one lookup per two
 //             weights, and mma.m16n8k16 with the tokens as its n = 8 operand (the products cost no FFMAs);
 //   kAuto:    the host picks (gemv_auto_decode).
 enum class GemvDecode : int { kAuto = 0, kShuffle = 1, kMma = 2 };

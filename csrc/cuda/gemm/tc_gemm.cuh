@@ -75,7 +75,7 @@ struct TcGemmConfig {
 template <typename T, int K, int MT>
 __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
                                          const uint32_t* const (&xg)[MT], float (&acc)[MT][4],
-                                         const unsigned char* lut, uint32_t lane4) {
+                                         const unsigned char* lut, uint32_t lane_copy) {
   uint4 xv[MT];  // the lane's B fragments: x's column pairs t, t + 4, t + 8, t + 12 of the block (layout version 4)
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
@@ -93,7 +93,8 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
     uint32_t a[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane4));
+      if constexpr (K == 5) a[r] = split_pair_word(lut, stream, 4 * s + r, lane_copy);
+      else a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane_copy));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
       mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
@@ -224,7 +225,8 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   __syncthreads();
   build_pair_table<T, K>(dyn_smem, cb);
   __syncthreads();  // table, barriers ready; cb (in red) is dead from here
-  const uint32_t lane4 = 4u * lane;
+  // the lane's copy in a table entry: 4 lane (k <= 4), 8 (lane % 16) (k = 5's split table)
+  const uint32_t lane_copy = K == 5 ? split_lane8(lane) : 4u * lane;
 
   int c_stage = 0;  // consumer's ring stage
   for (uint32_t round = 0; round < my_units; ++round) {
@@ -265,12 +267,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 128;  // 256 columns = 128 pairs
       if (blocks == 8) {
 #pragma unroll
-        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane_copy);
       } else {  // K tail: the same for the whole warp
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) {
           if (blk >= blocks) break;
-          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
+          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane_copy);
         }
       }
       __syncwarp();  // every lane is done with this stage before it is refilled

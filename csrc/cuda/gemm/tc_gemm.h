@@ -103,9 +103,12 @@ inline int tc_warps_per_unit(int64_t K) {
 // Grouped gemm uses the kernel for any tokens per expert (chunks of up to 64 rows; an
 // expert with more re-reads its tiles per chunk). Dense gemm: tc_dispatch.h.
 
-// Bytes of the pair table (pair_table.cuh) both tensor-core kernels keep in shared memory:
-// 2^(2k) entries of 32 per-lane words for k <= 4, one 1024-word copy for k = 5.
-constexpr int pair_table_bytes(int k) { return k <= 4 ? (1 << (2 * k)) * 128 : (1 << (2 * k)) * 4; }
+// Bytes of the pair table (pair_table.cuh) the mma decodes keep in shared memory: 2^(2k) entries of 32 per-lane
+// words for k <= 4; k = 5 the split table (256 entries of 16 lane copies of 8 bytes, 32 KB), or one copy of the 1024
+// pair-table words (4 KB) in a kernel whose stages do not fit beside the split one (one_copy: wgmma_gemm.h).
+constexpr int pair_table_bytes(int k, bool one_copy = false) {
+  return k <= 4 ? (1 << (2 * k)) * 128 : one_copy ? (1 << (2 * k)) * 4 : 256 * 128;
+}
 
 // Grouped: the kernel keeps its schedule (two int64 per expert) in shared memory.
 constexpr int kTcMaxExperts = 1024;

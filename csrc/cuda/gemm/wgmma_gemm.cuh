@@ -142,6 +142,8 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
   constexpr int S = wgmma_stages(K, TN, kRowTiles);
   constexpr int kStageBytes = wgmma_stage_bytes(K, TN, kRowTiles);
+  constexpr bool kOneCopyTable = wgmma_one_copy_table(K, TN, kRowTiles);  // (k = 5 from 96 tokens)
+  using Table = PairTable<K, kOneCopyTable>;
   constexpr int kPanelBytes = TN * kWgPanelCols * 2, kXBytes = 4 * kPanelBytes;  // a stage's x: 4 panels
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
@@ -149,10 +151,10 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   static_assert(kWgProducerWarps == 4, "wgmma_gemm: one x panel per producer warp");
   static_assert(kXBytes == TN * 512 && kStageBytes == kXBytes + kRowTiles * kTileBytes, "wgmma_gemm: the stage layout");
   // the 128-byte swizzle's atoms (8 rows x 128 bytes) start 1024-byte aligned in every stage's x, panel by panel
-  static_assert(PairTable<K>::kBytes % 1024 == 0 && kStageBytes % 1024 == 0 && kPanelBytes % 1024 == 0,
+  static_assert(Table::kBytes % 1024 == 0 && kStageBytes % 1024 == 0 && kPanelBytes % 1024 == 0,
                 "wgmma_gemm: the stages' x panels 1024-byte aligned");
   extern __shared__ __align__(1024) unsigned char dyn_smem[];  // [pair table][S stages][codebook][barriers]
-  unsigned char* stages = dyn_smem + PairTable<K>::kBytes;
+  unsigned char* stages = dyn_smem + Table::kBytes;
   float* cb = reinterpret_cast<float*>(stages + S * kStageBytes);
   uint64_t* full = reinterpret_cast<uint64_t*>(cb + 32);  // [S]: the stage's bytes landed
   uint64_t* empty = full + 4;                              // [S]: all consumer warps are done with it
@@ -333,10 +335,10 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   }
 
   if constexpr (kRebalanceRegisters) setmaxnreg_inc<kWgConsumerRegisters>();
-  build_pair_table<c10::Half, K>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
+  build_pair_table<c10::Half, K, Table::kStride, kOneCopyTable>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
   named_barrier_sync(3, kConsumerThreads);  // the table
 
-  const uint32_t lane_table = lane_pair_table<K>(dyn_smem, 4u * lane);
+  const uint32_t lane_table = lane_pair_table<K, kOneCopyTable>(dyn_smem, 4u * lane);
   // Work cluster v (stream-K: the CTA's piece v), the CTA's groups before it J0 (the pipeline's count runs on across
   // units): its groups and its tile out. Returns its groups.
   const auto consume = [&](int64_t v, uint32_t J0) {
@@ -376,7 +378,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int s = 2 * blk + h;
-          decode_a_fragment<T, K>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
+          decode_a_fragment<T, K, kOneCopyTable>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
           wgmma_fence();
           // step s: columns 16 s .. 16 s + 15 of the group = panel s / 4, bytes 32 (s % 4) of its rows
           wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4));
