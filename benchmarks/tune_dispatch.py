@@ -85,8 +85,6 @@ PATHS += [(f"kernel/w{w}", "mma_gemm", w) for w in WPUS]
 PATHS += [("gemv", "gemv_gemm")]
 
 
-
-
 def wpu_cap(K: int) -> int:
     """tc_warps_per_unit(K): the most warps that can share a unit (K's 256-column groups, a power of 2)."""
     groups = (K + 255) // 256
@@ -278,7 +276,7 @@ def gemv_range_end(ms: List[int], gemv: Dict[int, float], others: Dict[int, floa
     time over the faster of the two there; then the least total loss; then the smaller M. Where the GEMV wins up to
     some M and loses past it, that M (no loss). Sessions 67-69: the first loss used to end the range (session 68 let a
     2% deficit pass); Qwen2.5-7B's lm_head at k = 5 had the GEMV 1.3% (session 67), then 2.6% (session 69: the wgmma
-    kernel's split pair table) behind at M = 1 and 8-11% ahead at 2-4, so M = 2-8 ran the wgmma kernel."""
+    kernel's split pair table) behind at M = 1 and 10-11% ahead at 2-4, so M = 2-8 would have run the wgmma kernel."""
     best_key, best = None, 0
     for end in [0] + [m for m in ms if gemv[m] < others[m]]:
         losses = [(gemv[m] if m <= end else others[m]) / min(gemv[m], others[m]) for m in ms]

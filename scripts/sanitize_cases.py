@@ -481,8 +481,8 @@ def gemv_decode_path_cases(dev="cuda"):
 
 def pair_table_k5_cases(dev="cuda"):
     """k = 5's pair tables in the tensor-core kernels (session 69: the split table, 16 lane copies of 32 KB built by
-    every thread before a barrier, in the small-M, tile and wgmma kernels; the wgmma CTAs of 96 tokens and more keep
-    the one-copy table): wgmma_gemm at 16, 32, 64 and 96 tokens a CTA, mma_gemm and tile_gemm dense, and
+    every thread before a barrier, in the tile and wgmma kernels; the wgmma CTAs of 96 tokens and more and the small-M
+    kernel keep the one-copy table): wgmma_gemm at 16, 32, 64 and 96 tokens a CTA, mma_gemm and tile_gemm dense, and
     grouped_mma_gemm / grouped_tile_gemm over 5 experts (one empty), fp16 and bf16, against a float64 matmul."""
     if dev != "cuda":
         return

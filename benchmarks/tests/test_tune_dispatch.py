@@ -182,8 +182,8 @@ def test_gemv_range_by_the_least_worst_loss():
         ("b", "gemv"): [5.2, 4, 9], ("b", "kernel"): [5, 5, 5], ("b", "dequant_cublas"): [20] * 3,
         # c: fastest at 1, tied within 1% at 2 and 4 -> 1 (no win past 1 to take a loss for)
         ("c", "gemv"): [4, 5.05, 5.05], ("c", "kernel"): [5, 5, 5], ("c", "dequant_cublas"): [20] * 3,
-        # d: 25% behind at M = 1, 20% ahead at 2 -> 0 (the larger loss is at 1)
-        ("d", "gemv"): [6.25, 4, 9], ("d", "kernel"): [5, 5, 5], ("d", "dequant_cublas"): [20] * 3,
+        # d: 30% behind at M = 1, the kernel 25% behind it at 2 -> 0 (the larger loss would be the GEMV's at 1)
+        ("d", "gemv"): [6.5, 4, 9], ("d", "kernel"): [5, 5, 5], ("d", "dequant_cublas"): [20] * 3,
     }, ms=ms, ks=(4,))
     rows = {}
     for name in "abcd":
@@ -193,10 +193,12 @@ def test_gemv_range_by_the_least_worst_loss():
     # a and b share a size (so do c and d): the row takes the least end
     got = {r["weights"]: r["max_gemv_m"][4] for r in sized(T.crossovers(run))}
     assert got == {4096 * 1024: 2, 8192 * 4096: 0}
-    # the rule itself: ties in worst and total loss go to the smaller end; an M where the GEMV does not win is no end
+    # the rule itself: a tie (M = 2) does not extend the range; a GEMV that never wins gets none; nothing timed, none
     assert T.gemv_range_end([1, 2], {1: 4.0, 2: 5.0}, {1: 5.0, 2: 5.0}) == 1
     assert T.gemv_range_end([1, 2], {1: 6.0, 2: 6.0}, {1: 5.0, 2: 5.0}) == 0
     assert T.gemv_range_end([], {}, {}) == 0
+    # a loss inside the range where a later win is larger: 10% behind at 2, 20% ahead at 4 -> 4
+    assert T.gemv_range_end([1, 2, 4], {1: 4.0, 2: 5.5, 4: 5.0}, {1: 5.0, 2: 5.0, 4: 6.0}) == 4
 
 
 def test_between_buckets_the_kernel_time_is_at_the_buckets_choice_and_gemv_owns_its_range():

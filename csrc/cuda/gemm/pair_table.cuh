@@ -51,9 +51,9 @@ struct PairTable {
   // entries stored: the split table's 256 low bytes, else every pair-table index
   static constexpr int kEntries = kForm == PairTableForm::kSplit ? 256 : 1 << (2 * K);
   static constexpr int kCopies = kForm == PairTableForm::kLaneCopies ? 32 : kForm == PairTableForm::kSplit ? 16 : 1;
-  // Entries 128 bytes apart (one word, or the split table's two, per lane). A 256-byte stride would make
-  // the address one byte permute, but the compiler still adds the table base in a register (measured:
-  // PRMT + IADD), and the table would take twice the shared memory.
+  // Lane-copy and split entries 128 bytes apart (one word, or the split table's two, per lane; the one-copy
+  // table's 4). A 256-byte stride would make the address one byte permute, but the compiler still adds the
+  // table base in a register (measured: PRMT + IADD), and the table would take twice the shared memory.
   static constexpr int kStride = kForm == PairTableForm::kOneCopy ? 4 : 128;
   static constexpr int kBytes = pair_table_bytes(K, kOneCopyK5);
   static_assert(kEntries * kStride == kBytes, "pair table bytes");
@@ -263,8 +263,8 @@ __device__ __forceinline__ float codebook_entry(const float* codebook) {
 
 // Fill the table (threads thread = 0 .. threads - 1 of the CTA, by default all of them; cb = the
 // codebook staged in shared memory, 2^K floats). The caller synchronizes them before the first lookup.
-// kStride: the entries' stride (32-copy tables; 256: the GEMV's wide table).
-template <typename T, int K, int kStride = PairTable<K>::kStride, bool kOneCopyK5 = false>
+// kOneCopyK5: PairTable's; kStride: the entries' stride (the form's own; 256: the GEMV's wide k = 4 table).
+template <typename T, int K, bool kOneCopyK5 = false, int kStride = PairTable<K, kOneCopyK5>::kStride>
 __device__ __forceinline__ void build_pair_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
                                                  int threads = blockDim.x) {
   using P = PairTable<K, kOneCopyK5>;

@@ -136,13 +136,15 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;
 // grouped x-shared launches (TcGemmArgs::grouped_x_shared) after the schedule, from a 16-byte boundary, two
 // x images (rounds of even and odd index), their rings codes only.
-constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode != GemvDecode::kMma ? 0 : pair_table_bytes(k); }
+constexpr int gemv_table_bytes(int k, GemvDecode decode) {
+  return decode != GemvDecode::kMma ? 0 : pair_table_bytes(k);
+}
 // The mma decode's table, built by threads thread .. threads - 1 from the codebook cb staged in shared memory
 // (kWide: the wide k = 4 table; k = 5: the split table).
 template <typename T, int K, bool kWide = false>
 __device__ __forceinline__ void build_gemv_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
                                                  int threads = blockDim.x) {
-  if constexpr (kWide) build_pair_table<T, K, 256>(table, cb, thread, threads);
+  if constexpr (kWide) build_pair_table<T, K, false, 256>(table, cb, thread, threads);
   else build_pair_table<T, K>(table, cb, thread, threads);
 }
 constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {

@@ -24,7 +24,8 @@
 //             start of dynamic shared memory; lane l's copy of entry i sits at byte
 //             128 i + 4 l (k <= 4; FLUTE's per-lane copies: random codes never conflict
 //             on a bank), so an address is PRMT + IMAD (k = 4) or shift + LOP3 (k = 2,
-//             3). k = 5: one 1024-entry copy.
+//             3). k = 5: one 1024-entry copy (PairTable<5, true>; the split table, pair_table.cuh,
+//             would leave one CTA an SM at 1-2 token tiles: see TcGemmConfig).
 //   D:        fresh fp32 accumulators per block; acc += absmax scale * D per row.
 // Absmax scale: the E4M4 byte b placed at bit 6 of an fp16 is exactly e4m4(b) / 128
 // (subnormals included: E4M4 bias 8 vs fp16 bias 15), so a block scale costs a shift
@@ -65,7 +66,10 @@ struct TcGemmConfig {
   static constexpr int kRingBytes = kWarps * kStages * kStageBytes;
   // red[2][warps][16][tokens] fp32, then mbarriers full[2][warps], empty[2][warps]
   static constexpr int kReduceBytes = 2 * kWarps * kTileRows * kTokens * 4 + 4 * kWarps * 8;
-  static constexpr int kLutBytes = PairTable<K>::kBytes;  // dynamic smem offset 0
+  // at dynamic smem offset 0; k = 5: the one-copy table (session 69: the split table's 32 KB left one CTA an SM where
+  // kMinBlocks asks two, e.g. 127232 bytes at one token tile; it was timed only in dense calls, which the GEMV takes
+  // on GPUs with a dispatch table, not in the grouped calls this kernel serves)
+  static constexpr int kLutBytes = PairTable<K, true>::kBytes;
   // Grouped schedule (tc_work.cuh): scan scratch + row_begin[E+1] + unit_end[E], int64.
   static constexpr int schedule_bytes(int experts) { return 8 * (32 + 2 * experts + 1); }
 };
@@ -75,7 +79,7 @@ struct TcGemmConfig {
 template <typename T, int K, int MT>
 __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K], const uint32_t (&halves)[4][2],
                                          const uint32_t* const (&xg)[MT], float (&acc)[MT][4],
-                                         const unsigned char* lut, uint32_t lane_copy) {
+                                         const unsigned char* lut, uint32_t lane4) {
   uint4 xv[MT];  // the lane's B fragments: x's column pairs t, t + 4, t + 8, t + 12 of the block (layout version 4)
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
@@ -93,8 +97,7 @@ __device__ __forceinline__ void tc_block(int blk, const uint32_t (&stream)[4 * K
     uint32_t a[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      if constexpr (K == 5) a[r] = split_pair_word(lut, stream, 4 * s + r, lane_copy);
-      else a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane_copy));
+      a[r] = *reinterpret_cast<const uint32_t*>(lut + lut_offset<K>(stream, 4 * s + r, lane4));
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
       mma_m16n8k16<T>(d[mt], a, h ? xv[mt].z : xv[mt].x, h ? xv[mt].w : xv[mt].y);
@@ -223,10 +226,9 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
   float* cb = red;
   if (threadIdx.x < (1 << K)) cb[threadIdx.x] = cb_value;
   __syncthreads();
-  build_pair_table<T, K>(dyn_smem, cb);
+  build_pair_table<T, K, true>(dyn_smem, cb);
   __syncthreads();  // table, barriers ready; cb (in red) is dead from here
-  // the lane's copy in a table entry: 4 lane (k <= 4), 8 (lane % 16) (k = 5's split table)
-  const uint32_t lane_copy = K == 5 ? split_lane8(lane) : 4u * lane;
+  const uint32_t lane4 = 4u * lane;
 
   int c_stage = 0;  // consumer's ring stage
   for (uint32_t round = 0; round < my_units; ++round) {
@@ -267,12 +269,12 @@ __global__ void __launch_bounds__(256, kMinBlocks) tc_gemm_kernel(const TcGemmAr
       for (int mt = 0; mt < MT; ++mt) xg[mt] = xrow[mt] + grp * 128;  // 256 columns = 128 pairs
       if (blocks == 8) {
 #pragma unroll
-        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane_copy);
+        for (int blk = 0; blk < 8; ++blk) tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
       } else {  // K tail: the same for the whole warp
 #pragma unroll
         for (int blk = 0; blk < 8; ++blk) {
           if (blk >= blocks) break;
-          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane_copy);
+          tc_block<T, K, MT>(blk, stream, halves, xg, acc, dyn_smem, lane4);
         }
       }
       __syncwarp();  // every lane is done with this stage before it is refilled

@@ -105,7 +105,7 @@ inline int tc_warps_per_unit(int64_t K) {
 
 // Bytes of the pair table (pair_table.cuh) the mma decodes keep in shared memory: 2^(2k) entries of 32 per-lane
 // words for k <= 4; k = 5 the split table (256 entries of 16 lane copies of 8 bytes, 32 KB), or one copy of the 1024
-// pair-table words (4 KB) in a kernel whose stages do not fit beside the split one (one_copy: wgmma_gemm.h).
+// pair-table words (4 KB: one_copy, in the small-M kernel and the wgmma kernel's CTAs of 96+ tokens).
 constexpr int pair_table_bytes(int k, bool one_copy = false) {
   return k <= 4 ? (1 << (2 * k)) * 128 : one_copy ? (1 << (2 * k)) * 4 : 256 * 128;
 }

@@ -335,7 +335,8 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   }
 
   if constexpr (kRebalanceRegisters) setmaxnreg_inc<kWgConsumerRegisters>();
-  build_pair_table<c10::Half, K, Table::kStride, kOneCopyTable>(dyn_smem, cb, threadIdx.x, kConsumerThreads);  // fp16 for both activation types
+  // (fp16 for both activation types)
+  build_pair_table<c10::Half, K, kOneCopyTable>(dyn_smem, cb, threadIdx.x, kConsumerThreads);
   named_barrier_sync(3, kConsumerThreads);  // the table
 
   const uint32_t lane_table = lane_pair_table<K, kOneCopyTable>(dyn_smem, 4u * lane);
