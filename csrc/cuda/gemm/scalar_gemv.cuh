@@ -136,17 +136,7 @@ constexpr int64_t gemv_x_image_bytes(int64_t cols, int tokens) { return (cols + 
 // schedule (32 scan slots, row_begin[E + 1], unit_end[E]) and for x-resident launches the x image;
 // grouped x-shared launches (TcGemmArgs::grouped_x_shared) after the schedule, from a 16-byte boundary, two
 // x images (rounds of even and odd index), their rings codes only.
-constexpr int gemv_table_bytes(int k, GemvDecode decode) {
-  return decode != GemvDecode::kMma ? 0 : pair_table_bytes(k);
-}
-// The mma decode's table, built by threads thread .. threads - 1 from the codebook cb staged in shared memory
-// (kWide: the wide k = 4 table; k = 5: the split table).
-template <typename T, int K, bool kWide = false>
-__device__ __forceinline__ void build_gemv_table(unsigned char* table, const float* cb, int thread = threadIdx.x,
-                                                 int threads = blockDim.x) {
-  if constexpr (kWide) build_pair_table<T, K, false, 256>(table, cb, thread, threads);
-  else build_pair_table<T, K>(table, cb, thread, threads);
-}
+constexpr int gemv_table_bytes(int k, GemvDecode decode) { return decode == GemvDecode::kMma ? pair_table_bytes(k) : 0; }
 constexpr int gemv_rings_bytes(int k, int tokens, int warps, int stages, bool x_resident) {
   return warps * stages * gemv_stage_bytes(k, x_resident ? 0 : tokens);
 }
@@ -354,7 +344,7 @@ __device__ __forceinline__ void gemv_mma_decode_stage(const unsigned char* stage
                                                       float (&acc)[4 * ((kTokens + 7) / 8)]) {
   static_assert(!kWide || K == 4, "the wide pair table is k = 4's");
   constexpr int kNTiles = (kTokens + 7) / 8;
-  const uint32_t lane8 = split_lane8(lane);  // (k = 5: the split table's copy)
+  const uint32_t lane8 = K == 5 ? split_lane8(lane) : 0u;  // the split table's copy (k = 5)
   uint32_t stream[4 * K], halves[4][2];
   load_stage_codes<K, kTokens, kWide>(stage, lane, stream, halves);
   // The ldmatrix rows this lane addresses: matrix i = lane / 8 (the blocks' vectors 4 blk + i), row = token slot m
@@ -869,7 +859,7 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
       if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
     }
     __syncthreads();
-    build_gemv_table<T, K, kWide>(smem, red);
+    build_pair_table<T, K, false, kWide ? 256 : PairTable<K>::kStride>(smem, red);  // (kWide: the wide k = 4 table)
     if (kXResident && slots > 1) {  // this warp's groups of the x image landed
       if constexpr (kImageWithFirstItem) wait_first_items();
       else wait_all_but_ring();

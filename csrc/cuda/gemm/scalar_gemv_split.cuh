@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(32 * kGemvMmaMaxWarps, 2) scalar_gemv_split_ke
   cp_async_commit();
   if (threadIdx.x < (1 << K)) red[threadIdx.x] = cb_value;
   __syncthreads();
-  build_gemv_table<T, K>(smem, red);
+  build_pair_table<T, K>(smem, red);
   __syncthreads();
   const uint32_t lane4 = 4u * static_cast<uint32_t>(lane);
 

@@ -142,7 +142,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   constexpr int kPartialStride = wgmma_partial_stride(kRowTiles);
   constexpr int S = wgmma_stages(K, TN, kRowTiles);
   constexpr int kStageBytes = wgmma_stage_bytes(K, TN, kRowTiles);
-  constexpr bool kOneCopyTable = wgmma_one_copy_table(K, TN, kRowTiles);  // (k = 5 from 96 tokens)
+  constexpr bool kOneCopyTable = wgmma_one_copy_table(K, TN);  // (k = 5 from 96 tokens)
   using Table = PairTable<K, kOneCopyTable>;
   constexpr int kPanelBytes = TN * kWgPanelCols * 2, kXBytes = 4 * kPanelBytes;  // a stage's x: 4 panels
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;

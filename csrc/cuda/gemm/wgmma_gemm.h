@@ -67,19 +67,18 @@ constexpr int wgmma_stage_bytes(int k, int tokens, int row_tiles) {
 // H200, the split table against the one-copy one: 16-32 tokens 10-25% faster, 64 tokens 3-13%, 96 tokens within 2%
 // either way, 128 tokens 2-5% slower with 40 bytes of stack; 80 and 112 not timed), and at 160 tokens, where two of
 // the split table's stages would not fit (2 x 103424 bytes).
-constexpr bool wgmma_one_copy_table(int k, int tokens, int /* row_tiles */) { return k == 5 && tokens >= 96; }
+constexpr bool wgmma_one_copy_table(int k, int tokens) { return k == 5 && tokens >= 96; }
 // pair table + codebook + two mbarriers per stage (at most 4 stages)
-constexpr int wgmma_reserved_bytes(int k, int tokens, int row_tiles) {
-  return pair_table_bytes(k, wgmma_one_copy_table(k, tokens, row_tiles)) + 32 * 4 + 8 * 8;
+constexpr int wgmma_reserved_bytes(int k, int tokens) {
+  return pair_table_bytes(k, wgmma_one_copy_table(k, tokens)) + 32 * 4 + 8 * 8;
 }
 constexpr int wgmma_stages(int k, int tokens, int row_tiles) {
   const int stage = wgmma_stage_bytes(k, tokens, row_tiles);
-  const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k, tokens, row_tiles)) / stage;
+  const int fit = (kTileSmemBudget - wgmma_reserved_bytes(k, tokens)) / stage;
   return fit > 4 ? 4 : fit;
 }
 constexpr int wgmma_smem_bytes(int k, int tokens, int row_tiles) {
-  return wgmma_reserved_bytes(k, tokens, row_tiles) +
-         wgmma_stages(k, tokens, row_tiles) * wgmma_stage_bytes(k, tokens, row_tiles);
+  return wgmma_reserved_bytes(k, tokens) + wgmma_stages(k, tokens, row_tiles) * wgmma_stage_bytes(k, tokens, row_tiles);
 }
 inline int wgmma_stages(int k, WgmmaShape s) { return wgmma_stages(k, s.tokens, s.row_tiles); }
 inline int wgmma_smem_bytes(int k, WgmmaShape s) { return wgmma_smem_bytes(k, s.tokens, s.row_tiles); }
