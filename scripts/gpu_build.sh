@@ -144,3 +144,12 @@ ncu_profile() {
   grep -E "Duration|Elapsed Cycles|SM Active Cycles|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps" \
     "$OUT/$label-details.txt" | head -12
 }
+
+# pytest_step NAME LIMIT ARGS...: pytest -q ARGS within LIMIT seconds into $R/NAME.log (scripts/device_run.sh's
+# records directory), then its exit status and the failures and summary lines (the session scripts repeated these).
+pytest_step() {
+  local log="$R/$1.log" limit=$2; shift 2
+  timeout "$limit" python3 -m pytest -q -rs -p no:cacheprovider "$@" > "$log" 2>&1
+  echo "pytest $(basename "$log" .log) rc=$?"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$log" | tail -6 | cut -c1-300
+}

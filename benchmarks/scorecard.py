@@ -1,0 +1,214 @@
+"""The issues' performance targets (#5 decode GEMV, #6 tensor-core GEMM, #7 dispatch) judged against benchmark runs.
+
+Reads one or more `benchmarks.run` result files (their records merged, a later file's record replacing an earlier
+one's for the same case) and writes one Markdown table row per target cell: what the issue asks, what the run
+measured (kbit's dispatcher, `kbit.gemm` / `kbit.grouped_gemm`, against the baseline timed in the same run), and
+whether it holds. Cold L2, fp16 activations, k = 4 unless the target names another k.
+
+    python -m benchmarks.scorecard docs/benchmarks/<gpu>/<run>/results-full-*.json --anchors h100-anchors.md
+
+--anchors adds, for the targets whose baseline is cuBLAS fp16 or bmm, the anchors file's fp16 time (the H100 the
+issues name) over this run's kbit time. That is not a like-for-like ratio unless the run is on an H100: on another GPU
+it shows how far a miss is the baseline's speed on that GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .results import ResultSet
+
+LARGE = ("llama8b_gu", "llama70b_gu")
+QWEN_DENSE = ("gateup", "down", "Q", "O")
+DENSE = ("gateup", "down", "Q", "O", "KV", "glm_shared_gu", "glm_shared_dn", "llama8b_gu", "llama70b_gu")
+
+
+@dataclass(frozen=True)
+class Target:
+    issue: int
+    what: str                 # the issue's words for the group of cells
+    shape: str
+    experts: int              # 0: dense
+    m: int                    # rows, or tokens per expert
+    baseline: str             # the registry column kbit is compared with: "fp16" (bmm for experts), "int4", "fp8"
+    at_least: float           # baseline time / kbit time must be >= this
+    k: int = 4
+
+
+@dataclass(frozen=True)
+class FallsWithK:
+    """#5: kbit's time at k = 2 < 3 < 4 < 5 on one cell."""
+    issue: int
+    what: str
+    shape: str
+    m: int
+
+
+def targets(dense_ms: Sequence[int]) -> List[object]:
+    """Every target cell of issues #5-#7; #7's "no M slower than cuBLAS fp16 by more than 10%" at each M of
+    dense_ms (the run's) on every benchmark shape."""
+    out: List[object] = []
+    for s in LARGE:
+        out.append(Target(5, "M = 1, large shapes: >= 3.0x cuBLAS fp16", s, 0, 1, "fp16", 3.0))
+    for s in QWEN_DENSE:
+        out.append(Target(5, "M = 1, Qwen3 dense shapes: >= 2.0x cuBLAS fp16", s, 0, 1, "fp16", 2.0))
+    for s in DENSE:
+        for m in (1, 2, 3, 4):
+            out.append(Target(5, "M = 1..4: faster than PyTorch int4 on every shape", s, 0, m, "int4", 1.0))
+    for s in LARGE:
+        out.append(Target(5, "M = 4, large shapes: >= 2.5x cuBLAS fp16", s, 0, 4, "fp16", 2.5))
+    for s in LARGE:
+        out.append(FallsWithK(5, "time falls with k (k = 2 < 3 < 4 < 5), large shapes", s, 1))
+    for s in ("moe_gu", "moe_dn"):
+        out.append(Target(5, "MoE 8 experts x 1 token: >= 2.0x fp16 bmm", s, 8, 1, "fp16", 2.0))
+        out.append(Target(5, "MoE 256 experts x 1 token: >= 3.0x fp16 bmm", s, 256, 1, "fp16", 3.0))
+    for m, r in ((8, 2.5), (16, 2.2), (32, 1.8), (64, 1.5), (128, 1.0)):
+        for s in LARGE:
+            out.append(Target(6, f"large shapes, M = {m}: >= {r}x cuBLAS fp16", s, 0, m, "fp16", r))
+    for s in LARGE:
+        for m in (1, 2, 4, 8, 12, 16, 32):
+            out.append(Target(6, "large shapes, M <= 32: faster than fp8 row-wise _scaled_mm", s, 0, m, "fp8", 1.0))
+    for s in QWEN_DENSE:
+        for m in (8, 12, 16):
+            out.append(Target(6, "Qwen3 dense shapes, M = 8..16: >= 1.5x cuBLAS fp16", s, 0, m, "fp16", 1.5))
+    for s in ("moe_gu", "moe_dn"):
+        out.append(Target(6, "MoE 64 experts x 8 tokens: >= 2.0x fp16 bmm", s, 64, 8, "fp16", 2.0))
+        out.append(Target(6, "MoE 512 experts x 8 tokens: >= 1.5x fp16 bmm", s, 512, 8, "fp16", 1.5))
+    for s in DENSE:
+        for m in dense_ms:
+            out.append(Target(7, "no M more than 10% slower than cuBLAS fp16 (kbit time <= 1.1x)", s, 0, m, "fp16",
+                              1 / 1.1))
+    return out
+
+
+def load_anchors(path: str) -> Dict[Tuple[str, int, int], float]:
+    """(shape, experts, m) -> the anchors file's cold fp16 time (us): its dense rows `| gateup (2048x5120) | 1 |
+    9.74 | ...` and its MoE rows `| moe_gu (2048x512) | 8 | 1 | cold | 10.09 | ...`."""
+    out: Dict[Tuple[str, int, int], float] = {}
+    section = ""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("## "):
+                section = line
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            m = re.fullmatch(r"(\w+) \((\d+)x(\d+)\)", cells[0]) if cells else None
+            if not m:
+                continue
+            try:
+                if "Dense layers, cold" in section:
+                    out[(m.group(1), 0, int(cells[1]))] = float(cells[2])
+                elif "MoE" in section and cells[3] == "cold":
+                    out[(m.group(1), int(cells[1]), int(cells[2]))] = float(cells[4])
+            except (IndexError, ValueError):
+                continue
+    return out
+
+
+def merged(paths: Sequence[str]) -> ResultSet:
+    """The files' records as one set, a later file's replacing an earlier one's for the same case."""
+    sets = [ResultSet.load(p) for p in paths]
+    by_key = {}
+    for rs in sets:
+        for r in rs.records:
+            by_key[(r.run,) + r.key()] = r
+    return ResultSet(sets[-1].meta, by_key.values())
+
+
+def kbit_us(rs: ResultSet, shape: str, experts: int, m: int, k: int) -> Optional[float]:
+    rec = rs.find("kbit", shape, experts, m, k, "fp16", "cold")
+    return rec.median_us if rec is not None and rec.status == "ok" else None
+
+
+def baseline_us(rs: ResultSet, kernel: str, shape: str, experts: int, m: int) -> Optional[float]:
+    rec = rs.find(kernel, shape, experts, m, None, "fp16", "cold")
+    return rec.median_us if rec is not None and rec.status == "ok" else None
+
+
+def label(shape: str, experts: int, m: int) -> str:
+    return f"{shape} {experts} x {m}" if experts else f"{shape} M = {m}"
+
+
+def judge(rs: ResultSet, t: object, anchors: Dict) -> Optional[Dict]:
+    """One row for target t, or None where the run has no timing for its cells."""
+    if isinstance(t, FallsWithK):
+        times = [kbit_us(rs, t.shape, 0, t.m, k) for k in (2, 3, 4, 5)]
+        if None in times:
+            return None
+        holds = all(a < b for a, b in zip(times, times[1:]))
+        return {"issue": t.issue, "what": t.what, "cell": label(t.shape, 0, t.m), "asked": "k = 2 < 3 < 4 < 5",
+                "kbit": " / ".join(f"{v:.1f}" for v in times), "base": "", "ratio": "", "holds": holds,
+                "anchor": ""}
+    ours = kbit_us(rs, t.shape, t.experts, t.m, t.k)
+    base = baseline_us(rs, t.baseline, t.shape, t.experts, t.m)
+    if ours is None or base is None:
+        return None
+    ratio = base / ours
+    anchor = anchors.get((t.shape, t.experts, t.m)) if t.baseline == "fp16" else None
+    return {"issue": t.issue, "what": t.what, "cell": label(t.shape, t.experts, t.m),
+            "asked": f">= {t.at_least:.2f}x {t.baseline}", "kbit": f"{ours:.2f}", "base": f"{base:.2f}",
+            "ratio": f"{ratio:.2f}x", "holds": ratio >= t.at_least,
+            "anchor": f"{anchor:.2f} ({anchor / ours:.2f}x)" if anchor else ""}
+
+
+def render(rs: ResultSet, anchors: Dict) -> str:
+    dense_ms = sorted({r.m for r in rs.records if r.kernel == "kbit" and r.experts == 0 and r.shape in DENSE})
+    if rs.meta.get("shrink", 1) > 1:
+        anchors = {}  # (a dry run's shapes are shrunk: the anchors' times are not theirs)
+    rows, unmeasured = [], []
+    for t in targets(dense_ms):
+        row = judge(rs, t, anchors)
+        if row is None:
+            unmeasured.append(t)
+        else:
+            rows.append(row)
+    dev = rs.meta.get("device", {}).get("name", "?")
+    out = [f"# Issue targets against the run ({dev}, git {rs.meta.get('git', '?')})", "",
+           "kbit = kbit's dispatcher (kbit.gemm / kbit.grouped_gemm), k = 4 unless the cell says; fp16 activations, "
+           "cold L2, CUDA-graph medians (us); ratio = baseline time / kbit time, from the same run."
+           + (" H100 anchor: the anchors file's fp16 time and its ratio to this run's kbit time (not like for like "
+              "on another GPU)." if anchors else ""), ""]
+    for issue in (5, 6, 7):
+        mine = [r for r in rows if r["issue"] == issue]
+        absent = [t for t in unmeasured if t.issue == issue]
+        held = sum(r["holds"] for r in mine)
+        out += [f"## #{issue}: {held} of {len(mine)} cells hold", ""]
+        if absent:
+            out += [f"Not in the run (no timing of kbit or the baseline): "
+                    + ", ".join(sorted({label(t.shape, getattr(t, 'experts', 0), t.m) + f" ({getattr(t, 'baseline', 'k')})"
+                                        for t in absent})) + ".", ""]
+        missed = [r for r in mine if not r["holds"]]
+        if issue == 7:  # many cells: the misses only
+            mine = missed
+            out += ["The cells that miss:", ""] if missed else ["Every cell holds.", ""]
+            if not missed:
+                continue
+        head = "| target | cell | asked | kbit | baseline | ratio | holds |" + (" H100 anchor |" if anchors else "")
+        out += [head, "|---" * (head.count("|") - 1) + "|"]
+        for r in mine:
+            line = (f"| {r['what']} | {r['cell']} | {r['asked']} | {r['kbit']} | {r['base']} | {r['ratio']} | "
+                    f"{'yes' if r['holds'] else '**no**'} |")
+            out.append(line + (f" {r['anchor']} |" if anchors else ""))
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+", help="benchmarks.run JSON files (.json or .json.xz)")
+    ap.add_argument("--anchors", help="the H100 anchors Markdown (/work/shared/design/h100-anchors.md)")
+    ap.add_argument("--out", help="write the Markdown here (default: print it)")
+    a = ap.parse_args(argv)
+    text = render(merged(a.results), load_anchors(a.anchors) if a.anchors else {})
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
