@@ -49,3 +49,12 @@ def test_render_counts_misses_and_unmeasured_cells():
     text = render(rs, {})
     assert "## #7: 1 of 2 cells hold" in text and "| KV M = 128 |" in text and "| Q M = 128 |" not in text
     assert "Not in the run" in text and "llama8b_gu M = 1 (fp16)" in text
+
+
+def test_another_k_is_judged_against_the_same_targets():
+    from benchmarks.scorecard import targets
+    four, five = targets([1, 128]), targets([1, 128], k=5)
+    assert len(four) == len(five) and all(t.k == 5 for t in five if isinstance(t, Target))
+    rs = ResultSet({}, [rec("kbit", "Q", 1, 4.0, k=4), rec("kbit", "Q", 1, 6.0, k=5), rec("fp16", "Q", 1, 9.0)])
+    assert "| Q M = 1 | >= 2.00x fp16 | 4.00 |" in render(rs, {})
+    assert "| Q M = 1 | >= 2.00x fp16 | 6.00 |" in render(rs, {}, k=5)
