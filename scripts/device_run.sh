@@ -21,7 +21,8 @@ mkdir -p "$R"
 export R
 for step in "$@"; do
   echo "== $(date +%T) $step"
-  eval "$step"
+  # (a subshell without set -u: a step that exits or names an unset variable ends itself, not the run and its archive)
+  (set +u; eval "$step")
   echo "== rc=$? $(date +%T)"
 done
 tar -C "$R" -cJf "$OUT/$name.tar.xz" .

@@ -148,8 +148,10 @@ ncu_profile() {
 # pytest_step NAME LIMIT ARGS...: pytest -q ARGS within LIMIT seconds into $R/NAME.log (scripts/device_run.sh's
 # records directory), then its exit status and the failures and summary lines (the session scripts repeated these).
 pytest_step() {
-  local log="$R/$1.log" limit=$2; shift 2
+  local name=$1 log="$R/$1.log" limit=$2 rc
+  shift 2
   timeout "$limit" python3 -m pytest -q -rs -p no:cacheprovider "$@" > "$log" 2>&1
-  echo "pytest $(basename "$log" .log) rc=$?"
+  rc=$?
+  echo "pytest $name rc=$rc$([ $rc = 124 ] && echo ' (timed out)')"
   grep -E "^(FAILED|ERROR)|passed|failed" "$log" | tail -6 | cut -c1-300
 }

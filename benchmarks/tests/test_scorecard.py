@@ -58,3 +58,22 @@ def test_another_k_is_judged_against_the_same_targets():
     rs = ResultSet({}, [rec("kbit", "Q", 1, 4.0, k=4), rec("kbit", "Q", 1, 6.0, k=5), rec("fp16", "Q", 1, 9.0)])
     assert "| Q M = 1 | >= 2.00x fp16 | 4.00 |" in render(rs, {})
     assert "| Q M = 1 | >= 2.00x fp16 | 6.00 |" in render(rs, {}, k=5)
+
+
+def test_faster_than_a_peer_is_strict():
+    rs = ResultSet({}, [rec("kbit", "KV", 2, 3.0, k=4), rec("int4", "KV", 2, 3.0, dtype=None)])
+    row = judge(rs, Target(5, "w", "KV", 0, 2, "int4", 1.0, strict=True), {})
+    assert row["asked"] == "> 1.00x int4" and not row["holds"]
+
+
+def test_merged_refuses_a_case_from_two_runs(tmp_path):
+    import pytest
+    from benchmarks.scorecard import merged
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    ResultSet({"git": "x"}, [rec("int4", "KV", 1, 3.0, dtype=None), rec("kbit", "KV", 1, 2.0, k=4)]).save(str(a))
+    ResultSet({"git": "y"}, [rec("int4", "KV", 1, 3.1, dtype=None)]).save(str(b))
+    with pytest.raises(SystemExit, match="earlier file"):
+        merged([str(a), str(b)])
+    ResultSet({"git": "y"}, [rec("fp16", "Q", 1, 9.0)]).save(str(b))
+    rs = merged([str(a), str(b)])
+    assert len(rs.records) == 3 and rs.meta["git"] == "x, y"

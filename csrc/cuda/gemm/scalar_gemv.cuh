@@ -610,9 +610,12 @@ __global__ void __launch_bounds__(kXResident ? 32 * kGemvResidentMaxWarps
   // cb[i] for the table). Grouped launches wait here: their schedule reads the offsets. x-resident launches of 1-4
   // token slots also wait here: with their index arithmetic before the wait, the 3-token-slot kernel spilled 32 bytes,
   // and the 1-slot one ran Llama-3 70B at M = 1 1.4% slower (session 47 run 10). Other dense launches (kLateWait: x
-  // staged, and x resident at 8 and 16 slots since session 47, but k = 5 at 16, whose stack grew from 24 to 32 bytes
-  // with it) wait only just before their first copies, so that their units, items and
-  // first addresses (arithmetic on the arguments, divisions among it) are worked out during the previous kernel's tail
+  // staged, and x resident at 8 and 16 slots since session 47, but k = 5 at 16: its stack grew from 24 to 32 bytes
+  // with it then; since session 68's split table it has none either way, and session 70 timed the late wait there:
+  // -1.1% to +1.4% on the cells the GEMV takes at k = 5 (Qwen3 Q and KV at M = 12-32, O and down at 12-16), faster
+  // only where wgmma takes them (gate/up 2-6%, GLM shared gate/up at M = 32 4%)) wait only just before their first
+  // copies, so that their units, items and first addresses (arithmetic on the arguments, divisions among it) are
+  // worked out during the previous kernel's tail
   // (run 10, k = 4: Qwen3 gate/up M = 8 / 16 5.08 -> 4.82 / 6.62 -> 6.37 us, GLM shared gate/up M = 8 7.20 -> 6.94,
   // Llama-3 8B M = 8 14.41 -> 14.19). There the mma decode's codebook comes by cp.async, as its own commit
   // group ahead of the first copies'. A plain load was scheduled by ptxas after those copies, and the pair table, on
