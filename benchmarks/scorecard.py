@@ -1,7 +1,7 @@
 """The issues' performance targets (#5 decode GEMV, #6 tensor-core GEMM, #7 dispatch) judged against benchmark runs.
 
-Reads one or more `benchmarks.run` result files (their records merged, a later file's record replacing an earlier
-one's for the same case) and writes one Markdown table row per target cell: what the issue asks, what the run
+Reads one or more `benchmarks.run` result files (their records merged; files that time the same case are refused)
+and writes one Markdown table row per target cell: what the issue asks, what the run
 measured (kbit's dispatcher, `kbit.gemm` / `kbit.grouped_gemm`, against the baseline timed in the same run), and
 whether it holds. Cold L2, fp16 activations, k = 4 (--k judges another k against the same targets).
 
@@ -41,11 +41,13 @@ class Target:
 
 @dataclass(frozen=True)
 class FallsWithK:
-    """#5: kbit's time at k = 2 < 3 < 4 < 5 on one cell."""
+    """#5: kbit's time at k = 2 < 3 < 4 < 5 on one (dense) cell."""
     issue: int
     what: str
     shape: str
     m: int
+    experts: int = 0
+    baseline: str = "k"       # (what an unmeasured cell is listed with: kbit at every k)
 
 
 def targets(dense_ms: Sequence[int], k: int = 4) -> List[object]:
@@ -136,13 +138,10 @@ def merged(paths: Sequence[str]) -> ResultSet:
     return ResultSet(meta, by_key.values())
 
 
-def kbit_us(rs: ResultSet, shape: str, experts: int, m: int, k: int) -> Optional[float]:
-    rec = rs.find("kbit", shape, experts, m, k, "fp16", "cold")
-    return rec.median_us if rec is not None and rec.status == "ok" else None
-
-
-def baseline_us(rs: ResultSet, kernel: str, shape: str, experts: int, m: int) -> Optional[float]:
-    rec = rs.find(kernel, shape, experts, m, None, "fp16", "cold")
+def timed_us(rs: ResultSet, kernel: str, shape: str, experts: int, m: int, k: Optional[int] = None) -> Optional[float]:
+    """The run's cold fp16 time of kernel on the cell (k: kbit's bit width; None for a baseline), or None where it
+    has no correct timing."""
+    rec = rs.find(kernel, shape, experts, m, k, "fp16", "cold")
     return rec.median_us if rec is not None and rec.status == "ok" else None
 
 
@@ -153,15 +152,15 @@ def label(shape: str, experts: int, m: int) -> str:
 def judge(rs: ResultSet, t: object, anchors: Dict) -> Optional[Dict]:
     """One row for target t, or None where the run has no timing for its cells."""
     if isinstance(t, FallsWithK):
-        times = [kbit_us(rs, t.shape, 0, t.m, k) for k in (2, 3, 4, 5)]
+        times = [timed_us(rs, "kbit", t.shape, 0, t.m, k) for k in (2, 3, 4, 5)]
         if None in times:
             return None
         holds = all(a < b for a, b in zip(times, times[1:]))
         return {"issue": t.issue, "what": t.what, "cell": label(t.shape, 0, t.m), "asked": "k = 2 < 3 < 4 < 5",
                 "kbit": " / ".join(f"{v:.2f}" for v in times), "base": "", "ratio": "", "holds": holds,
                 "anchor": ""}
-    ours = kbit_us(rs, t.shape, t.experts, t.m, t.k)
-    base = baseline_us(rs, t.baseline, t.shape, t.experts, t.m)
+    ours = timed_us(rs, "kbit", t.shape, t.experts, t.m, t.k)
+    base = timed_us(rs, t.baseline, t.shape, t.experts, t.m)
     if ours is None or base is None:
         return None
     ratio = base / ours
@@ -187,8 +186,7 @@ def render(rs: ResultSet, anchors: Dict, k: int = 4) -> str:
     dev = rs.meta.get("device", {}).get("name", "?")
     out = [f"# Issue targets against the run ({dev}, git {rs.meta.get('git', '?')})", "",
            f"kbit = kbit's dispatcher (kbit.gemm / kbit.grouped_gemm) at k = {k} (the issues' targets are k = 4's); "
-           "fp16 activations, "
-           "cold L2, CUDA-graph medians (us); ratio = baseline time / kbit time, from the same run."
+           "fp16 activations, cold L2, CUDA-graph medians (us); ratio = baseline time / kbit time, from the same run."
            + (" H100 anchor: the anchors file's fp16 time and its ratio to this run's kbit time (not like for like "
               "on another GPU)." if anchors else ""), ""]
     for issue in (5, 6, 7):
@@ -198,8 +196,7 @@ def render(rs: ResultSet, anchors: Dict, k: int = 4) -> str:
         out += [f"## #{issue}: {held} of {len(mine)} cells hold", ""]
         if absent:
             out += [f"Not in the run (no timing of kbit or the baseline): "
-                    + ", ".join(sorted({label(t.shape, getattr(t, 'experts', 0), t.m) + f" ({getattr(t, 'baseline', 'k')})"
-                                        for t in absent})) + ".", ""]
+                    + ", ".join(sorted({f"{label(t.shape, t.experts, t.m)} ({t.baseline})" for t in absent})) + ".", ""]
         missed = [r for r in mine if not r["holds"]]
         if issue == 7:  # many cells: the misses only
             mine = missed
