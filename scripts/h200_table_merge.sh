@@ -3,7 +3,7 @@
 # later runs' timings win at the same cell), into DIR (default /tmp/h200-table): copy DIR/tc_dispatch_table.h over
 # csrc/cuda/gemm/tc_dispatch_table.h. Append a new sweep's JSON to FP16 or BF16 below; without sessions 55's and 56's,
 # this reproduces the table session 52 left (without session 56's, session 55's; without session 68's, session 56's;
-# without its run 2, its first; without session 69's, session 68's).
+# without its run 2, its first; without session 69's, session 68's; without session 71's M = 12, session 69's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=docs/benchmarks/nvidia-h200
@@ -30,7 +30,11 @@ FP16=(2026-11-29-session36/run4a-tune.json.xz
       2026-12-03-session69/run2-tune.json.xz
       2026-12-03-session69/run2-qwen3_lm_head.json
       2026-12-03-session69/run2-llama8b_lm_head.json
-      2026-12-03-session69/run2-qwen25_7b_lm_head.json)
+      2026-12-03-session69/run2-qwen25_7b_lm_head.json
+      2026-12-03-session71/run5-tune-m12.json.xz
+      2026-12-03-session71/run5-qwen3_lm_head-m12.json
+      2026-12-03-session71/run5-llama8b_lm_head-m12.json
+      2026-12-03-session71/run5-qwen25_7b_lm_head-m12.json)
 BF16=(2026-11-30-session43/run2-bf16-qwen.json.xz 2026-11-30-session43/run2-bf16-llama.json
       2026-11-30-session44/run6-bf16-qwen.json 2026-11-30-session44/run6-bf16-llama.json
       2026-11-30-session51/run3-bf16.json 2026-11-30-session52/run5-bf16.json
