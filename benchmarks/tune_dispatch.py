@@ -75,7 +75,9 @@ from .session import tuning_parser, tuning_run
 # above went to dequantize + cuBLAS (0.38-0.75x of cuBLAS fp16 at M = 192-1024).
 # 1536-4096 (session 38, run 1): the wgmma kernel beat dequantize + cuBLAS at M = 2048 on Qwen3 Q, O, gate/up,
 # KV and GLM shared gate/up, while the grid's end at 1024 sent every larger M to dequantize + cuBLAS.
-MS = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
+# (M = 12: the GEMV's range ended at the last point it won, so with 8 then 16 a GEMV that won at 12 and tied at 16 lost
+# M = 9-16 to the wgmma kernel: GLM shared gate/up up to 6% slower there on the H200, docs/design.md "Session 71")
+MS = [1, 2, 4, 8, 12, 16, 24, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096]
 SMALL_KERNELS_MAX_M = 128  # the small-M kernel's and (where wgmma runs) the tile kernel's top grid M
 KS = [2, 3, 4, 5]
 WPU_BUCKETS = [1, 4, 8, 16]  # kWpuBucketM (csrc/cuda/gemm/tc_dispatch.h)
