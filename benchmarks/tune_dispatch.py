@@ -42,14 +42,18 @@ their crossover).
 
     python -m benchmarks.tune_dispatch --sustain 0.3 --ms 1024,1536,2048,3072 --out L   # then --merge-runs ...,L/...
 
---dtype bfloat16 (M above SMALL_KERNELS_MAX_M only): times the tiled kernels (wgmma, else tile) against dequantize +
-cuBLAS with bf16 activations (and cuBLAS bf16 as the yardstick), writes its JSON and .md, no table. --bf16-runs A,B
-(with a measured or merged fp16 run): the table's bf16 column from them, the tiled range's end per k with bf16
-activations (bf16_range_ends). cuBLAS runs bf16 as fast as fp16, while the kernels' bf16 decode costs more (session
-42, H200: Llama-3 8B gate/up M = 1024, wgmma 257 us in bf16 against dequantize + cuBLAS's 226, where fp16's table
-keeps wgmma), so the crossover to the fallback comes earlier in bf16.
+--dtype bfloat16: times the tiled kernels (wgmma, else tile) against dequantize + cuBLAS with bf16 activations (and
+cuBLAS bf16 as the yardstick), and at M up to GEMV_MAX_ROWS the scalar GEMV too; writes its JSON and .md, no table.
+--bf16-runs A,B (with a measured or merged fp16 run): the table's bf16 columns from them, per k with bf16 activations
+the tiled range's end (bf16_range_ends) and the GEMV's (bf16_gemv_ends). cuBLAS runs bf16 as fast as fp16, and so
+does the GEMV, while the tensor-core kernels' bf16 decode costs more (session 42, H200: Llama-3 8B gate/up M = 1024,
+wgmma 257 us in bf16 against dequantize + cuBLAS's 226, where fp16's table keeps wgmma; session 70: GLM shared gate/up
+M = 12, wgmma 11.41 us in bf16 against 9.60 in fp16), so the crossover to the fallback comes earlier in bf16 and the
+GEMV's later. (The small-M kernel is not timed in bf16: it lost to the GEMV or a tiled kernel at every grid point of
+the H200's and H100's fp16 tables, and its decode is the tiled kernels'.)
 
     python -m benchmarks.tune_dispatch --dtype bfloat16 --ms 192,256,384,512,768,1024,1536,2048,3072,4096 --out B
+    python -m benchmarks.tune_dispatch --dtype bfloat16 --ms 6,8,12,16,24,32,48 --out B2   # the GEMV's bf16 end
     python -m benchmarks.tune_dispatch --merge-runs A,B --bf16-runs $OUT/bf16/dispatch-<slug>.json --out DIR
 """
 from __future__ import annotations
@@ -119,17 +123,15 @@ SHAPES = ["KV", "Q", "O", "gateup", "down", "glm_shared_gu", "glm_shared_dn", "l
 OWN_ROW_SHAPES = ["qwen3_lm_head", "llama8b_lm_head", "qwen25_7b_lm_head"]
 
 
-PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm")]
+PATHS_BF16 = [("tile", "tile_gemm"), ("wgmma", "wgmma_gemm"), ("dequant_cublas", "dequant_cublas_gemm"),
+              ("gemv", "gemv_gemm")]
 
 
 def measure_bf16(shape_names: List[str], ms: List[int], ks: List[int], sustain_s: float = 0.0) -> Dict:
-    """The bf16 sweep: above SMALL_KERNELS_MAX_M, wgmma (the tile kernel where it does not run) and dequantize +
-    cuBLAS with bf16 activations, cold L2, CUDA-graph medians."""
+    """The bf16 sweep: wgmma (the tile kernel where it does not run; both up to SMALL_KERNELS_MAX_M) and dequantize +
+    cuBLAS with bf16 activations, and the scalar GEMV up to GEMV_MAX_ROWS, cold L2, CUDA-graph medians."""
     import torch
     import kbit
-    if min(ms) <= SMALL_KERNELS_MAX_M:
-        raise SystemExit(f"--dtype bfloat16 times M above {SMALL_KERNELS_MAX_M} only (the tiled range's end); "
-                         f"got M = {min(ms)}")
     return sweep(PATHS_BF16, shape_names, ms, ks, cool_s=0.0, dtype=torch.bfloat16, sustain_s=sustain_s,
                  runs=lambda path, k, M, K: runs_path(path, k, M, K, kbit._C.wgmma_gemm_runs))
 
@@ -188,8 +190,9 @@ def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
     """The table's rows, ascending by N*K: one per weight size (size_rows: the most cautious over
     the size's shapes; shape_n = shape_k = 0), and where a size has several shapes (Qwen3 Q and O)
     one more per shape with that shape's own crossovers and warps per unit (shape_n x shape_k;
-    the dispatch takes an exact shape's row first). max_tile_m_bf16: {k: M} from bf16_run (bf16_range_ends; a size
-    row the least over its shapes), {} without one or for shapes it did not time (0 in the table: fp16's end)."""
+    the dispatch takes an exact shape's row first). max_tile_m_bf16 and max_gemv_m_bf16: {k: M} from bf16_run
+    (bf16_range_ends, bf16_gemv_ends; a size row the least over its shapes), {} without one or for shapes it did not
+    time (0 in the table: fp16's end)."""
     rows = size_rows(run)
     sizes = shape_sizes(run)
     own_rows = {}  # OWN_ROW_SHAPES' rows: {row index: the size row they inherit their tiled range's top from}
@@ -202,12 +205,13 @@ def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
                 below = [r for r in rows if not r["shape_n"] and r["weights"] <= size]  # (none: its own rows only)
                 own_rows[len(rows)] = below[-1] if below else None
             rows.append({**row, "shape_n": r0["N"], "shape_k": r0["K"]})
-    ends = bf16_range_ends(run, bf16_run) if bf16_run else {}
     dims = {r["shape"]: (r["N"], r["K"]) for r in run["rows"]}
-    for row in rows:
-        names = [n for n in ends if (dims[n] == (row["shape_n"], row["shape_k"]) if row["shape_n"]
-                                     else sizes[n] == row["weights"] and n not in OWN_ROW_SHAPES)]
-        row["max_tile_m_bf16"] = {k: min(ends[n][k] for n in names) for k in run["ks"]} if names else {}
+    for field, ends in (("max_tile_m_bf16", bf16_range_ends(run, bf16_run) if bf16_run else {}),
+                        ("max_gemv_m_bf16", bf16_gemv_ends(run, bf16_run) if bf16_run else {})):
+        for row in rows:
+            names = [n for n in ends if (dims[n] == (row["shape_n"], row["shape_k"]) if row["shape_n"]
+                                         else sizes[n] == row["weights"] and n not in OWN_ROW_SHAPES)]
+            row[field] = {k: min(ends[n][k] for n in names) for k in run["ks"]} if names else {}
     for i, donor in own_rows.items():  # past the top of their own grid: the size row's they took before
         row = rows[i]
         if donor is None or row["measured_to"] >= max(run["ms"]):
@@ -248,6 +252,38 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
             if end >= max(ms):  # won to the grid's top: past it as fp16
                 end = fp16_end
             ends[k] = max(min(end, fp16_end), own["max_kernel_m"][k])
+        out[name] = ends
+    return out
+
+
+def bf16_gemv_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
+    """{shape: {k: M}}: with bf16 activations, the M up to which the shape's scalar GEMV runs, for every shape of the
+    run where bf16_run timed the GEMV at all ({} where it did not), fp16's end for a shape it did not time the GEMV on
+    (so a size row, the least over its shapes, never runs the GEMV past an untimed shape's end). Never below fp16's end (the fp16 run's, that shape alone): the GEMV's bf16 calls run at
+    its fp16 time while the tensor-core kernels' bf16 decode costs them more (session 70, H200), so the GEMV's range
+    ends no earlier in bf16 (an earlier bf16 end is noise, and M just past it would go to the small-M kernel, which
+    the bf16 sweep does not time). Above fp16's end, gemv_range_end over bf16_run's grid points there at which the
+    GEMV and every other path the dispatch takes above it (the tiled kernels, dequantize + cuBLAS) were timed, a
+    contiguous run from the first; fp16's end where it has none or the GEMV won at none of them."""
+    inf = float("inf")
+    t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
+    out = {}
+    if not any(key[3] == "gemv" for key in t):
+        return out
+    for name in dict.fromkeys(r["shape"] for r in run["rows"]):
+        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
+        ends = {}
+        for k in run["ks"]:
+            fp16_end = own["max_gemv_m"][k]
+            ms = []
+            for M in (m for m in sorted(bf16_run["ms"]) if fp16_end < m <= GEMV_MAX_ROWS):
+                if (name, M, k, "gemv") not in t or (name, M, k, "dequant_cublas") not in t:
+                    break
+                ms.append(M)
+            gemv = {M: t[(name, M, k, "gemv")] for M in ms}
+            others = {M: min(t.get((name, M, k, "tile"), inf), t.get((name, M, k, "wgmma"), inf),
+                             t[(name, M, k, "dequant_cublas")]) for M in ms}
+            ends[k] = max(gemv_range_end(ms, gemv, others), fp16_end)
         out[name] = ends
     return out
 
@@ -373,7 +409,7 @@ _HEADER_TOP = """#pragma once
 // the small-M kernel's warps per unit for M <= {buckets} (0: the rule), the largest M up to
 // which the scalar GEMV beat every other path (0: never; it takes precedence; see docs/benchmarks/
 // for the timings), and with bf16 activations the tiled range's end (measured apart above M = 128;
-// 0: not measured, the fp16 end).
+// 0: not measured, the fp16 end) and the GEMV's (measured apart; 0: not measured, the fp16 end).
 #include "tc_dispatch.h"
 
 namespace kbit {{
@@ -392,7 +428,8 @@ def table_of_run(run: Dict, bf16_run: Optional[Dict] = None) -> Dict:
     major, minor = (int(v) for v in dev["capability"].split("."))
     rows = [{"weights": r["weights"], "shape_n": r["shape_n"], "shape_k": r["shape_k"],
              **{f: [r[f].get(k, 0) for k in (2, 3, 4, 5)] for f in ("max_kernel_m", "max_tile_m", "min_wgmma_m",
-                                                                  "max_gemv_m", "max_tile_m_bf16")},
+                                                                  "max_gemv_m", "max_tile_m_bf16",
+                                                                  "max_gemv_m_bf16")},
              "small_m_wpu": [r["small_m_wpu"].get(k, [0] * 4) for k in (2, 3, 4, 5)]}
             for r in crossovers(run, bf16_run)]
     bf16 = f" bf16: commit {bf16_run['commit']}; M grid {bf16_run['ms']}." if bf16_run else ""
@@ -411,7 +448,7 @@ def header_text(tables: List[Dict]) -> str:
         out += [f"    {{{r['weights']}, {r['shape_n']}, {r['shape_k']}, {{{ints(r['max_kernel_m'])}}}, "
                 f"{{{ints(r['max_tile_m'])}}}, {{{ints(r['min_wgmma_m'])}}}, "
                 f"{{{', '.join('{' + ints(b) + '}' for b in r['small_m_wpu'])}}}, {{{ints(r['max_gemv_m'])}}}, "
-                f"{{{ints(r['max_tile_m_bf16'])}}}}},"
+                f"{{{ints(r['max_tile_m_bf16'])}}}, {{{ints(r['max_gemv_m_bf16'])}}}}},"
                 for r in tb["rows"]]
         out += ["};", ""]
     out.append("inline constexpr TcCrossoverTable kTcCrossoverTables[] = {")
@@ -436,9 +473,9 @@ def write_header(run: Dict, path: str, merge_with: str = "", bf16_run: Optional[
         f.write(header_text(tables))
 
 
-# (the bf16 column, the last, optional: headers before session 43 had none)
+# (the bf16 columns, the last two, optional: headers before session 43 had neither, before session 72 the second)
 ROW_RE = re.compile(r"\{(\d+), (\d+), (\d+), \{([\d, ]+)\}, \{([\d, ]+)\}, \{([\d, ]+)\}, "
-                    r"\{((?:\{[\d, ]+\}(?:, )?){4})\}, \{([\d, ]+)\}(?:, \{([\d, ]+)\})?\}")
+                    r"\{((?:\{[\d, ]+\}(?:, )?){4})\}, \{([\d, ]+)\}(?:, \{([\d, ]+)\})?(?:, \{([\d, ]+)\})?\}")
 
 
 def read_table(text: str) -> List[Dict]:
@@ -446,12 +483,13 @@ def read_table(text: str) -> List[Dict]:
     (k = 2..5) and small_m_wpu as four lists of four. Raises if a row does not parse."""
     ints = lambda v: [int(i) for i in v.replace("{", "").replace("}", "").split(",")]  # noqa: E731
     rows = []
-    for w, n, kk, small, tile, wg, wpu, gemv, tile_bf16 in ROW_RE.findall(text):
+    for w, n, kk, small, tile, wg, wpu, gemv, tile_bf16, gemv_bf16 in ROW_RE.findall(text):
         flat = ints(wpu)
         rows.append({"weights": int(w), "shape_n": int(n), "shape_k": int(kk), "max_kernel_m": ints(small),
                      "max_tile_m": ints(tile), "min_wgmma_m": ints(wg),
                      "small_m_wpu": [flat[4 * i:4 * i + 4] for i in range(4)], "max_gemv_m": ints(gemv),
-                     "max_tile_m_bf16": ints(tile_bf16) if tile_bf16 else [0] * 4})
+                     "max_tile_m_bf16": ints(tile_bf16) if tile_bf16 else [0] * 4,
+                     "max_gemv_m_bf16": ints(gemv_bf16) if gemv_bf16 else [0] * 4})
     if len(rows) != len(re.findall(r"^\s*\{\d+,", text, re.M)):
         raise ValueError("a table row that read_table does not parse")
     return rows
@@ -493,6 +531,7 @@ def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> Non
             (f"gemv {r['max_gemv_m'][k]}; " if r.get("max_gemv_m", {}).get(k) else "") +
             f"{r['max_kernel_m'].get(k, '-')} / {r['max_tile_m'].get(k, '-')} ({r['min_wgmma_m'].get(k, '-')})"
             + (f"; bf16 to {r['max_tile_m_bf16'][k]}" if r["max_tile_m_bf16"].get(k) else "")
+            + (f"; bf16 gemv {r['max_gemv_m_bf16'][k]}" if r["max_gemv_m_bf16"].get(k) else "")
             for k in (2, 3, 4, 5)) + " |")
     lines += ["", f"## Small-M kernel warps per unit (M <= {' / '.join(map(str, WPU_BUCKETS))}; 0: the rule)", "",
               "| N*K or shape | k=2 | k=3 | k=4 | k=5 |", "|---:|---:|---:|---:|---:|"]
@@ -523,8 +562,9 @@ def write_markdown(run: Dict, path: str, bf16_run: Optional[Dict] = None) -> Non
 
 def bf16_timing_lines(bf16_run: Dict) -> List[str]:
     """A bf16 run's timings (measure_bf16), per shape: M, cuBLAS bf16, and per k the tiled kernel's time (wgmma, else
-    tile) / dequantize + cuBLAS's."""
-    lines = ["## bf16: cuBLAS bf16, and per k the tiled kernel (wgmma or tile) / dequantize + cuBLAS (us)", ""]
+    tile) / dequantize + cuBLAS's (/ the GEMV's where it was timed)."""
+    lines = ["## bf16: cuBLAS bf16, and per k the tiled kernel (wgmma or tile) / dequantize + cuBLAS [/ scalar GEMV] "
+             "(us)", ""]
     tb = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
     for name in dict.fromkeys(r["shape"] for r in bf16_run["rows"]):
         lines += [f"### {name}", "", "| M | bf16 | " + " | ".join(f"k={k}" for k in bf16_run["ks"]) + " |",
@@ -533,7 +573,9 @@ def bf16_timing_lines(bf16_run: Dict) -> List[str]:
             cells = []
             for k in bf16_run["ks"]:
                 tiled = min(tb.get((name, M, k, p), float("inf")) for p in ("wgmma", "tile"))
-                cells.append(f"{tiled:.1f} / {tb[(name, M, k, 'dequant_cublas')]:.1f}")
+                gemv = tb.get((name, M, k, "gemv"))
+                cells.append(f"{tiled:.1f} / {tb[(name, M, k, 'dequant_cublas')]:.1f}"
+                             + (f" / {gemv:.1f}" if gemv is not None else ""))
             lines.append(f"| {M} | {tb[(name, M, None, 'bf16')]:.1f} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -602,7 +644,7 @@ def main(argv=None) -> None:
     ap.add_argument("--merge-runs", default=None,
                     help="comma-separated run JSONs of one GPU: the table from their rows (later runs' win)")
     ap.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"),
-                    help="the activations' dtype; bfloat16: the bf16 sweep above M = 128 (no table of its own)")
+                    help="the activations' dtype; bfloat16: the bf16 sweep (no table of its own; --bf16-runs)")
     ap.add_argument("--bf16-runs", default=None,
                     help="comma-separated bf16 run JSONs of this GPU: the table's bf16 column from them (merged)")
     ap.add_argument("--sustain", type=float, default=0.0,

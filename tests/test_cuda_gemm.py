@@ -2806,8 +2806,16 @@ def test_gemm_dispatch_follows_the_measured_table():
                 if b16 > lo:
                     assert kbit._C.gemm_dispatch(b16, N, K, k, dtype="bfloat16")[0] == tiled(b16)
                 assert kbit._C.gemm_dispatch(b16 + 1, N, K, k, dtype="bfloat16")[0] == "dequant_cublas"
-                for M in (1, lo, lo + 1):  # below the tiled range's end bf16 takes fp16's path
-                    if M <= min(b, b16):
+                # bf16 activations: the GEMV's range ends at the bf16 column's M where it has one (never below fp16's)
+                gv16 = min(r["max_gemv_m_bf16"][k - 2] or max_gemv[k - 2], kbit._fake.GEMV_MAX_ROWS)
+                assert gv16 >= gv
+                if gv16:
+                    assert kbit._C.gemm_dispatch(gv16, N, K, k, dtype="bfloat16")[0] == "gemv"
+                assert kbit._C.gemm_dispatch(gv16 + 1, N, K, k, dtype="bfloat16")[0] != "gemv"
+                for M in (1, lo, lo + 1, gv16, gv16 + 1):  # elsewhere below the tiled range's end, fp16's path
+                    if gv < M <= gv16:
+                        assert kbit._C.gemm_dispatch(M, N, K, k, dtype="bfloat16")[0] == "gemv"
+                    elif M <= min(b, b16):
                         assert kbit._C.gemm_dispatch(M, N, K, k, dtype="bfloat16") == kbit._C.gemm_dispatch(M, N, K, k)
     with pytest.raises(RuntimeError, match="dtype must be 'float16' or 'bfloat16'"):
         kbit._C.gemm_dispatch(1, 5120, 2048, 4, dtype="float32")

@@ -140,7 +140,7 @@ def test_warps_per_unit_least_worst_loss_per_size_and_its_time_is_the_kernels(tm
     # each shape's own row: its own best warps per unit (ties within 1% to more warps)
     assert a["small_m_wpu"] == {4: [4, 2, 8, 8]} and b["small_m_wpu"] == {4: [4, 8, 4, 2]}
     T.write_header(run, str(tmp_path / "t.h"))
-    assert ("{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}, {0, 0, 0, 0}}"
+    assert ("{0, 0, 0, 0}, {0, 0, 0, 0}, {4, 8, 4, 8}, {0, 0, 0, 0}}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}"
             in (tmp_path / "t.h").read_text())
 
 
@@ -409,16 +409,56 @@ def test_bf16_column_ends_the_tiled_range_by_the_bf16_timings(tmp_path):
     md = (tmp_path / "t.md").read_text()
     assert "| 4194304 | 1 / 1024 (1); bf16 to 256 | - / - (-) | 1 / 1024 (1); bf16 to 256 | - / - (-) |" in md
     assert "| 512 | 10.0 | 40.0 / 35.0 | 40.0 / 35.0 |" in md
-    # a row written before the bf16 column (session 42's headers) reads as not measured
+    # a row written before the bf16 columns (session 42's headers) reads as not measured, and one with the tiled
+    # range's bf16 column only (sessions 43-71) has its GEMV's not measured
     (old,) = T.read_table("    {1048576, 0, 0, {128, 128, 128, 128}, {4096, 4096, 4096, 2048}, {128, 128, 128, 128}, "
                           "{{8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}}, {128, 128, 128, 128}},\n")
     assert old["max_tile_m_bf16"] == [0, 0, 0, 0] and old["max_tile_m"] == [4096, 4096, 4096, 2048]
+    assert old["max_gemv_m_bf16"] == [0, 0, 0, 0]
+    (mid,) = T.read_table("    {1048576, 0, 0, {128, 128, 128, 128}, {4096, 4096, 4096, 2048}, {128, 128, 128, 128}, "
+                          "{{8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}, {8, 8, 8, 8}}, {128, 128, 128, 128}, "
+                          "{1024, 1024, 768, 512}},\n")
+    assert mid["max_tile_m_bf16"] == [1024, 1024, 768, 512] and mid["max_gemv_m_bf16"] == [0, 0, 0, 0]
+
+
+def test_bf16_gemv_column_extends_the_gemvs_range_by_the_bf16_timings(tmp_path):
+    # fp16: the GEMV to 8 on a, to 16 on b (a's size), to 32 on c. bf16 (grid 12-48): a's GEMV wins to 24; b's loses
+    # at 24, the first M above its fp16 end (16 stays); c's loses everywhere, also below its fp16 end (32 stays: the
+    # bf16 end is never below fp16's); d (c's size) not timed with the GEMV in bf16: its fp16 end (1), so c and d's
+    # size row keeps 1.
+    wg = [5, 5, 4, 5, 6, 7]
+    run = run_of({("a", "gemv"): [1, 2, 9, 99, 99, 99], ("a", "wgmma"): wg, ("a", "dequant_cublas"): [20] * 6,
+                  ("b", "gemv"): [1, 2, 3, 9, 99, 99], ("b", "wgmma"): wg, ("b", "dequant_cublas"): [20] * 6,
+                  ("c", "gemv"): [1, 2, 3, 4, 99, 99], ("c", "wgmma"): wg, ("c", "dequant_cublas"): [20] * 6,
+                  ("d", "gemv"): [1, 9, 9, 9, 99, 99], ("d", "wgmma"): wg, ("d", "dequant_cublas"): [20] * 6})
+    bf16 = bf16_run_of({("a", "gemv"): [3, 3.5, 4, 9, 99], ("a", "wgmma"): [5] * 5, ("a", "dequant_cublas"): [20] * 5,
+                        ("b", "gemv"): [3, 3.5, 6, 9, 99], ("b", "wgmma"): [5] * 5, ("b", "dequant_cublas"): [20] * 5,
+                        ("c", "gemv"): [9, 9, 9, 9, 99], ("c", "wgmma"): [5] * 5, ("c", "dequant_cublas"): [20] * 5,
+                        ("d", "wgmma"): [5] * 5, ("d", "dequant_cublas"): [20] * 5}, ms=(12, 16, 24, 32, 48))
+    assert T.bf16_gemv_ends(run, bf16) == {"a": {2: 24, 4: 24}, "b": {2: 16, 4: 16}, "c": {2: 32, 4: 32},
+                                           "d": {2: 1, 4: 1}}
+    rows = {(r["weights"], r["shape_n"]): r for r in T.crossovers(run, bf16)}
+    size_ab, a, b = rows[(4194304, 0)], rows[(4194304, 4096)], rows[(4194304, 2048)]
+    assert size_ab["max_gemv_m"] == {2: 8, 4: 8} and size_ab["max_gemv_m_bf16"] == {2: 16, 4: 16}  # the least
+    assert a["max_gemv_m"] == {2: 8, 4: 8} and a["max_gemv_m_bf16"] == {2: 24, 4: 24}
+    assert b["max_gemv_m"] == {2: 16, 4: 16} and b["max_gemv_m_bf16"] == {2: 16, 4: 16}
+    size_cd, c, d = rows[(8192 * 4096, 0)], rows[(8192 * 4096, 8192)], rows[(8192 * 4096, 4096)]
+    assert size_cd["max_gemv_m"] == {2: 1, 4: 1} and size_cd["max_gemv_m_bf16"] == {2: 1, 4: 1}
+    assert c["max_gemv_m_bf16"] == {2: 32, 4: 32} and d["max_gemv_m_bf16"] == {2: 1, 4: 1}
+    # a bf16 run without the GEMV (the large-M sweeps): no column
+    assert T.bf16_gemv_ends(run, bf16_run_of({("a", "wgmma"): [5] * 3, ("a", "dequant_cublas"): [9] * 3})) == {}
+    header = tmp_path / "t.h"
+    T.write_header(run, str(header), bf16_run=bf16)
+    (table,) = T.read_tables(header.read_text())
+    assert [r["max_gemv_m_bf16"] for r in table["rows"]][:3] == [[16, 0, 16, 0], [16, 0, 16, 0], [24, 0, 24, 0]]
+    T.write_markdown(run, str(tmp_path / "t.md"), bf16)
+    md = (tmp_path / "t.md").read_text()
+    assert "| 2048 x 2048 | gemv 16; 16 / 128 (16); bf16 to 128; bf16 gemv 16 |" in md
+    assert "| 24 | 10.0 | 5.0 / 20.0 / 4.0 | 5.0 / 20.0 / 4.0 |" in md  # a's bf16 timings: tiled / fallback / GEMV
 
 
 def test_bf16_sweep_and_runs_cli_refuse_what_they_cannot_use(tmp_path):
-    # the bf16 sweep times only above SMALL_KERNELS_MAX_M; --bf16-runs takes bf16 runs of the fp16 run's GPU only
-    with pytest.raises(SystemExit, match="times M above 128 only"):
-        T.measure_bf16(["Q"], [64, 256], [4])
+    # --bf16-runs takes bf16 runs of the fp16 run's GPU only
     fp16 = run_of({("a", "tile"): [5] * 6, ("a", "dequant_cublas"): [9] * 6})
     (tmp_path / "fp16.json").write_text(json.dumps(fp16))
     with pytest.raises(SystemExit, match="runs of --dtype bfloat16 only"):

@@ -11,8 +11,9 @@
 // which the wgmma kernel is the faster one; per k and M bucket the small-M kernel's warps per
 // 16-row unit; and per k the M up to which the GEMV (scalar_gemv.cuh, either decode) beat them
 // all; and per k, with bf16 activations, the M up to which the tiled range runs (measured apart: cuBLAS bf16 runs
-// as fast as fp16 while the kernels' bf16 decode costs more). Elsewhere a heuristic from the H100 measurements (no
-// GEMV).
+// as fast as fp16 while the kernels' bf16 decode costs more) and the M up to which the GEMV runs (measured apart:
+// the GEMV's bf16 calls cost its fp16 time, the tensor-core kernels' more). Elsewhere a heuristic from the H100
+// measurements (no GEMV).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct TcCrossoverRow {
   int16_t max_gemv_m[4];    // k = 2..5: the GEMV first, for M <= this (0: never; at most kGemvMaxRows)
   int16_t max_tile_m_bf16[4];  // k = 2..5, bf16 activations: max_tile_m's (0: not measured, max_tile_m's). Timed
                                // above kTileTimedMaxM only (wgmma against dequantize + cuBLAS in bf16)
+  int16_t max_gemv_m_bf16[4];  // k = 2..5, bf16 activations: max_gemv_m's (0: not measured, max_gemv_m's). Never
+                               // below it: the GEMV's bf16 calls run at its fp16 time, the tensor-core kernels' bf16
+                               // decode costs them more (session 72)
 };
 
 inline constexpr int kWpuBucketM[4] = {1, 4, 8, 16};
