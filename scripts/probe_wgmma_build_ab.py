@@ -1,4 +1,4 @@
-"""The wgmma op under the rule's plan (k = 4 unless --ks, fp16, cold L2, CUDA-graph medians) on a few shapes and M, for
+"""The wgmma op under the rule's plan (k = 4 unless --ks, fp16 unless --dtype, cold L2, CUDA-graph medians) on a few shapes and M, for
 an A/B of two builds: run it once per build (PYTHONPATH picks the tree, its kbit and its carried extension),
 alternating, and compare the JSONs. --op gemv_gemm (M <= 128) or gemm times that op instead, under its rule. Only APIs
 that every build since session 40 has (torch.ops.kbit.<op>, the harness's timer).
@@ -24,6 +24,7 @@ def main():
     p.add_argument("--label", default="a")
     p.add_argument("--op", default="wgmma_gemm", choices=("wgmma_gemm", "gemv_gemm", "gemm"))
     p.add_argument("--ks", default="4", help="bit widths, e.g. 2,3,4,5")
+    p.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"), help="the activations' dtype")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     dev, info, timer = tuning_setup()
@@ -39,10 +40,10 @@ def main():
             nb = sum(t.numel() * t.element_size() for t in w)
             copies = [w] + [tuple(t.clone() for t in w) for _ in range(cold_copies(nb, info["l2_bytes"]) - 1)]
             for M in map(int, a.ms.split(",")):
-                x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g)
+                x = torch.randn(M, K, device=dev, dtype=torch.float16, generator=g).to(getattr(torch, a.dtype))
                 us = timer.measure([lambda c=c: op(x, *c, k) for c in copies],
                                    Work(0, 0, f"{name} {M}")).median_us
-                rows.append({"shape": name, "M": M, "k": k, "op": a.op, "us": us})
+                rows.append({"shape": name, "M": M, "k": k, "op": a.op, "dtype": a.dtype, "us": us})
                 print(f"{a.label} | k{k} | {name} | {M} | {us:.2f}", flush=True)
             del copies
     with open(a.out, "w") as f:
