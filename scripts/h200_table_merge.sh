@@ -46,18 +46,18 @@ BF16=(2026-11-30-session43/run2-bf16-qwen.json.xz 2026-11-30-session43/run2-bf16
       2026-12-03-session68/past128-llama8b_lm_head-bf16-large.json
       2026-12-03-session68/past128-qwen25_7b_lm_head-bf16-mid.json
       2026-12-03-session68/past128-qwen25_7b_lm_head-bf16-large.json
-      2026-12-03-session72/run1-bf16-KV.json
-      2026-12-03-session72/run1-bf16-Q.json
-      2026-12-03-session72/run1-bf16-O.json
-      2026-12-03-session72/run1-bf16-gateup.json
-      2026-12-03-session72/run1-bf16-down.json
-      2026-12-03-session72/run1-bf16-glm_shared_gu.json
-      2026-12-03-session72/run1-bf16-glm_shared_dn.json
-      2026-12-03-session72/run1-bf16-llama8b_gu.json
-      2026-12-03-session72/run1-bf16-llama70b_gu.json
-      2026-12-03-session72/run1-bf16-qwen3_lm_head.json
-      2026-12-03-session72/run1-bf16-llama8b_lm_head.json
-      2026-12-03-session72/run1-bf16-qwen25_7b_lm_head.json)
+      2026-12-03-session72/run4-bf16-KV.json
+      2026-12-03-session72/run4-bf16-Q.json
+      2026-12-03-session72/run4-bf16-O.json
+      2026-12-03-session72/run4-bf16-gateup.json
+      2026-12-03-session72/run4-bf16-down.json
+      2026-12-03-session72/run4-bf16-glm_shared_gu.json
+      2026-12-03-session72/run4-bf16-glm_shared_dn.json
+      2026-12-03-session72/run4-bf16-llama8b_gu.json
+      2026-12-03-session72/run4-bf16-llama70b_gu.json
+      2026-12-03-session72/run4-bf16-qwen3_lm_head.json
+      2026-12-03-session72/run4-bf16-llama8b_lm_head.json
+      2026-12-03-session72/run4-bf16-qwen25_7b_lm_head.json)
 join() { local IFS=,; echo "${*/#/$B/}"; }
 python3 -m benchmarks.tune_dispatch --merge-runs "$(join "${FP16[@]}")" --bf16-runs "$(join "${BF16[@]}")" \
   --out "${1:-/tmp/h200-table}" | tail -1 | cut -c1-200

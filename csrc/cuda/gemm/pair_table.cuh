@@ -252,6 +252,22 @@ __device__ __forceinline__ void decode_a_fragment(uint32_t lane_table, const uin
   }
 }
 
+// The A fragment of step s as looked up, unscaled (the post-scaled bf16 wgmma decode, wgmma_post_scale: the table in
+// T, the block scale applied to the step's sums): register r = the pair-table word of code 4 s + r.
+template <int K, bool kOneCopyK5 = false>
+__device__ __forceinline__ void lookup_a_fragment(uint32_t lane_table, const uint32_t* stream, int s,
+                                                  uint32_t (&a)[4]) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int c = 4 * s + r;
+    if constexpr (PairTable<K, kOneCopyK5>::kForm == PairTableForm::kSplit) {
+      a[r] = split_pair_select(pair_table_entry_lh(lane_table + lut_offset<4>(stream, c, 0u)), stream, c);
+    } else {
+      a[r] = pair_table_word(lane_table + lut_offset<K>(stream, c, 0u));
+    }
+  }
+}
+
 // Thread i's codebook value (i < 2^K; 0 for the others), for staging in shared memory before
 // build_pair_table. Kernels call this first thing after their PDL wait: the load's latency then overlaps their setup
 // and first weight copies instead of queueing behind those copies (docs/design.md, "Session 8"; the GEMV's

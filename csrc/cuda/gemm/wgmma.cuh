@@ -259,18 +259,19 @@ __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[80], const uint32_t 
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b) {
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                             int accumulate = 1) {
   static_assert(N == 16 || N == 32 || N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 144 || N == 160,
                 "wgmma_m64k16: N = 16, 32, 64, 80, 96, 112, 128, 144 or 160");
-  if constexpr (N == 16) wgmma_m64n16k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 32) wgmma_m64n32k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 64) wgmma_m64n64k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 80) wgmma_m64n80k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 96) wgmma_m64n96k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 112) wgmma_m64n112k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 128) wgmma_m64n128k16<T>(d, a, desc_b, 1);
-  else if constexpr (N == 144) wgmma_m64n144k16<T>(d, a, desc_b, 1);
-  else wgmma_m64n160k16<T>(d, a, desc_b, 1);
+  if constexpr (N == 16) wgmma_m64n16k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 32) wgmma_m64n32k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 64) wgmma_m64n64k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 80) wgmma_m64n80k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 96) wgmma_m64n96k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 112) wgmma_m64n112k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 128) wgmma_m64n128k16<T>(d, a, desc_b, accumulate);
+  else if constexpr (N == 144) wgmma_m64n144k16<T>(d, a, desc_b, accumulate);
+  else wgmma_m64n160k16<T>(d, a, desc_b, accumulate);
 }
 
 }  // namespace cuda

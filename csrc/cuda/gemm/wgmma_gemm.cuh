@@ -64,6 +64,16 @@
 //   per warpgroup hide the wgmma latency behind the decode of the following steps.
 //   No branch around a wgmma (ptxas serializes wgmmas on divergent paths): a K tail runs all
 //   16 steps on zeros, a warp whose row tile is past N feeds zeros.
+// Post-scaled bf16 (wgmma_post_scale, wgmma_gemm.h: bf16 activations at TN = 16, 32). The pre-scaled
+//   decode multiplies each fp16 pair by the block scale (HMUL2) and converts the product to bf16 (2
+//   conversions to fp32, 1 pack): 4 instructions a pair against fp16's 1. Here the pair table is in bf16
+//   (each codebook value rounded once), A is the looked-up words, and a block's two steps go to `part`
+//   (the first with scale-d = 0); the block ends waiting for both (the next block's first lookups run
+//   meanwhile), then acc += scale(row, block) x part: one FFMA a sum, TN / 2 a thread and block, against
+//   32 fewer decode instructions. (Two parts, each folded while the next block's wgmmas run, made ptxas
+//   serialize every wgmma: C7514, an accumulator read while a wgmma is in flight.) At 64 tokens the FFMAs
+//   would cost what the decode saves. Numerics: the codebook value rounded once to bf16, the scale
+//   applied exactly in fp32 (the pre-scaled path rounds c x scale once to bf16); the same error bound.
 // History (H100, 70B gate/up, k = 4; docs/design.md): per-thread cp.async stages and 8 warps
 //   (2 row tiles each) were no faster than the tile kernel at any M; bulk copies made M = 64
 //   122 -> 98 us; ncu then showed the per-group CTA barrier and too few warps for the decode
@@ -79,7 +89,8 @@
 //   k-slots were permuted, so x reached the stages through a pass kernel writing an image of them
 //   or through the kernel's threads (loads, a transpose in registers, stores); session 35 measured
 //   the pass's kernel boundary at 0.7-2.3 us a call (Qwen3 shapes), hence version 4 and x by TMA.
-// Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums).
+// Numerics: as the tile kernel (fp16 pair products, bf16 rounded once from them, fp32 sums), but post-scaled
+// bf16 (above).
 #include <cuda.h>
 
 #include <algorithm>
@@ -148,6 +159,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   constexpr int kTileBytes = K * 512 + kAbsmaxBytesPerTile;
   static_assert(S >= 2 && S <= 4, "wgmma_gemm: 2-4 pipeline stages (wgmma_reserved_bytes has room for 4)");
   static_assert(kWgInFlight >= 2 && kWgInFlight - 2 < 16, "wgmma_gemm: the stage release needs a step >= 0 to fire on");
+  constexpr bool kPostScale = wgmma_post_scale<T>(TN);  // post-scaled bf16: its own step loop below
   static_assert(kWgProducerWarps == 4, "wgmma_gemm: one x panel per producer warp");
   static_assert(kXBytes == TN * 512 && kStageBytes == kXBytes + kRowTiles * kTileBytes, "wgmma_gemm: the stage layout");
   // the 128-byte swizzle's atoms (8 rows x 128 bytes) start 1024-byte aligned in every stage's x, panel by panel
@@ -335,8 +347,9 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
   }
 
   if constexpr (kRebalanceRegisters) setmaxnreg_inc<kWgConsumerRegisters>();
-  // (fp16 for both activation types)
-  build_pair_table<c10::Half, K, kOneCopyTable>(dyn_smem, cb, threadIdx.x, kConsumerThreads);
+  // (fp16 for both activation types, but in T where the block scales are applied to the sums: wgmma_post_scale)
+  build_pair_table<std::conditional_t<kPostScale, T, c10::Half>, K, kOneCopyTable>(dyn_smem, cb, threadIdx.x,
+                                                                                   kConsumerThreads);
   named_barrier_sync(3, kConsumerThreads);  // the table
 
   const uint32_t lane_table = lane_pair_table<K, kOneCopyTable>(dyn_smem, 4u * lane);
@@ -350,7 +363,10 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
     float acc[TN / 2];
 #pragma unroll
     for (int e = 0; e < TN / 2; ++e) acc[e] = 0.0f;
-
+    // Post-scaled bf16 (wgmma_post_scale): block b's two wgmmas go to part (the first overwrites it), unscaled; once
+    // both are done (a wait for all, ending the block: ptxas serializes every wgmma where an instruction reads an
+    // accumulator while any wgmma is in flight, C7514), acc += the block's scale x part, rows g / g + 8.
+    float part[kPostScale ? TN / 2 : 1];
     for (int j = 0; j < w.n_groups; ++j) {
       const uint32_t J = J0 + j;  // the CTA's group: stage J % S, phase J / S (2^32 groups a CTA: never)
       const int stage = static_cast<int>(J % S);
@@ -371,10 +387,41 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
         for (int q = 0; q < 4; ++q) scales[q][0] = scales[q][1] = 0;
       }
 
+      if constexpr (kPostScale) {
+        // Step 2 b + h of block b from register set h; the next block's first lookups run while this block's second
+        // wgmma does. Every wgmma of group J - 1 is done (the last block's wait): release its stage.
+        mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
+        uint32_t a[2][4];
+        lookup_a_fragment<K, kOneCopyTable>(lane_table, stream, 0, a[0]);
+#pragma unroll
+        for (int blk = 0; blk < 8; ++blk) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int s = 2 * blk + h;
+            if (h == 1) lookup_a_fragment<K, kOneCopyTable>(lane_table, stream, s, a[1]);
+            wgmma_fence();
+            wgmma_m64k16<T, TN>(part, a[h], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4), h);
+            wgmma_commit();
+          }
+          if (blk < 7) {
+            wgmma_wait<1>();  // the block's first step done: set 0 free
+            lookup_a_fragment<K, kOneCopyTable>(lane_table, stream, 2 * blk + 2, a[0]);
+          }
+          wgmma_wait<0>();
+          uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8 (fp16 pairs)
+          block_scale_splats(scales, blk, s_lo, s_hi);
+          const float scale_lo = half_bits_to_float(s_lo & 0xFFFFu), scale_hi = half_bits_to_float(s_hi & 0xFFFFu);
+#pragma unroll
+          for (int e = 0; e < TN / 2; ++e) {  // D layout: e % 4 < 2 row g, else g + 8
+            pin_register(part[e]);            // (read after the wait: the wgmma asm's outputs look written at issue)
+            acc[e] = fmaf((e & 2) ? scale_hi : scale_lo, part[e], acc[e]);
+          }
+        }
+      } else {
       uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
       for (int blk = 0; blk < 8; ++blk) {
-        uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8
+        uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8 (fp16 pairs)
         block_scale_splats(scales, blk, s_lo, s_hi);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -394,6 +441,7 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
           // nothing: the previous unit's last stage was released after y's tile left it (below).
           if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
         }
+      }
       }
     }
     wgmma_wait<0>();

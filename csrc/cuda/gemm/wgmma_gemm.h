@@ -36,6 +36,15 @@ constexpr int kWgChunkTokens[] = {80, 96, 112, 128, 144, 160};
 constexpr int kWgProducerWarps = 4;
 constexpr int wgmma_threads(int row_tiles) { return (row_tiles + kWgProducerWarps) * 32; }
 constexpr int kWgInFlight = 4;                     // wgmma steps in flight per warpgroup
+// bf16 activations at 16 and 32 tokens: the block scale applied to the fp32 sums (wgmma_gemm.cuh, "Post-scaled
+// bf16"), not to the weights: the pair table in bf16, a step's A fragment its words as looked up, each 32-column
+// block's two wgmmas into a partial accumulator folded in by one FFMA a sum once they are done. The pre-scaled bf16
+// decode spends 4 instructions a pair (fp16 HMUL2, then 2 conversions to fp32 and one to bf16) where fp16 spends 1:
+// its wgmma calls took 1.10-1.32x fp16's at M = 6-48 (session 72, H200).
+template <typename T>
+constexpr bool wgmma_post_scale(int tokens) {
+  return std::is_same_v<T, c10::BFloat16> && tokens <= 32;
+}
 // The 144- and 160-token shapes' registers (setmaxnreg, PTX ISA): a 384-thread CTA launches at kWgLaunchRegisters =
 // 168 a thread (65536 / 384, rounded down to 8: 64512 in the CTA's pool); its producer warpgroup drops to
 // kWgProducerRegisters once its role is known, giving back 128 x (168 - 40) = 16384, and the two consumer warpgroups
