@@ -259,12 +259,13 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
 def bf16_gemv_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
     """{shape: {k: M}}: with bf16 activations, the M up to which the shape's scalar GEMV runs, for every shape of the
     run where bf16_run timed the GEMV at all ({} where it did not), fp16's end for a shape it did not time the GEMV on
-    (so a size row, the least over its shapes, never runs the GEMV past an untimed shape's end). Never below fp16's end (the fp16 run's, that shape alone): the GEMV's bf16 calls run at
-    its fp16 time while the tensor-core kernels' bf16 decode costs them more (session 70, H200), so the GEMV's range
-    ends no earlier in bf16 (an earlier bf16 end is noise, and M just past it would go to the small-M kernel, which
-    the bf16 sweep does not time). Above fp16's end, gemv_range_end over bf16_run's grid points there at which the
-    GEMV and every other path the dispatch takes above it (the tiled kernels, dequantize + cuBLAS) were timed, a
-    contiguous run from the first; fp16's end where it has none or the GEMV won at none of them."""
+    (so a size row, the least over its shapes, never runs the GEMV past an untimed shape's end). Never below fp16's end
+    (the fp16 run's, that shape alone): the GEMV's bf16 calls run at its fp16 time while the tensor-core kernels' bf16
+    decode costs them more (session 72, H200: wgmma 1.02-1.12x), so the GEMV's range ends no earlier in bf16 (an earlier
+    bf16 end is noise, and M just past it would go to the small-M kernel, which the bf16 sweep does not time). Above
+    fp16's end, gemv_range_end over bf16_run's grid points there at which the GEMV and every other path the dispatch
+    takes above it (the tiled kernels, dequantize + cuBLAS) were timed, a contiguous run from the first; fp16's end
+    where it has none or the GEMV won at none of them."""
     inf = float("inf")
     t = {(r["shape"], r["M"], r["k"], r["path"]): r["us"] for r in bf16_run["rows"]}
     out = {}

@@ -3,8 +3,8 @@
 # later runs' timings win at the same cell), into DIR (default /tmp/h200-table): copy DIR/tc_dispatch_table.h over
 # csrc/cuda/gemm/tc_dispatch_table.h. Append a new sweep's JSON to FP16 or BF16 below; without sessions 55's and 56's,
 # this reproduces the table session 52 left (without session 56's, session 55's; without session 68's, session 56's;
-# without its run 2, its first; without session 69's, session 68's; without session 71's M = 12, session 69's; without session 72's
-# bf16 sweep at M = 6-48, the table without the GEMV's bf16 column).
+# without its run 2, its first; without session 69's, session 68's; without session 71's M = 12, session 69's;
+# without session 72's bf16 sweep at M = 6-48, the table without the GEMV's bf16 column).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=docs/benchmarks/nvidia-h200

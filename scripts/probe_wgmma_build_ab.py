@@ -1,7 +1,7 @@
-"""The wgmma op under the rule's plan (k = 4 unless --ks, fp16 unless --dtype, cold L2, CUDA-graph medians) on a few shapes and M, for
-an A/B of two builds: run it once per build (PYTHONPATH picks the tree, its kbit and its carried extension),
-alternating, and compare the JSONs. --op gemv_gemm (M <= 128) or gemm times that op instead, under its rule. Only APIs
-that every build since session 40 has (torch.ops.kbit.<op>, the harness's timer).
+"""The wgmma op under the rule's plan (k = 4 unless --ks, fp16 unless --dtype, cold L2, CUDA-graph medians) on a few
+shapes and M, for an A/B of two builds: run it once per build (PYTHONPATH picks the tree, its kbit and its carried
+extension), alternating, and compare the JSONs. --op gemv_gemm (M <= 128) or gemm times that op instead, under its
+rule. Only APIs that every build since session 40 has (torch.ops.kbit.<op>, the harness's timer).
 
     PYTHONPATH=/path/to/tree python3 scripts/probe_wgmma_build_ab.py --shapes down,O --ms 256,512 --label a --out x.json
 """

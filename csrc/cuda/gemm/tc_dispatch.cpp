@@ -118,8 +118,9 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, bool bf16, con
                            : wgmma_gemm_available(k, 1024, prop) ? (k == 5 ? 384 : 1024)
                                                                   : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
-  // (bf16: the table's bf16 end where it was measured; session 72, H200: the wgmma kernel's bf16 calls at M = 12-16
-  // take 1.1-1.2x their fp16 time while the GEMV's take theirs, so the GEMV's range runs further in bf16)
+  // (bf16: the table's bf16 end where it was measured; session 72, H200: the GEMV's bf16 calls take their fp16 time
+  // while the wgmma kernel's took 1.1-1.3x theirs at M = 8-16 before its post-scaled bf16 decode and 1.02x after, so
+  // the GEMV's range runs further in bf16 on a few rows)
   const int64_t max_gemv = row ? std::min<int64_t>(bf16 && row->max_gemv_m_bf16[k - 2] > 0 ? row->max_gemv_m_bf16[k - 2]
                                                                                             : row->max_gemv_m[k - 2],
                                                    kGemvMaxRows)

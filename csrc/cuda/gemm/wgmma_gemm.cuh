@@ -73,7 +73,7 @@
 //   32 fewer decode instructions. (Two parts, each folded while the next block's wgmmas run, made ptxas
 //   serialize every wgmma: C7514, an accumulator read while a wgmma is in flight.) At 64 tokens the FFMAs
 //   would cost what the decode saves. Numerics: the codebook value rounded once to bf16, the scale
-//   applied exactly in fp32 (the pre-scaled path rounds c x scale once to bf16); the same error bound.
+//   applied in fp32 (one FFMA rounding; the pre-scaled path rounds c x scale once to bf16); the same error bound.
 // History (H100, 70B gate/up, k = 4; docs/design.md): per-thread cp.async stages and 8 warps
 //   (2 row tiles each) were no faster than the tile kernel at any M; bulk copies made M = 64
 //   122 -> 98 us; ncu then showed the per-group CTA barrier and too few warps for the decode

@@ -40,7 +40,7 @@ constexpr int kWgInFlight = 4;                     // wgmma steps in flight per 
 // bf16"), not to the weights: the pair table in bf16, a step's A fragment its words as looked up, each 32-column
 // block's two wgmmas into a partial accumulator folded in by one FFMA a sum once they are done. The pre-scaled bf16
 // decode spends 4 instructions a pair (fp16 HMUL2, then 2 conversions to fp32 and one to bf16) where fp16 spends 1:
-// its wgmma calls took 1.10-1.32x fp16's at M = 6-48 (session 72, H200).
+// its wgmma calls took 1.10-1.32x fp16's at M = 8-16, 1.05-1.32x at M = 8-48 (session 72, H200).
 template <typename T>
 constexpr bool wgmma_post_scale(int tokens) {
   return std::is_same_v<T, c10::BFloat16> && tokens <= 32;
