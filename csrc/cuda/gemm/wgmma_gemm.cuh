@@ -418,30 +418,30 @@ __device__ __forceinline__ void wgmma_gemm_body(const TcGemmArgs& args, const CU
           }
         }
       } else {
-      uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
+        uint32_t a[kWgInFlight][4];  // register set s % kWgInFlight holds step s's A fragment
 #pragma unroll
-      for (int blk = 0; blk < 8; ++blk) {
-        uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8 (fp16 pairs)
-        block_scale_splats(scales, blk, s_lo, s_hi);
+        for (int blk = 0; blk < 8; ++blk) {
+          uint32_t s_lo, s_hi;  // this block's scale for rows g and g + 8 (fp16 pairs)
+          block_scale_splats(scales, blk, s_lo, s_hi);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int s = 2 * blk + h;
-          decode_a_fragment<T, K, kOneCopyTable>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
-          wgmma_fence();
-          // step s: columns 16 s .. 16 s + 15 of the group = panel s / 4, bytes 32 (s % 4) of its rows
-          wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4));
-          wgmma_commit();
-          // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
-          wgmma_wait<kWgInFlight - 1>();
-          // ... and from step kWgInFlight - 2 on, every wgmma of group J - 1: release its stage
-          // (every thread arrives). A predicated arrive, not a branch: a branch between the wgmmas
-          // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
-          // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
-          // the steps are bound by the decode, not the wgmma latency). The unit's first group releases
-          // nothing: the previous unit's last stage was released after y's tile left it (below).
-          if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
+          for (int h = 0; h < 2; ++h) {
+            const int s = 2 * blk + h;
+            decode_a_fragment<T, K, kOneCopyTable>(lane_table, stream, s, s_lo, s_hi, a[s % kWgInFlight]);
+            wgmma_fence();
+            // step s: columns 16 s .. 16 s + 15 of the group = panel s / 4, bytes 32 (s % 4) of its rows
+            wgmma_m64k16<T, TN>(acc, a[s % kWgInFlight], desc0 + (((s >> 2) * kPanelBytes + (s & 3) * 32) >> 4));
+            wgmma_commit();
+            // Steps up to s - kWgInFlight + 1 done: register set (s + 1) % kWgInFlight is free ...
+            wgmma_wait<kWgInFlight - 1>();
+            // ... and from step kWgInFlight - 2 on, every wgmma of group J - 1: release its stage
+            // (every thread arrives). A predicated arrive, not a branch: a branch between the wgmmas
+            // made ptxas serialize them (warning C7513; each step then waited for its own wgmma) in
+            // half the kernels, every k at 16 tokens among them (session 30; the times did not move:
+            // the steps are bound by the decode, not the wgmma latency). The unit's first group releases
+            // nothing: the previous unit's last stage was released after y's tile left it (below).
+            if (s == kWgInFlight - 2) mbarrier_arrive_if(j > 0, &empty[(J + S - 1) % S]);
+          }
         }
-      }
       }
     }
     wgmma_wait<0>();
