@@ -199,7 +199,7 @@ def crossovers(run: Dict, bf16_run: Optional[Dict] = None) -> List[Dict]:
     for name, size in sizes.items():
         own_only = name in OWN_ROW_SHAPES
         if own_only or sum(s == size and n not in OWN_ROW_SHAPES for n, s in sizes.items()) > 1:
-            (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
+            row = shape_row(run, name)
             r0 = next(r for r in run["rows"] if r["shape"] == name)
             if own_only:
                 below = [r for r in rows if not r["shape_n"] and r["weights"] <= size]  # (none: its own rows only)
@@ -238,7 +238,7 @@ def bf16_range_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
         if name not in timed:
             continue
-        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
+        own = shape_row(run, name)
         ends = {}
         for k in run["ks"]:
             fp16_end = own["max_tile_m"][k]
@@ -272,7 +272,7 @@ def bf16_gemv_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
     if not any(key[3] == "gemv" for key in t):
         return out
     for name in dict.fromkeys(r["shape"] for r in run["rows"]):
-        (own,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
+        own = shape_row(run, name)
         ends = {}
         for k in run["ks"]:
             fp16_end = own["max_gemv_m"][k]
@@ -287,6 +287,12 @@ def bf16_gemv_ends(run: Dict, bf16_run: Dict) -> Dict[str, Dict[int, int]]:
             ends[k] = max(gemv_range_end(ms, gemv, others), fp16_end)
         out[name] = ends
     return out
+
+
+def shape_row(run: Dict, name: str) -> Dict:
+    """The crossovers of one shape of the run alone (size_rows over its rows, OWN_ROW_SHAPES included)."""
+    (row,) = size_rows({**run, "rows": [r for r in run["rows"] if r["shape"] == name]}, skip=())
+    return row
 
 
 def row_label(r: Dict) -> str:

@@ -231,25 +231,28 @@ __device__ __forceinline__ uint2 pair_table_entry_lh(uint32_t address) {
   return lh;
 }
 
+// The packed pair word of pair code c of the lane's stream (a decode's lookup): lane_table =
+// lane_pair_table<K, kOneCopyK5>(the pair table at the start of dynamic shared memory, 4 lane). The split table's
+// entry address is k = 4's (the low byte x 128: PRMT + IMAD), then split_pair_select.
+template <int K, bool kOneCopyK5 = false>
+__device__ __forceinline__ uint32_t lookup_pair_word(uint32_t lane_table, const uint32_t* stream, int c) {
+  if constexpr (PairTable<K, kOneCopyK5>::kForm == PairTableForm::kSplit) {
+    return split_pair_select(pair_table_entry_lh(lane_table + lut_offset<4>(stream, c, 0u)), stream, c);
+  } else {
+    return pair_table_word(lane_table + lut_offset<K>(stream, c, 0u));
+  }
+}
+
 // The A fragment of step s (docs/format.md section 5) in T: register r = the pair-table entry of
 // code 4 s + r times the block scale of its row (lo: g for even r, hi: g + 8 for odd r), an fp16
-// product rounded once to T. lane_table = lane_pair_table<K, kOneCopyK5>(the pair table at the start of
-// dynamic shared memory, 4 lane). The split table's entry address is k = 4's (the low byte x 128: PRMT +
-// IMAD), then split_pair_select.
+// product rounded once to T (lookup_pair_word's words).
 template <typename T, int K, bool kOneCopyK5 = false>
 __device__ __forceinline__ void decode_a_fragment(uint32_t lane_table, const uint32_t* stream, int s,
                                                   uint32_t lo, uint32_t hi, uint32_t (&a)[4]) {
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const int c = 4 * s + r;
-    uint32_t wv;
-    if constexpr (PairTable<K, kOneCopyK5>::kForm == PairTableForm::kSplit) {
-      wv = split_pair_select(pair_table_entry_lh(lane_table + lut_offset<4>(stream, c, 0u)), stream, c);
-    } else {
-      wv = pair_table_word(lane_table + lut_offset<K>(stream, c, 0u));
-    }
-    a[r] = operand_from_f16<T>(mul_pair<c10::Half>(wv, (r & 1) ? hi : lo));
-  }
+  for (int r = 0; r < 4; ++r)
+    a[r] = operand_from_f16<T>(mul_pair<c10::Half>(lookup_pair_word<K, kOneCopyK5>(lane_table, stream, 4 * s + r),
+                                                   (r & 1) ? hi : lo));
 }
 
 // The A fragment of step s as looked up, unscaled (the post-scaled bf16 wgmma decode, wgmma_post_scale: the table in
@@ -258,14 +261,7 @@ template <int K, bool kOneCopyK5 = false>
 __device__ __forceinline__ void lookup_a_fragment(uint32_t lane_table, const uint32_t* stream, int s,
                                                   uint32_t (&a)[4]) {
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const int c = 4 * s + r;
-    if constexpr (PairTable<K, kOneCopyK5>::kForm == PairTableForm::kSplit) {
-      a[r] = split_pair_select(pair_table_entry_lh(lane_table + lut_offset<4>(stream, c, 0u)), stream, c);
-    } else {
-      a[r] = pair_table_word(lane_table + lut_offset<K>(stream, c, 0u));
-    }
-  }
+  for (int r = 0; r < 4; ++r) a[r] = lookup_pair_word<K, kOneCopyK5>(lane_table, stream, 4 * s + r);
 }
 
 // Thread i's codebook value (i < 2^K; 0 for the others), for staging in shared memory before

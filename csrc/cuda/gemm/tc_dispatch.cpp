@@ -113,18 +113,18 @@ DensePath dense_gemm_path(int64_t M, int64_t N, int64_t K, int k, bool bf16, con
   const int64_t max_small = row ? row->max_kernel_m[k - 2] : 8;
   // (bf16: the table's bf16 end where it was measured; session 42, H200, Llama-3 8B gate/up M = 1024 in bf16: wgmma
   // 257 us against dequantize + cuBLAS 226, where fp16's table keeps wgmma)
-  const int64_t max_tile = row ? (bf16 && row->max_tile_m_bf16[k - 2] > 0 ? row->max_tile_m_bf16[k - 2]
-                                                                          : row->max_tile_m[k - 2])
+  // A bf16 column's value where bf16 x and it was measured (> 0), else the fp16 column's
+  const auto for_dtype = [&](const int16_t(&fp16_m)[4], const int16_t(&bf16_m)[4]) -> int64_t {
+    return bf16 && bf16_m[k - 2] > 0 ? bf16_m[k - 2] : fp16_m[k - 2];
+  };
+  const int64_t max_tile = row ? for_dtype(row->max_tile_m, row->max_tile_m_bf16)
                            : wgmma_gemm_available(k, 1024, prop) ? (k == 5 ? 384 : 1024)
                                                                   : (large ? 128 : 64);
   const int64_t min_wgmma = row ? row->min_wgmma_m[k - 2] : (large ? 16 : 64);
   // (bf16: the table's bf16 end where it was measured; session 72, H200: the GEMV's bf16 calls take their fp16 time
   // while the wgmma kernel's took 1.1-1.3x theirs at M = 8-16 before its post-scaled bf16 decode and 1.02x after, so
   // the GEMV's range runs further in bf16 on a few rows)
-  const int64_t max_gemv = row ? std::min<int64_t>(bf16 && row->max_gemv_m_bf16[k - 2] > 0 ? row->max_gemv_m_bf16[k - 2]
-                                                                                            : row->max_gemv_m[k - 2],
-                                                   kGemvMaxRows)
-                               : 0;
+  const int64_t max_gemv = row ? std::min<int64_t>(for_dtype(row->max_gemv_m, row->max_gemv_m_bf16), kGemvMaxRows) : 0;
   if (M <= max_gemv) return DensePath::kGemv;
   if (M <= max_small) return DensePath::kSmallM;
   if (M <= max_tile) {
